@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+# inagg: in-network aggregation for Linux software switches.
+#   make          build everything that exists
+#   make check    install what is missing, run every test layer
+#   make demo     the main job (see README.md)
+#   make bench    benchmarks, with baselines measured in the same run
+
+BUILD	?= build
+CC	?= gcc
+CLANG	?= clang
+CFLAGS	?= -O2 -g
+CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	   -D_GNU_SOURCE -Iinclude -Iuser/lib -I$(BUILD)
+LDLIBS	+= -ljson-c -lbpf -lelf -lz -lmnl -lpthread -lm
+TEST_LAYERS := unit bpf net kmod
+
+LIB_SRCS := $(wildcard user/lib/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB	 := $(BUILD)/libinagg.a
+CLI_SRCS := $(wildcard user/inagg/*.c)
+CLI	 := $(BUILD)/inagg
+
+# Test programs: tests/<layer>/*.c, each one kselftest binary.
+TEST_SRCS := $(foreach l,$(TEST_LAYERS),$(wildcard tests/$(l)/*.c))
+TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:%.c=$(BUILD)/%)
+KSELFTEST := $(BUILD)/kselftest/kselftest_harness.h
+
+# Parts add themselves to these from their own fragment.
+ALL_TARGETS := $(LIB) $(CLI)
+GEN_DEPS :=
+-include bpf/bpf.mk
+-include kmod/kmod.mk
+-include user/inaggd/inaggd.mk
+
+.PHONY: all deps check demo bench clean
+all: $(ALL_TARGETS)
+
+deps:
+	@scripts/deps.sh build
+
+$(BUILD)/%.o: %.c $(GEN_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(CLI): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(KSELFTEST):
+	scripts/kselftest.sh $(@D)
+
+$(BUILD)/tests/%: tests/%.c $(LIB) $(KSELFTEST) $(GEN_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -I$(BUILD)/kselftest -MMD -MP -o $@ $< $(LIB) $(LDLIBS)
+
+check:
+	@scripts/deps.sh check
+	@$(MAKE) --no-print-directory all $(TEST_BINS) $(CHECK_DEPS)
+	@scripts/run-tests.sh $(BUILD) $(TEST_LAYERS)
+
+demo:
+	@scripts/deps.sh demo
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh $(BUILD)
+
+bench:
+	@scripts/deps.sh build
+	@$(MAKE) --no-print-directory all $(BENCH_BINS) $(BENCH_DEPS)
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@for b in $(wildcard tests/bench/*.sh); do echo "== $$b"; BUILD=$(BUILD) bash $$b || exit 1; done
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

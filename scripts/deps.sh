@@ -1,0 +1,24 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Installs the Debian packages inagg needs, only those missing.
+# Usage: scripts/deps.sh [build|check|demo|bench]
+set -e
+need="make gcc clang llvm pkg-config libjson-c-dev libbpf-dev libelf-dev zlib1g-dev bpftool
+      iproute2 libmnl-dev linux-source-6.1"
+case "${1:-build}" in
+check) need="$need qemu-system-x86 busybox-static linux-headers-amd64 cpio kmod" ;;
+demo) need="$need graphviz gnuplot-nox" ;;
+esac
+missing=
+for p in $need; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing" >&2
+[ "$(id -u)" = 0 ] || { echo "deps: need root to install:$missing" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -qq $missing >/dev/null 2>&1 || {
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq $missing >/dev/null
+}

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Placement engine: the paper's example, SMC against brute force, the model. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "place.h"
+
+static const char fig1[] =
+	"{\"switches\": ["
+	"{\"name\": \"s0\", \"parent\": null},"
+	"{\"name\": \"s1\", \"parent\": \"s0\"}, {\"name\": \"s2\", \"parent\": \"s0\"},"
+	"{\"name\": \"s3\", \"parent\": \"s1\", \"load\": 2},"
+	"{\"name\": \"s4\", \"parent\": \"s1\", \"load\": 6},"
+	"{\"name\": \"s5\", \"parent\": \"s2\", \"load\": 5},"
+	"{\"name\": \"s6\", \"parent\": \"s2\", \"load\": 5}]}";
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rnd_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Rates chosen so that candidate congestion values nearly tie. */
+static const char *const rates[] = {
+	"1", "1.5", "0.3", "2", "1.000000001", "0.999999999", "11.390625", "2.333333333",
+	"7", "0.1", "3",
+};
+
+static struct ia_topo *random_topo(int n)
+{
+	struct ia_topo *t = ia_topo_new(n);
+	char name[16];
+
+	for (int v = 0; v < n; v++) {
+		snprintf(name, sizeof(name), "s%d", v);
+		t->sw[v].name = strdup(name);
+		t->sw[v].parent = v ? (int)(rnd() % v) : -1;
+		ia_ratio_parse(rates[rnd() % (sizeof(rates) / sizeof(rates[0]))], &t->sw[v].rate);
+		t->sw[v].load = rnd() % 3 ? rnd() % 10 : 0;
+		t->sw[v].available = rnd() % 5 != 0;
+	}
+	if (ia_topo_finalize(t, NULL, 0)) {
+		ia_topo_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static int place_congestion(const struct ia_problem *pb, enum ia_algo a, struct ia_placement *p)
+{
+	ia_placement_init(p, pb->topo->n);
+	return ia_place(pb, a, p);
+}
+
+TEST(fig1_paper_values)
+{
+	static const struct {
+		enum ia_algo algo;
+		uint64_t congestion;
+	} want[] = {
+		{ IA_ALGO_TOP, 8 },	{ IA_ALGO_MAX, 9 },	  { IA_ALGO_LEVEL, 6 },
+		{ IA_ALGO_SMC, 5 },	{ IA_ALGO_SMC_NAIVE, 5 }, { IA_ALGO_BRUTE, 5 },
+		{ IA_ALGO_ALL_RED, 18 }, { IA_ALGO_ALL_BLUE, 1 },
+	};
+	struct ia_topo *t;
+	char err[IA_ERRLEN];
+
+	ASSERT_EQ(0, ia_topo_parse(fig1, &t, err, sizeof(err))) TH_LOG("%s", err);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct ia_problem pb = { .topo = t, .k = 2 };
+		struct ia_placement p;
+
+		ASSERT_EQ(0, place_congestion(&pb, want[i].algo, &p));
+		EXPECT_EQ(want[i].congestion, (uint64_t)p.congestion.num)
+			TH_LOG("%s", ia_algo_name(want[i].algo));
+		EXPECT_EQ(1u, (unsigned)p.congestion.den);
+		if (want[i].algo != IA_ALGO_ALL_BLUE)
+			EXPECT_LE(p.nblue, 2);
+		ia_placement_free(&p);
+	}
+	ia_topo_free(t);
+}
+
+/* The paper: the optimum is not monotone in k; SMC must still be exact. */
+TEST(fig1_every_k)
+{
+	struct ia_topo *t;
+
+	ASSERT_EQ(0, ia_topo_parse(fig1, &t, NULL, 0));
+	for (int k = 0; k <= 8; k++) {
+		struct ia_problem pb = { .topo = t, .k = k };
+		struct ia_placement a, b;
+
+		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC, &a));
+		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_BRUTE, &b));
+		EXPECT_EQ(0, ia_ratio_cmp(a.congestion, b.congestion)) TH_LOG("k=%d", k);
+		ia_placement_free(&a);
+		ia_placement_free(&b);
+	}
+	ia_topo_free(t);
+}
+
+/* Every reported congestion equals a recomputation from the blue set. */
+static void check_consistent(struct __test_metadata *_metadata, const struct ia_problem *pb,
+			     enum ia_algo a, const struct ia_placement *p)
+{
+	const struct ia_topo *t = pb->topo;
+	struct ia_ratio worst = { 0, 1 };
+	uint64_t *msgs = calloc(t->n, sizeof(*msgs));
+	int nblue = 0;
+
+	/* Independent recursion-free recomputation: repeat relaxation n times. */
+	for (int round = 0; round < t->n; round++) {
+		for (int v = 0; v < t->n; v++) {
+			uint64_t m = pb->load ? pb->load[v] : t->sw[v].load;
+
+			for (int u = 0; u < t->n; u++)
+				if (t->sw[u].parent == v)
+					m += msgs[u];
+			msgs[v] = p->blue[v] ? m > 0 : m;
+		}
+	}
+	for (int v = 0; v < t->n; v++) {
+		uint64_t m = msgs[v] + (pb->base ? pb->base[v] : 0);
+		/* m / rate compared as m * den vs worst * num, exactly */
+		struct ia_ratio c = { m * t->sw[v].rate.den, t->sw[v].rate.num };
+
+		ASSERT_EQ(msgs[v], p->msgs[v]);
+		if (ia_ratio_cmp(c, worst) > 0)
+			worst = c;
+		nblue += p->blue[v];
+		if (p->blue[v])
+			ASSERT_TRUE(pb->avail ? pb->avail[v] : t->sw[v].available);
+	}
+	ASSERT_EQ(0, ia_ratio_cmp(worst, p->congestion)) TH_LOG("%s", ia_algo_name(a));
+	ASSERT_EQ(nblue, p->nblue);
+	if (a != IA_ALGO_ALL_BLUE)
+		ASSERT_LE(nblue, pb->k);
+	free(msgs);
+}
+
+TEST(smc_equals_brute_2000_random_trees)
+{
+	int compared = 0;
+
+	rnd_state = 42;
+	for (int iter = 0; iter < 2400; iter++) {
+		int n = 1 + rnd() % 12;
+		struct ia_topo *t = random_topo(n);
+		struct ia_problem pb = { .topo = t, .k = rnd() % (n + 2) };
+		struct ia_placement best, p;
+
+		ASSERT_NE(NULL, t);
+		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_BRUTE, &best));
+		for (int a = 0; a < IA_ALGO__COUNT; a++) {
+			ASSERT_EQ(0, place_congestion(&pb, a, &p));
+			check_consistent(_metadata, &pb, a, &p);
+			if (a == IA_ALGO_SMC || a == IA_ALGO_SMC_NAIVE) {
+				ASSERT_EQ(0, ia_ratio_cmp(p.congestion, best.congestion))
+					TH_LOG("iter %d n %d k %d %s: %g vs brute %g", iter, n, pb.k,
+					       ia_algo_name(a), ia_ratio_double(p.congestion),
+					       ia_ratio_double(best.congestion));
+			} else if (a != IA_ALGO_ALL_BLUE) {
+				ASSERT_LE(0, ia_ratio_cmp(p.congestion, best.congestion));
+			}
+			ia_placement_free(&p);
+		}
+		ia_placement_free(&best);
+		ia_topo_free(t);
+		compared++;
+	}
+	ASSERT_GE(compared, 2000);
+}
+
+/* Congestion-aware placement: exact also with load already on the links. */
+TEST(smc_with_base_load_equals_brute)
+{
+	rnd_state = 7;
+	for (int iter = 0; iter < 1000; iter++) {
+		int n = 1 + rnd() % 10;
+		struct ia_topo *t = random_topo(n);
+		uint64_t *base = calloc(n, sizeof(*base));
+		struct ia_problem pb = { .topo = t, .k = rnd() % (n + 1), .base = base };
+		struct ia_placement a, b;
+
+		for (int v = 0; v < n; v++)
+			base[v] = rnd() % 4 ? 0 : rnd() % 12;
+		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC, &a));
+		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_BRUTE, &b));
+		check_consistent(_metadata, &pb, IA_ALGO_SMC, &a);
+		ASSERT_EQ(0, ia_ratio_cmp(a.congestion, b.congestion)) TH_LOG("iter %d", iter);
+		ia_placement_free(&a);
+		ia_placement_free(&b);
+		free(base);
+		ia_topo_free(t);
+	}
+}
+
+/* Larger trees than brute force can take: the two SMC versions agree. */
+TEST(smc_fast_equals_naive_large)
+{
+	rnd_state = 99;
+	for (int iter = 0; iter < 150; iter++) {
+		int n = 20 + rnd() % 300;
+		struct ia_topo *t = random_topo(n);
+		struct ia_problem pb = { .topo = t, .k = rnd() % 40 };
+		struct ia_placement a, b;
+
+		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC, &a));
+		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC_NAIVE, &b));
+		check_consistent(_metadata, &pb, IA_ALGO_SMC, &a);
+		ASSERT_EQ(0, ia_ratio_cmp(a.congestion, b.congestion)) TH_LOG("iter %d", iter);
+		ia_placement_free(&a);
+		ia_placement_free(&b);
+		ia_topo_free(t);
+	}
+}
+
+/* Near-tie rates: 7 / 1.000000001 is below 7 / 1; a float step would miss it. */
+TEST(smc_exact_near_ties)
+{
+	static const char topo[] =
+		"{\"switches\": ["
+		"{\"name\": \"r\", \"parent\": null, \"rate\": 100},"
+		"{\"name\": \"a\", \"parent\": \"r\", \"rate\": 1, \"load\": 7},"
+		"{\"name\": \"b\", \"parent\": \"r\", \"rate\": 1.000000001, \"load\": 7}]}";
+	struct ia_topo *t;
+	struct ia_problem pb;
+	struct ia_placement p;
+	char buf[64];
+
+	ASSERT_EQ(0, ia_topo_parse(topo, &t, NULL, 0));
+	pb = (struct ia_problem){ .topo = t, .k = 1 };
+	ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC, &p));
+	/* Best is aggregating at a: then b's 7 / 1.000000001 is the maximum. */
+	ASSERT_TRUE(p.blue[ia_topo_find(t, "a")]);
+	ASSERT_EQ(ia_topo_find(t, "b"), p.bottleneck);
+	ia_ratio_format(t->sw[p.bottleneck].rate, buf, sizeof(buf));
+	ASSERT_STREQ("1.000000001", buf);
+	ia_placement_free(&p);
+	ia_topo_free(t);
+}
+
+TEST(multi_workload_consumes_capacity)
+{
+	struct ia_topo *t;
+	struct ia_multi_result r;
+	uint32_t load[7] = { 0, 0, 0, 2, 6, 5, 5 };
+	struct ia_workload w[3] = {
+		{ "w0", load, 2 }, { "w1", load, 2 }, { "w2", load, 2 },
+	};
+
+	ASSERT_EQ(0, ia_topo_parse(fig1, &t, NULL, 0));
+	/* Capacity 1 everywhere: the second workload cannot reuse the first's. */
+	for (int v = 0; v < t->n; v++)
+		t->sw[v].capacity = 1;
+	ASSERT_EQ(0, ia_multi_place(t, w, 3, IA_ALGO_SMC, false, &r));
+	EXPECT_EQ(5u, (unsigned)r.per[0].congestion.num);
+	for (int v = 0; v < t->n; v++) {
+		int used = r.per[0].blue[v] + r.per[1].blue[v] + r.per[2].blue[v];
+		uint64_t sum = r.per[0].msgs[v] + r.per[1].msgs[v] + r.per[2].msgs[v];
+
+		EXPECT_LE(used, 1);
+		EXPECT_EQ(1 - used, (int)r.residual[v]);
+		EXPECT_EQ(sum, r.total_msgs[v]);
+	}
+	/* Each later workload can do no better than the first. */
+	EXPECT_GE(ia_ratio_cmp(r.per[1].congestion, r.per[0].congestion), 0);
+	EXPECT_GE(ia_ratio_cmp(r.per[2].congestion, r.per[1].congestion), 0);
+	ia_multi_free(&r);
+	ia_topo_free(t);
+}
+
+/* Aware placement never ends with more total congestion on the next workload. */
+TEST(multi_workload_aware_is_optimal_per_step)
+{
+	rnd_state = 5;
+	for (int iter = 0; iter < 200; iter++) {
+		int n = 2 + rnd() % 9;
+		struct ia_topo *t = random_topo(n);
+		uint32_t *l1 = calloc(n, 4), *l2 = calloc(n, 4);
+		struct ia_workload w[2] = { { "a", l1, 2 }, { "b", l2, 2 } };
+		struct ia_multi_result aware, blind;
+
+		for (int v = 0; v < n; v++) {
+			l1[v] = rnd() % 6;
+			l2[v] = rnd() % 6;
+			t->sw[v].capacity = 1 + rnd() % 2;
+		}
+		ASSERT_EQ(0, ia_multi_place(t, w, 2, IA_ALGO_SMC, true, &aware));
+		ASSERT_EQ(0, ia_multi_place(t, w, 2, IA_ALGO_SMC, false, &blind));
+		/* Same first step; the aware second step minimises the total exactly. */
+		ASSERT_LE(ia_ratio_cmp(aware.congestion, blind.congestion), 0) TH_LOG("iter %d", iter);
+		ia_multi_free(&aware);
+		ia_multi_free(&blind);
+		free(l1);
+		free(l2);
+		ia_topo_free(t);
+	}
+}
+
+TEST(algo_names_round_trip)
+{
+	for (int a = 0; a < IA_ALGO__COUNT; a++)
+		ASSERT_EQ(a, ia_algo_parse(ia_algo_name(a)));
+	ASSERT_EQ(-1, ia_algo_parse("nope"));
+}
+
+TEST(negative_k_refused)
+{
+	struct ia_topo *t;
+	struct ia_problem pb;
+	struct ia_placement p;
+
+	ASSERT_EQ(0, ia_topo_parse(fig1, &t, NULL, 0));
+	pb = (struct ia_problem){ .topo = t, .k = -1 };
+	ia_placement_init(&p, t->n);
+	ASSERT_NE(0, ia_place(&pb, IA_ALGO_SMC, &p));
+	ia_placement_free(&p);
+	ia_topo_free(t);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Congestion model and the simple placement strategies of the paper (Top,
+ * Max, Level), the all-red / all-blue references, brute force, and the
+ * multi-workload online placement. SMC lives in smc.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "place.h"
+#include "smc.h"
+
+static const char *const algo_names[IA_ALGO__COUNT] = {
+	[IA_ALGO_SMC] = "smc",		[IA_ALGO_TOP] = "top",
+	[IA_ALGO_MAX] = "max",		[IA_ALGO_LEVEL] = "level",
+	[IA_ALGO_ALL_RED] = "all-red",	[IA_ALGO_ALL_BLUE] = "all-blue",
+	[IA_ALGO_BRUTE] = "brute",	[IA_ALGO_SMC_NAIVE] = "smc-naive",
+};
+
+const char *ia_algo_name(enum ia_algo a)
+{
+	return a >= 0 && a < IA_ALGO__COUNT ? algo_names[a] : "?";
+}
+
+int ia_algo_parse(const char *name)
+{
+	for (int a = 0; a < IA_ALGO__COUNT; a++)
+		if (!strcmp(name, algo_names[a]))
+			return a;
+	return -1;
+}
+
+int ia_placement_init(struct ia_placement *p, int n)
+{
+	memset(p, 0, sizeof(*p));
+	p->n = n;
+	p->bottleneck = -1;
+	p->congestion = (struct ia_ratio){ 0, 1 };
+	p->blue = calloc(n ? n : 1, sizeof(*p->blue));
+	p->msgs = calloc(n ? n : 1, sizeof(*p->msgs));
+	if (!p->blue || !p->msgs) {
+		ia_placement_free(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void ia_placement_free(struct ia_placement *p)
+{
+	free(p->blue);
+	free(p->msgs);
+	p->blue = NULL;
+	p->msgs = NULL;
+}
+
+struct ia_ratio ia_congestion(uint64_t msgs, struct ia_ratio rate)
+{
+	/* msgs / (num / den) = msgs * den / num; see topo.h for the bounds. */
+	struct ia_ratio c = { msgs * rate.den, rate.num };
+	uint64_t a = c.num, b = c.den;
+
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	if (a > 1) {
+		c.num /= a;
+		c.den /= a;
+	}
+	if (!c.num)
+		c.den = 1;
+	return c;
+}
+
+uint32_t ia_problem_load(const struct ia_problem *pb, int v)
+{
+	return pb->load ? pb->load[v] : pb->topo->sw[v].load;
+}
+
+bool ia_problem_avail(const struct ia_problem *pb, int v)
+{
+	return pb->avail ? pb->avail[v] : pb->topo->sw[v].available;
+}
+
+/* Subtree loads, children before parents (reverse BFS). */
+void ia_subtree_load(const struct ia_problem *pb, uint64_t *sub)
+{
+	const struct ia_topo *t = pb->topo;
+
+	for (int h = t->n - 1; h >= 0; h--) {
+		int v = t->order[h];
+
+		sub[v] = ia_problem_load(pb, v);
+		for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++)
+			sub[v] += sub[t->child[c]];
+	}
+}
+
+void ia_model_eval(const struct ia_problem *pb, struct ia_placement *p)
+{
+	const struct ia_topo *t = pb->topo;
+
+	p->nblue = 0;
+	p->bottleneck = -1;
+	p->congestion = (struct ia_ratio){ 0, 1 };
+	for (int h = t->n - 1; h >= 0; h--) {
+		int v = t->order[h];
+		uint64_t m = ia_problem_load(pb, v);
+
+		for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++)
+			m += p->msgs[t->child[c]];
+		/* A blue switch sends one message, none if nothing reached it. */
+		if (p->blue[v]) {
+			p->nblue++;
+			m = m ? 1 : 0;
+		}
+		p->msgs[v] = m;
+	}
+	for (int v = 0; v < t->n; v++) {
+		uint64_t m = p->msgs[v] + (pb->base ? pb->base[v] : 0);
+		struct ia_ratio c = ia_congestion(m, t->sw[v].rate);
+
+		if (m && (p->bottleneck < 0 || ia_ratio_cmp(c, p->congestion) > 0)) {
+			p->congestion = c;
+			p->bottleneck = v;
+		}
+	}
+}
+
+struct rank {
+	int v;
+	uint64_t key1, key2;	/* sorted ascending on key1, then key2, then BFS position */
+	int pos;
+};
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct rank *x = a, *y = b;
+
+	if (x->key1 != y->key1)
+		return x->key1 < y->key1 ? -1 : 1;
+	if (x->key2 != y->key2)
+		return x->key2 < y->key2 ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Colours the first k available switches in the order given by the keys. */
+static int place_ranked(const struct ia_problem *pb, struct ia_placement *p, bool by_depth)
+{
+	const struct ia_topo *t = pb->topo;
+	uint64_t *sub = malloc(t->n * sizeof(*sub));
+	struct rank *r = malloc(t->n * sizeof(*r));
+	int *pos = malloc(t->n * sizeof(*pos));
+	int cnt = 0;
+
+	if (!sub || !r || !pos) {
+		free(sub);
+		free(r);
+		free(pos);
+		return -ENOMEM;
+	}
+	ia_subtree_load(pb, sub);
+	for (int h = 0; h < t->n; h++)
+		pos[t->order[h]] = h;
+	for (int v = 0; v < t->n; v++) {
+		if (!ia_problem_avail(pb, v))
+			continue;
+		if (by_depth)	/* Top: closest to the root, larger subtree load first */
+			r[cnt] = (struct rank){ v, t->depth[v], UINT64_MAX - sub[v], pos[v] };
+		else		/* Max: largest L(v), then larger subtree load */
+			r[cnt] = (struct rank){ v, UINT64_MAX - ia_problem_load(pb, v),
+						UINT64_MAX - sub[v], pos[v] };
+		cnt++;
+	}
+	qsort(r, cnt, sizeof(*r), cmp_rank);
+	for (int i = 0; i < cnt && i < pb->k; i++)
+		p->blue[r[i].v] = true;
+	free(sub);
+	free(r);
+	free(pos);
+	return 0;
+}
+
+/* Every available switch of the deepest level holding at most k of them. */
+static int place_level(const struct ia_problem *pb, struct ia_placement *p)
+{
+	const struct ia_topo *t = pb->topo;
+	int *count = calloc(t->height + 1, sizeof(int)), best = -1;
+
+	if (!count)
+		return -ENOMEM;
+	for (int v = 0; v < t->n; v++)
+		if (ia_problem_avail(pb, v))
+			count[t->depth[v]]++;
+	for (int d = 0; d <= t->height; d++)
+		if (count[d] > 0 && count[d] <= pb->k)
+			best = d;
+	for (int v = 0; best >= 0 && v < t->n; v++)
+		p->blue[v] = ia_problem_avail(pb, v) && t->depth[v] == best;
+	free(count);
+	return 0;
+}
+
+/* Exhaustive search over subsets of at most k available switches. */
+static int place_brute(const struct ia_problem *pb, struct ia_placement *p)
+{
+	const struct ia_topo *t = pb->topo;
+	struct ia_placement cur;
+	int *av = malloc(t->n * sizeof(int)), na = 0, ret;
+	uint64_t best_mask = 0;
+	struct ia_ratio best = { 0, 0 };
+	int best_bits = 0;
+
+	if (!av)
+		return -ENOMEM;
+	for (int v = 0; v < t->n; v++)
+		if (ia_problem_avail(pb, v))
+			av[na++] = v;
+	if (na > IA_BRUTE_MAX_AVAIL) {
+		free(av);
+		return -E2BIG;
+	}
+	ret = ia_placement_init(&cur, t->n);
+	if (ret) {
+		free(av);
+		return ret;
+	}
+	for (uint64_t mask = 0; mask < (1ull << na); mask++) {
+		int bits = __builtin_popcountll(mask);
+
+		if (bits > pb->k)
+			continue;
+		for (int i = 0; i < na; i++)
+			cur.blue[av[i]] = mask >> i & 1;
+		ia_model_eval(pb, &cur);
+		int c = best.den ? ia_ratio_cmp(cur.congestion, best) : -1;
+
+		if (c < 0 || (c == 0 && bits < best_bits)) {
+			best = cur.congestion;
+			best_mask = mask;
+			best_bits = bits;
+		}
+	}
+	for (int i = 0; i < na; i++)
+		p->blue[av[i]] = best_mask >> i & 1;
+	ia_placement_free(&cur);
+	free(av);
+	return 0;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int ia_place(const struct ia_problem *pb, enum ia_algo algo, struct ia_placement *p)
+{
+	double start;
+	int ret = 0;
+
+	if (pb->k < 0)
+		return -EINVAL;
+	if (p->n != pb->topo->n)
+		return -EINVAL;
+	memset(p->blue, 0, p->n * sizeof(*p->blue));
+	p->checks = 0;
+	start = now_seconds();
+	switch (algo) {
+	case IA_ALGO_SMC:
+		ret = ia_smc(pb, p, false);
+		break;
+	case IA_ALGO_SMC_NAIVE:
+		ret = ia_smc(pb, p, true);
+		break;
+	case IA_ALGO_TOP:
+		ret = place_ranked(pb, p, true);
+		break;
+	case IA_ALGO_MAX:
+		ret = place_ranked(pb, p, false);
+		break;
+	case IA_ALGO_LEVEL:
+		ret = place_level(pb, p);
+		break;
+	case IA_ALGO_ALL_RED:
+		break;
+	case IA_ALGO_ALL_BLUE:
+		/* A reference bound: every available switch, whatever k. */
+		for (int v = 0; v < p->n; v++)
+			p->blue[v] = ia_problem_avail(pb, v);
+		break;
+	case IA_ALGO_BRUTE:
+		ret = place_brute(pb, p);
+		break;
+	default:
+		return -EINVAL;
+	}
+	p->solve_seconds = now_seconds() - start;
+	if (!ret)
+		ia_model_eval(pb, p);
+	return ret;
+}
+
+void ia_multi_free(struct ia_multi_result *r)
+{
+	for (int i = 0; r->per && i < r->nw; i++)
+		ia_placement_free(&r->per[i]);
+	free(r->per);
+	free(r->total_msgs);
+	free(r->residual);
+	memset(r, 0, sizeof(*r));
+}
+
+int ia_multi_place(const struct ia_topo *t, const struct ia_workload *w, int nw,
+		   enum ia_algo algo, bool aware, struct ia_multi_result *r)
+{
+	bool *avail = calloc(t->n, sizeof(bool));
+	int ret = -ENOMEM;
+
+	memset(r, 0, sizeof(*r));
+	r->nw = nw;
+	r->per = calloc(nw ? nw : 1, sizeof(*r->per));
+	r->total_msgs = calloc(t->n, sizeof(*r->total_msgs));
+	r->residual = calloc(t->n, sizeof(*r->residual));
+	if (!avail || !r->per || !r->total_msgs || !r->residual)
+		goto out;
+	for (int v = 0; v < t->n; v++)
+		r->residual[v] = t->sw[v].capacity;
+	for (int i = 0; i < nw; i++) {
+		struct ia_problem pb = {
+			.topo = t, .load = w[i].load, .avail = avail, .k = w[i].k,
+			.base = aware ? r->total_msgs : NULL,
+		};
+		struct ia_placement *p = &r->per[i];
+
+		ret = ia_placement_init(p, t->n);
+		if (ret)
+			goto out;
+		for (int v = 0; v < t->n; v++)
+			avail[v] = t->sw[v].available && r->residual[v] > 0;
+		ret = ia_place(&pb, algo, p);
+		if (ret)
+			goto out;
+		/* Report each workload's own congestion, without earlier load. */
+		pb.base = NULL;
+		ia_model_eval(&pb, p);
+		for (int v = 0; v < t->n; v++) {
+			if (p->blue[v])
+				r->residual[v]--;
+			r->total_msgs[v] += p->msgs[v];
+			if (r->total_msgs[v] > UINT32_MAX) {
+				ret = -EOVERFLOW;
+				goto out;
+			}
+		}
+	}
+	r->bottleneck = -1;
+	r->congestion = (struct ia_ratio){ 0, 1 };
+	for (int v = 0; v < t->n; v++) {
+		struct ia_ratio c = ia_congestion(r->total_msgs[v], t->sw[v].rate);
+
+		if (r->total_msgs[v] && (r->bottleneck < 0 || ia_ratio_cmp(c, r->congestion) > 0)) {
+			r->congestion = c;
+			r->bottleneck = v;
+		}
+	}
+	ret = 0;
+out:
+	free(avail);
+	if (ret)
+		ia_multi_free(r);
+	return ret;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Topology model of libinagg: a tree of switches whose root's uplink leads to
+ * the destination. Rates are kept as exact rationals so that congestion values
+ * (messages / rate) compare exactly.
+ */
+#ifndef INAGG_TOPO_H
+#define INAGG_TOPO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define IA_ERRLEN 256
+/* Limits that keep every congestion comparison inside 128-bit arithmetic. */
+#define IA_RATE_MAX_DIGITS 9		/* fractional digits of a rate */
+#define IA_RATE_MAX 1000000		/* largest rate accepted */
+#define IA_LOAD_MAX 2147483647u	/* largest total load of a tree */
+
+/* An exact rational num/den, den > 0, reduced. */
+struct ia_ratio {
+	uint64_t num;
+	uint64_t den;
+};
+
+struct ia_switch {
+	char *name;
+	int parent;		/* index of the parent, -1 for the root */
+	struct ia_ratio rate;	/* uplink rate in messages per unit time */
+	uint32_t load;		/* workers attached: L(v) */
+	bool available;		/* may aggregate (member of Lambda) */
+	uint32_t capacity;	/* concurrent jobs it may aggregate */
+};
+
+struct ia_topo {
+	int n;
+	struct ia_switch *sw;
+	/* Derived by ia_topo_finalize(). */
+	int root;
+	int *child_start;	/* children of v: child[child_start[v] .. child_start[v + 1]) */
+	int *child;
+	int *order;		/* BFS order from the root: parents before children */
+	int *depth;		/* root has depth 0 */
+	int height;		/* largest depth */
+};
+
+/* Empty topology of n switches with default fields; names must be set. */
+struct ia_topo *ia_topo_new(int n);
+void ia_topo_free(struct ia_topo *t);
+/* Checks names, parents, a single root, no cycle; builds the derived arrays. */
+int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen);
+
+/* Parse a topology from JSON text or a file ("-" is stdin). 0 or -errno. */
+int ia_topo_parse(const char *json, struct ia_topo **out, char *err, size_t errlen);
+int ia_topo_load(const char *path, struct ia_topo **out, char *err, size_t errlen);
+int ia_topo_write_json(const struct ia_topo *t, FILE *f);
+
+int ia_topo_find(const struct ia_topo *t, const char *name);
+uint64_t ia_topo_total_load(const struct ia_topo *t);
+
+/* Rate helpers. ia_ratio_parse() takes a decimal such as "1.5" or "2e-1". */
+int ia_ratio_parse(const char *s, struct ia_ratio *out);
+struct ia_ratio ia_ratio_from_double(double v);
+double ia_ratio_double(struct ia_ratio r);
+/* <0, 0, >0 as a compares to b; exact. */
+int ia_ratio_cmp(struct ia_ratio a, struct ia_ratio b);
+/* Shortest decimal text of r (exact when r has a terminating decimal). */
+void ia_ratio_format(struct ia_ratio r, char *buf, size_t len);
+
+#endif
