@@ -483,10 +483,13 @@ int ia_topo_parse(const char *json, struct ia_topo **out, char *err, size_t errl
 		size_t end = json_tokener_get_parse_end(tok);
 
 		if (!root || jerr != json_tokener_success || json[end + strspn(json + end, " \t\r\n")]) {
-			set_err(err, errlen, "topology: not valid JSON (%s at offset %zu)",
-				jerr != json_tokener_success ? json_tokener_error_desc(jerr) :
-							       "trailing data",
-				end);
+			const char *why = "trailing data";
+
+			if (jerr == json_tokener_continue)
+				why = "unexpected end of input";
+			else if (jerr != json_tokener_success)
+				why = json_tokener_error_desc(jerr);
+			set_err(err, errlen, "topology: not valid JSON (%s at offset %zu)", why, end);
 			goto out;
 		}
 	}
