@@ -6,7 +6,7 @@ set -e
 need="make gcc clang llvm pkg-config libjson-c-dev libbpf-dev libelf-dev zlib1g-dev bpftool
       iproute2 libmnl-dev linux-source-6.1"
 case "${1:-build}" in
-check) need="$need qemu-system-x86 busybox-static linux-headers-amd64 cpio kmod" ;;
+check) need="$need qemu-system-x86 busybox-static linux-headers-amd64 cpio kmod iputils-ping" ;;
 demo) need="$need graphviz gnuplot-nox" ;;
 esac
 missing=
