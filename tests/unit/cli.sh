@@ -1,0 +1,272 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# End-to-end tests of the inagg command line (KTAP). Needs $BUILD/inagg.
+BUILD=${BUILD:-build}
+INAGG=$BUILD/inagg
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+results=()
+n=0
+# ok NAME COMMAND...: one KTAP result from a command's exit status.
+t() {
+	local name=$1
+	shift
+	n=$((n + 1))
+	if "$@" >"$tmp/log" 2>&1; then
+		results+=("ok $n $name")
+	else
+		results+=("not ok $n $name")
+		while IFS= read -r l; do results+=("# $l"); done < <(head -20 "$tmp/log")
+	fi
+}
+finish() {
+	echo "TAP version 13"
+	echo "1..$n"
+	printf '%s\n' "${results[@]}"
+	for r in "${results[@]}"; do
+		[[ $r == "not ok "* ]] && exit 1
+	done
+	exit 0
+}
+
+if [ ! -x "$INAGG" ]; then
+	t "inagg binary at $INAGG" false
+	finish
+fi
+
+# The paper's Fig. 1 instance.
+fig1=$tmp/fig1.json
+cat >"$fig1" <<'JSON'
+{"switches": [
+  {"name": "s0", "parent": null, "rate": 1, "load": 0},
+  {"name": "s1", "parent": "s0", "rate": 1, "load": 0},
+  {"name": "s2", "parent": "s0", "rate": 1, "load": 0},
+  {"name": "s3", "parent": "s1", "rate": 1, "load": 2},
+  {"name": "s4", "parent": "s1", "rate": 1, "load": 6},
+  {"name": "s5", "parent": "s2", "rate": 1, "load": 5},
+  {"name": "s6", "parent": "s2", "rate": 1, "load": 5}
+]}
+JSON
+
+# Congestion of "inagg place" in text and JSON equals the expected value.
+place_is() {
+	local algo=$1 want=$2 got
+	got=$("$INAGG" place -t "$fig1" -k 2 -a "$algo" | awk '$1 == "congestion" { print $2 }')
+	[ "$got" = "$want" ] || { echo "text: $algo gave '$got', want $want"; return 1; }
+	got=$("$INAGG" -j place -t "$fig1" -k 2 -a "$algo" |
+		sed -n 's/^  "congestion": \([0-9.]*\),$/\1/p')
+	[ "$got" = "$want" ] || { echo "json: $algo gave '$got', want $want"; return 1; }
+}
+for pair in top:8 max:9 level:6 smc:5 smc-naive:5 all-red:18 all-blue:1 brute:5; do
+	t "fig1 place ${pair%%:*} congestion ${pair#*:}" place_is "${pair%%:*}" "${pair#*:}"
+done
+
+# The blue set printed is the one whose model congestion is reported: SMC on
+# Fig. 1 must pick s2 and s4 (the only optimum with k=2).
+smc_blue() {
+	"$INAGG" place -t "$fig1" -k 2 | grep -qx 'blue        2: s2 s4'
+}
+t "fig1 smc blue set s2 s4" smc_blue
+
+# Prefix matching and -j placement anywhere.
+t "unique prefix 'pl' runs place" bash -c "'$INAGG' pl -t '$fig1' -k 2 | grep -q '^algorithm   smc'"
+t "-j after the arguments" bash -c "'$INAGG' place -t '$fig1' -k 2 -j | grep -q '\"algorithm\": \"smc\"'"
+t "unknown command fails" bash -c "! '$INAGG' frob 2>/dev/null"
+t "unknown subcommand fails" bash -c "! '$INAGG' topo frob 2>/dev/null"
+
+# Bad input: a one-line error naming the switch and the field, non-zero exit.
+bad_case() {
+	local name=$1 json=$2 k=$3 algo=$4 pattern=$5 f=$tmp/bad.json rc
+	printf '%s\n' "$json" >"$f"
+	"$INAGG" place -t "$f" -k "$k" -a "$algo" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -ne 0 ] || { echo "exit 0"; return 1; }
+	[ ! -s "$tmp/out" ] || { echo "stdout not empty:"; cat "$tmp/out"; return 1; }
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "not one line:"; cat "$tmp/err"; return 1; }
+	grep -Eq -- "$pattern" "$tmp/err" || { echo "no /$pattern/ in:"; cat "$tmp/err"; return 1; }
+	# The same error as one JSON object on stdout with -j.
+	"$INAGG" -j place -t "$f" -k "$k" -a "$algo" >"$tmp/out" 2>/dev/null && return 1
+	grep -q '^{ "error": ' "$tmp/out" || { echo "no JSON error:"; cat "$tmp/out"; return 1; }
+}
+R='{"name": "s0", "parent": null, "rate": 1, "load": 0}'
+bad() { t "bad input: $1" bad_case "$@"; }
+bad "not JSON" '{"switches": [' 1 smc 'JSON'
+bad "missing name" "{\"switches\": [$R, {\"parent\": \"s0\", \"rate\": 1, \"load\": 1}]}" 1 smc \
+	'#1.*"name"'
+bad "duplicate name" "{\"switches\": [$R, {\"name\": \"s0\", \"parent\": \"s0\", \"rate\": 1, \"load\": 1}]}" \
+	1 smc '"s0".*"name".*duplicate'
+bad "unknown parent" "{\"switches\": [$R, {\"name\": \"s1\", \"parent\": \"sx\", \"rate\": 1, \"load\": 1}]}" \
+	1 smc '"s1".*"parent".*"sx"'
+bad "no root" '{"switches": [{"name": "a", "parent": "b", "rate": 1, "load": 1}, {"name": "b", "parent": "a", "rate": 1, "load": 1}]}' \
+	1 smc 'root'
+bad "two roots" "{\"switches\": [$R, {\"name\": \"s1\", \"parent\": null, \"rate\": 1, \"load\": 1}]}" \
+	1 smc '"s1".*"parent"'
+bad "cycle" "{\"switches\": [$R, {\"name\": \"a\", \"parent\": \"b\", \"rate\": 1, \"load\": 1}, {\"name\": \"b\", \"parent\": \"a\", \"rate\": 1, \"load\": 1}]}" \
+	1 smc '"(a|b)".*"parent".*cycle'
+bad "rate 0" "{\"switches\": [$R, {\"name\": \"s1\", \"parent\": \"s0\", \"rate\": 0, \"load\": 1}]}" \
+	1 smc '"s1".*"rate"'
+bad "rate < 0" "{\"switches\": [$R, {\"name\": \"s1\", \"parent\": \"s0\", \"rate\": -1.5, \"load\": 1}]}" \
+	1 smc '"s1".*"rate"'
+bad "negative load" "{\"switches\": [$R, {\"name\": \"s1\", \"parent\": \"s0\", \"rate\": 1, \"load\": -2}]}" \
+	1 smc '"s1".*"load"'
+bad "fractional load" "{\"switches\": [$R, {\"name\": \"s1\", \"parent\": \"s0\", \"rate\": 1, \"load\": 1.5}]}" \
+	1 smc '"s1".*"load"'
+bad "k < 0" "{\"switches\": [$R]}" -1 smc '^inagg: -k: .*-1'
+bad "unknown algorithm" "{\"switches\": [$R]}" 1 nosuch "unknown algorithm 'nosuch'"
+missing_file() {
+	local out
+	out=$("$INAGG" place -t "$tmp/none.json" -k 1 2>&1) && return 1
+	grep -q 'none.json: No such file' <<<"$out"
+}
+t "missing topology file" missing_file
+
+# Workloads file errors name the workload, switch and field.
+wl_bad() {
+	printf '%s\n' "$2" >"$tmp/wl.json"
+	"$INAGG" multi -t "$fig1" -w "$tmp/wl.json" 2>"$tmp/err" >/dev/null && return 1
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -Eq "$3" "$tmp/err" || { cat "$tmp/err"; return 1; }
+}
+t "multi: unknown switch in load" wl_bad x '{"workloads": [{"name": "w", "k": 1, "load": {"s9": 1}}]}' \
+	'"w".*"load".*"s9"'
+t "multi: fractional load" wl_bad x '{"workloads": [{"name": "w", "k": 1, "load": {"s3": 0.5}}]}' \
+	'"w".*"s3".*"load"'
+t "multi: k < 0" wl_bad x '{"workloads": [{"name": "w", "k": -1}]}' '"w".*"k"'
+
+# multi: capacity 1 per switch is consumed; the second identical workload
+# cannot reuse the first one's blue switches, and totals add up.
+multi_check() {
+	printf '%s\n' '{"workloads": [{"name": "a", "k": 2}, {"name": "b", "k": 2}]}' >"$tmp/wl.json"
+	"$INAGG" multi -t "$fig1" -w "$tmp/wl.json" >"$tmp/m" || return 1
+	a=$(awk '$1 == "a" { $1=$2=$3=$4=""; print }' "$tmp/m" | xargs)
+	b=$(awk '$1 == "b" { $1=$2=$3=$4=""; print }' "$tmp/m" | xargs)
+	[ "$a" = "s2 s4" ] || { echo "a: '$a'"; return 1; }
+	for s in $b; do [[ " $a " != *" $s "* ]] || { echo "b reuses $s"; return 1; }; done
+	# Each switch's total messages = a's + b's.
+	"$INAGG" -j multi -t "$fig1" -w "$tmp/wl.json" >"$tmp/mj" || return 1
+	grep -q '"residual": 0' "$tmp/mj"
+}
+t "multi: capacity consumed, workloads separate" multi_check
+
+# -h on every command, --version.
+for c in "place" "multi" "topo gen" "topo dot" "topo show" "eval"; do
+	t "'$c -h' prints usage" bash -c "'$INAGG' $c -h | grep -q '^Usage: inagg \[-j\] $c'"
+done
+t "'topo -h' lists subcommands" bash -c "'$INAGG' topo -h | grep -q 'topo gen'"
+t "'-h' lists commands" bash -c "'$INAGG' -h | grep -q 'inagg \[-j\] place'"
+t "--version" bash -c "'$INAGG' --version | grep -Eq '^inagg [0-9]+\.[0-9]+'"
+t "-j --version" bash -c "'$INAGG' -j --version | grep -q '\"version\"'"
+
+# topo gen: same seed same tree, other seed other tree.
+gen_det() {
+	"$INAGG" topo gen -d 5 -l powerlaw -r exp -s 42 >"$tmp/g1" &&
+		"$INAGG" topo gen -d 5 -l powerlaw -r exp -s 42 >"$tmp/g2" &&
+		"$INAGG" topo gen -d 5 -l powerlaw -r exp -s 43 >"$tmp/g3" || return 1
+	cmp -s "$tmp/g1" "$tmp/g2" && ! cmp -s "$tmp/g1" "$tmp/g3"
+}
+t "topo gen: deterministic per seed" gen_det
+t "topo gen: random tree deterministic" bash -c \
+	"cmp <('$INAGG' topo gen -n 50 -r random -s 7) <('$INAGG' topo gen -n 50 -r random -s 7)"
+t "topo gen: output parses (place on it)" bash -c \
+	"'$INAGG' topo gen -n 40 -r random -l powerlaw --loaded all -s 3 -o '$tmp/r.json' && '$INAGG' place -t '$tmp/r.json' -k 4 >/dev/null"
+
+# Leaf loads of a generated tree as one number per line.
+leaf_loads() {
+	"$INAGG" topo gen -d "$1" -l "$2" -s "$3" |
+		awk -F'"load": ' '/"load"/ { split($2, a, ","); print a[1] }' | tail -n $((1 << $1))
+}
+t "topo gen: 255 switches at depth 7" bash -c "[ \$('$INAGG' topo gen -d 7 | grep -c '\"name\"') -eq 255 ]"
+loads_in() {
+	leaf_loads "$1" "$2" 9 | awk -v lo="$3" -v hi="$4" -v mlo="$5" -v mhi="$6" '
+		{ if ($1 < lo || $1 > hi) bad++; s += $1; c++ }
+		END { m = s / c; print "mean", m, "n", c, "out of range", bad + 0
+		      exit !(bad == 0 && m >= mlo && m <= mhi) }'
+}
+t "topo gen: uniform loads in [1,9], mean ~5" loads_in 12 uniform 1 9 4.8 5.2
+t "topo gen: power-law loads in [2,62], mean ~5" loads_in 14 powerlaw 2 62 4.7 5.3
+# A heavy tail: some leaves above 30 among 4096 (P(x > 30) is about 2%).
+heavy_tail() {
+	[ "$(leaf_loads 12 powerlaw 1 | awk '$1 > 30' | wc -l)" -gt 10 ]
+}
+t "topo gen: power-law reaches large loads" heavy_tail
+const_loads() {
+	[ "$(leaf_loads 3 3 1 | tr '\n' ' ')" = "3 3 3 3 3 3 3 3 " ] &&
+		[ "$("$INAGG" topo gen -d 3 -l 3 | grep -c '"load": 0,')" -eq 7 ]
+}
+t "topo gen: const load 3 on every leaf, 0 inside" const_loads
+# Rates by height: linear 1..depth+1, exp 1.5^height.
+rates_are() {
+	"$INAGG" topo gen -d 4 -r "$1" |
+		awk -F'"rate": ' '/"rate"/ { split($2, a, ","); print a[1] }' | uniq | tr '\n' ' ' |
+		grep -qx "$2"
+}
+t "topo gen: linear rates 5 4 3 2 1 by level" rates_are linear "5 4 3 2 1 "
+t "topo gen: exp rates 1.5^height" rates_are exp "5.0625 3.375 2.25 1.5 1 "
+t "topo gen: const rates" rates_are const "1 "
+
+# topo dot: colours of the SMC placement and congestion labels of Fig. 1.
+dot_check() {
+	"$INAGG" topo dot -t "$fig1" -p smc -k 2 >"$tmp/d" || return 1
+	for s in s2 s4; do grep -q "^	\"$s\" .*fillcolor=\"royalblue\"" "$tmp/d" || return 1; done
+	for s in s0 s1 s3 s5 s6; do grep -q "^	\"$s\" .*fillcolor=\"tomato\"" "$tmp/d" || return 1; done
+	# Uplink labels: s0 4, s1 3, s2 1, s3 2, s4 1, s5 5, s6 5 (from the model).
+	for e in s0:d:4 s1:s0:3 s2:s0:1 s3:s1:2 s4:s1:1 s5:s2:5 s6:s2:5; do
+		IFS=: read -r a b c <<<"$e"
+		grep -q "\"$a\" -> \"$b\" \[label=\"$c\"" "$tmp/d" || { echo "no $e"; return 1; }
+	done
+	grep -q 'label="6"' "$tmp/d" && grep -q 'penwidth' "$tmp/d"
+}
+t "topo dot: smc colours and labels" dot_check
+dot_json() {
+	"$INAGG" -j place -t "$fig1" -k 2 -a top >"$tmp/top.json" &&
+		"$INAGG" topo dot -t "$fig1" -p "$tmp/top.json" >"$tmp/d" || return 1
+	grep -q '"s0" .*royalblue' "$tmp/d" && grep -q '"s2" .*royalblue' "$tmp/d" &&
+		grep -q '"s1" -> "s0" \[label="8"' "$tmp/d" && grep -q 'label="top, k=2: congestion 8"' "$tmp/d"
+}
+t "topo dot: placement from place -j" dot_json
+t "topo dot: no placement labels rates" bash -c "'$INAGG' topo dot -t '$fig1' | grep -q 'label=\"w=1\"'"
+t "topo dot: -p ALGO without -k fails" bash -c "! '$INAGG' topo dot -t '$fig1' -p smc 2>/dev/null"
+
+# eval: a small run; SMC is optimal in every row of Fig. 2's table.
+EVAL="-d 4 -n 3 -k 1,2,4,8 -w 1,2,4 -c 1,2,4 --multi-k 3 --cap-workloads 6"
+eval_small() {
+	"$INAGG" eval $EVAL >"$tmp/ev" 2>"$tmp/everr" || return 1
+	[ ! -s "$tmp/everr" ] || { echo "stderr not empty"; return 1; }
+	# Rows of "mean network congestion": k smc top max level all-red all-blue.
+	sed -n '/^== Fig. 2: mean network congestion/,/^== /p' "$tmp/ev" >"$tmp/f2"
+	[ "$(grep -cE '^ +[0-9]+ ' "$tmp/f2")" -eq 24 ] || { echo "want 24 rows"; return 1; }
+	awk '/^ +[0-9]+ / {
+		for (i = 3; i <= 6; i++) if ($2 > $i + 1e-9) { print "smc > col", i, ":", $0; bad = 1 }
+		if ($7 > $2 + 1e-9) { print "all-blue > smc:", $0; bad = 1 }
+		rows++ }
+		END { exit bad || rows != 24 }' "$tmp/f2"
+}
+t "eval: fig. 2 table, smc <= top, max, level, all-red" eval_small
+eval_norm() {
+	sed -n '/^== Fig. 3/,/^== Fig. 4/p' "$tmp/ev" | awk '/^ +[0-9]+ / {
+		if ($2 != "1.0000") bad = 1
+		for (i = 3; i <= 6; i++) if ($i < 1) bad = 1
+		rows++ } END { exit bad || rows != 24 }' &&
+	# Aggregation never adds messages: every strategy <= all-red (fig. 4).
+	sed -n '/^== Fig. 4: total congestion vs workloads, normalised/,/^== /p' "$tmp/ev" |
+		awk '/^ +[0-9]+ / { for (i = 2; i <= 6; i++) if ($i > 1.00001) bad = 1; rows++ }
+		END { exit bad || rows != 9 }'
+}
+t "eval: fig. 3 smc = 1 and others >= 1, fig. 4 <= all-red" eval_norm
+t "eval: deterministic for a seed" bash -c "cmp <('$INAGG' eval $EVAL -s 5) <('$INAGG' eval $EVAL -s 5)"
+t "eval: other seed, other numbers" bash -c "! cmp -s <('$INAGG' eval fig2 $EVAL -s 5) <('$INAGG' eval fig2 $EVAL -s 6)"
+t "eval: -j has fig2..fig5" bash -c \
+	"'$INAGG' -j eval $EVAL | grep -c '\"fig[2345]\": {' | grep -qx 4"
+eval_plot() {
+	"$INAGG" eval fig4 $EVAL --plot "$tmp/plots" >/dev/null 2>"$tmp/perr" || return 1
+	[ -s "$tmp/plots/fig4-const.dat" ] && [ -s "$tmp/plots/plots.gp" ] || return 1
+	if command -v gnuplot >/dev/null; then
+		[ -s "$tmp/plots/fig4-exp.png" ]
+	else
+		grep -q "gnuplot not found" "$tmp/perr"
+	fi
+}
+t "eval: --plot writes data, script and PNGs" eval_plot
+t "eval: unknown figure fails" bash -c "! '$INAGG' eval fig9 2>/dev/null"
+
+finish

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The paper's evaluation (Sec. V, Figs. 2-5) as pure experiment loops over
+ * generated trees: each figure's mean congestion per algorithm, normalised
+ * per instance to SMC and to all-red, averaged over seeds.
+ */
+#ifndef INAGG_EVAL_H
+#define INAGG_EVAL_H
+
+#include <stdint.h>
+
+#include "gen.h"
+#include "place.h"
+
+#define IA_EVAL_MAXPTS 16
+#define IA_EVAL_NRATE 3		/* const, linear, exp */
+#define IA_EVAL_NLOAD 2		/* uniform, powerlaw */
+
+/* Figs. 2-3 columns. */
+#define IA_EVAL_NALGO 6
+extern const enum ia_algo ia_eval_algos[IA_EVAL_NALGO];
+/* Figs. 4-5 columns: the paper's strategies, then the congestion-aware SMC. */
+#define IA_EVAL_NMULTI 5
+#define IA_EVAL_SMC_AWARE 4
+extern const enum ia_algo ia_eval_multi_algos[IA_EVAL_NMULTI];
+const char *ia_eval_multi_name(int col);
+
+extern const enum ia_gen_rate ia_eval_rates[IA_EVAL_NRATE];
+extern const enum ia_gen_load ia_eval_loads[IA_EVAL_NLOAD];
+
+enum {
+	IA_EVAL_ABS,		/* mean congestion */
+	IA_EVAL_VS_SMC,		/* mean of congestion / SMC's */
+	IA_EVAL_VS_RED,		/* mean of congestion / all-red's */
+	IA_EVAL_NMETRIC,
+};
+
+struct ia_eval_opts {
+	int depth;		/* complete binary tree depth (paper: 7) */
+	int seeds;		/* instances averaged per point (paper: 10) */
+	uint64_t seed;		/* first seed */
+	int ks[IA_EVAL_MAXPTS], nk;		/* Figs. 2-3: k values */
+	int nws[IA_EVAL_MAXPTS], nnw;		/* Fig. 4: workload counts */
+	int caps[IA_EVAL_MAXPTS], ncap;		/* Fig. 5: capacities */
+	int multi_k;		/* budget per workload, Figs. 4-5 (16) */
+	int multi_cap;		/* capacity in Fig. 4 (4) */
+	int cap_nw;		/* workloads in Fig. 5 (32) */
+	/* Called after each instance; done counts up to total. */
+	void (*progress)(void *arg, long done, long total);
+	void *arg;
+};
+
+void ia_eval_defaults(struct ia_eval_opts *o);
+
+/* res[ia_eval_k_idx(o, r, l, ki, a)][metric]; res holds 3*2*nk*NALGO rows. */
+static inline int ia_eval_k_idx(const struct ia_eval_opts *o, int r, int l, int ki, int a)
+{
+	return ((r * IA_EVAL_NLOAD + l) * o->nk + ki) * IA_EVAL_NALGO + a;
+}
+
+/* res[ia_eval_m_idx(npts, r, i, col)][metric]; 3*npts*NMULTI rows. */
+static inline int ia_eval_m_idx(int npts, int r, int i, int col)
+{
+	return (r * npts + i) * IA_EVAL_NMULTI + col;
+}
+
+/* Figs. 2-3: congestion vs k. 0 or -errno. */
+int ia_eval_k(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC]);
+/* Fig. 4: total congestion vs number of workloads (capacity multi_cap). */
+int ia_eval_workloads(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC]);
+/* Fig. 5: total congestion of cap_nw workloads vs capacity. */
+int ia_eval_capacity(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC]);
+
+#endif
