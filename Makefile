@@ -27,6 +27,8 @@ BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(BUILD)/%)
 KSELFTEST := $(BUILD)/kselftest/kselftest_harness.h
 
+.DEFAULT_GOAL := all
+
 # Parts add themselves to these from their own fragment.
 ALL_TARGETS := $(LIB) $(CLI)
 GEN_DEPS :=

@@ -42,4 +42,15 @@ struct in_addr ia_net_worker_gw(int g);		/* switch end of the worker's link */
 struct in_addr ia_net_uplink_addr(int v, bool upper);
 struct in_addr ia_net_dest_addr(const struct ia_topo *t);
 
+/*
+ * Moves the calling thread into network namespace ns (a name under
+ * /run/netns, or NULL to stay). Returns a handle for ia_netns_return(), or a
+ * negative errno.
+ */
+int ia_netns_enter(const char *ns);
+void ia_netns_return(int handle);
+
+/* Index and MAC of an interface of the current namespace. */
+int ia_if_info(const char *ifname, int *ifindex, unsigned char mac[6]);
+
 #endif

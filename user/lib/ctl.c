@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Control channel client and framing (see ctl.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl.h"
+
+int ia_ctl_read(int fd, json_object **msg)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	*msg = NULL;
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (len + 1 == cap) {
+			char *nb = cap >= IA_CTL_MAX ? NULL : realloc(buf, cap *= 2);
+
+			if (!nb) {
+				free(buf);
+				return -EMSGSIZE;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return -errno;
+		}
+		if (!n || memchr(buf + len, '\n', n)) {
+			len += n;
+			break;
+		}
+		len += n;
+	}
+	buf[len] = '\0';
+	*msg = json_tokener_parse(buf);
+	free(buf);
+	return *msg ? 0 : -EBADMSG;
+}
+
+int ia_ctl_write(int fd, json_object *msg)
+{
+	const char *s = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN);
+	size_t len = strlen(s), off = 0;
+
+	while (off < len) {
+		ssize_t n = send(fd, s + off, len - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		off += n;
+	}
+	return send(fd, "\n", 1, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+int ia_ctl_call(const char *path, json_object *req, json_object **resp, char *err,
+		size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, ret;
+
+	*resp = NULL;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot reach inaggd at %s: %s", path, strerror(errno));
+		goto out;
+	}
+	ret = ia_ctl_write(fd, req);
+	if (!ret)
+		ret = ia_ctl_read(fd, resp);
+	if (ret)
+		snprintf(err, errlen, "inaggd at %s: %s", path, strerror(-ret));
+out:
+	close(fd);
+	return ret;
+}
