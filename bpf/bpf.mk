@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: GPL-2.0
+# XDP datapath: bpf/*.bpf.c -> $(BUILD)/bpf/*.bpf.o -> $(BUILD)/bpf/*.skel.h
+# Included by the top-level Makefile.
+
+BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
+BPF_OBJS	:= $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
+BPF_SKELS	:= $(BPF_SRCS:%.bpf.c=$(BUILD)/%.skel.h)
+BPF_ARCH_INC	:= $(shell $(CC) -print-multiarch 2>/dev/null)
+BPF_CFLAGS	:= -O2 -g -target bpf -Wall -Wno-unused-function -Iinclude \
+		   $(if $(BPF_ARCH_INC),-I/usr/include/$(BPF_ARCH_INC))
+BPFTOOL		?= bpftool
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard include/inagg/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(notdir $*) > $@.$$$$.tmp && mv $@.$$$$.tmp $@
+
+GEN_DEPS	+= $(BPF_SKELS)
+ALL_TARGETS	+= $(BPF_OBJS)

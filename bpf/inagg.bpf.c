@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inagg XDP datapath: one program attached to every port of a switch.
+ *
+ * Upward messages (CONTRIB, AGG) of a job are forwarded to the parent
+ * unchanged on a red switch, and summed into the job's aggregator slot on a
+ * blue one, which sends exactly one aggregate up when all members are in.
+ * Results coming down from the parent are broadcast to the switch's ports;
+ * ia_egress keeps them only on the job's down-tree ports. Anything that is
+ * not UDP/IPv4 to IA_UDP_PORT is passed to the kernel untouched.
+ * Layouts and semantics: include/inagg/{wire,maps}.h, docs/datapath.md.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "inagg/wire.h"
+#include "inagg/maps.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IA_MAX_JOBS);
+	__type(key, __u32);
+	__type(value, struct ia_job_cfg);
+} ia_jobs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IA_MAX_MEMBERS);
+	__type(key, struct ia_member_key);
+	__type(value, struct ia_member);
+} ia_members SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IA_MAX_DOWN);
+	__type(key, struct ia_down_key);
+	__type(value, struct ia_down);
+} ia_down SEC(".maps");
+
+/* ia_slots' inner map is a template: the loader creates one array per blue job. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, IA_MAX_JOBS);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, BPF_F_INNER_MAP);	/* window differs per job */
+		__uint(max_entries, 1);
+		__type(key, __u32);
+		__type(value, struct ia_slot);
+	});
+} ia_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, IA_MAX_JOBS);
+	__type(key, __u32);
+	__type(value, struct ia_counters);
+} ia_jstats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, IA_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct ia_counters);
+} ia_pstats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, IA_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+} ia_dports SEC(".maps");
+
+static __always_inline void ctr(struct ia_counters *c, int i)
+{
+	if (c)
+		c->c[i]++;
+}
+
+static __always_inline struct ia_counters *pstats(__u32 ifindex)
+{
+	return bpf_map_lookup_elem(&ia_pstats, &ifindex);
+}
+
+static __always_inline int drop(struct ia_counters *p, struct ia_counters *j, int why)
+{
+	ctr(p, why);
+	ctr(j, why);
+	return XDP_DROP;
+}
+
+/* Full recompute: 20 bytes, cheaper to reason about than incremental. */
+static __always_inline void ip_csum(struct iphdr *ip)
+{
+	__u16 *w = (__u16 *)ip;
+	__u32 s = 0;
+	int i;
+
+	ip->check = 0;
+#pragma clang loop unroll(full)
+	for (i = 0; i < 10; i++)
+		s += w[i];
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	ip->check = (__u16)~s;
+}
+
+static __always_inline void set_macs(struct ethhdr *eth, const __u8 *src, const __u8 *dst)
+{
+	__builtin_memcpy(eth->h_source, src, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, dst, ETH_ALEN);
+}
+
+enum slot_op {
+	OP_COPY,	/* first contribution: slot = pkt */
+	OP_ADD,		/* slot += pkt */
+	OP_ADD_OUT,	/* last contribution: slot += pkt, pkt = slot */
+	OP_OUT,		/* re-emission: pkt = slot */
+};
+
+/*
+ * Element loop. A plain bounded loop: full unrolling halves the rate, and
+ * the 256-element case needs one packet bounds check instead of one per
+ * element. Sums wrap (unsigned arithmetic, see wire.h).
+ */
+static __always_inline void slot_apply(struct ia_slot *s, __u32 *pl, void *end, __u32 n, int op)
+{
+	__u32 *sum = (__u32 *)s->sum;
+	__u32 i;
+
+	if (n == IA_MAX_ELEMS && (void *)(pl + IA_MAX_ELEMS) <= end) {
+#pragma clang loop unroll_count(8)
+		for (i = 0; i < IA_MAX_ELEMS; i++) {
+			if (op == OP_COPY)
+				sum[i] = pl[i];
+			else if (op == OP_ADD)
+				sum[i] += pl[i];
+			else if (op == OP_ADD_OUT)
+				pl[i] = sum[i] += pl[i];
+			else
+				pl[i] = sum[i];
+		}
+		return;
+	}
+	for (i = 0; i < IA_MAX_ELEMS; i++) {
+		if (i >= n || (void *)(pl + i + 1) > end)
+			break;
+		if (op == OP_COPY)
+			sum[i] = pl[i];
+		else if (op == OP_ADD)
+			sum[i] += pl[i];
+		else if (op == OP_ADD_OUT)
+			pl[i] = sum[i] += pl[i];
+		else
+			pl[i] = sum[i];
+	}
+}
+
+enum blue_verdict {
+	BV_ADDED,	/* consumed */
+	BV_EMIT,	/* chunk complete: packet now holds the aggregate */
+	BV_REEMIT,	/* chunk was complete: packet now holds the stored aggregate */
+	BV_DUP,
+	BV_WINDOW,
+	BV_NELEM,
+};
+
+static __always_inline int blue_slot(struct ia_slot *s, const struct ia_job_cfg *cfg,
+				     const struct ia_member *m, __u32 seq, __u32 n, __u8 flags,
+				     __u32 *pl, void *end, __u32 *nworkers, __u8 *oflags)
+{
+	__u32 word = m->index / 64;
+	__u64 bit = 1ULL << (m->index % 64);
+	int v, i;
+
+	if (word >= IA_MAX_FANIN / 64)
+		return BV_WINDOW;	/* loader guarantees index < expected <= IA_MAX_FANIN */
+
+	bpf_spin_lock(&s->lock);
+	if (s->state == IA_SLOT_DONE && s->seq == seq) {
+		if (s->nelem != n) {
+			v = BV_NELEM;
+			goto out;
+		}
+		slot_apply(s, pl, end, n, OP_OUT);
+		*nworkers = s->nworkers;
+		*oflags = s->flags;
+		v = BV_REEMIT;
+		goto out;
+	}
+	if (s->state == IA_SLOT_OPEN && s->seq == seq) {
+		if (s->nelem != n) {
+			v = BV_NELEM;
+			goto out;
+		}
+		if (s->seen[word] & bit) {
+			v = BV_DUP;
+			goto out;
+		}
+	} else if ((s->state == IA_SLOT_EMPTY && seq - cfg->base_seq < cfg->window) ||
+		   (s->state == IA_SLOT_DONE && seq == s->seq + cfg->window)) {
+		/* First contribution of this chunk: (re)claim the slot. */
+		s->seq = seq;
+		s->state = IA_SLOT_OPEN;
+		s->nseen = 0;
+		s->nworkers = 0;
+		s->nelem = n;
+		s->flags = 0;
+		for (i = 0; i < IA_MAX_FANIN / 64; i++)
+			s->seen[i] = 0;
+	} else {
+		/* Stale, too far ahead, or the previous chunk here is not done. */
+		v = BV_WINDOW;
+		goto out;
+	}
+
+	s->seen[word] |= bit;
+	s->nworkers += m->nworkers;
+	s->flags |= flags & IA_F_MARK;
+	v = ++s->nseen >= cfg->expected ? BV_EMIT : BV_ADDED;
+	if (s->nseen == 1)
+		slot_apply(s, pl, end, n, OP_COPY);	/* packet already holds the sum */
+	else if (v == BV_EMIT)
+		slot_apply(s, pl, end, n, OP_ADD_OUT);
+	else
+		slot_apply(s, pl, end, n, OP_ADD);
+	if (v == BV_EMIT) {
+		s->state = IA_SLOT_DONE;
+		*nworkers = s->nworkers;
+		*oflags = s->flags;
+	}
+out:
+	bpf_spin_unlock(&s->lock);
+	return v;
+}
+
+static __always_inline int send_up(struct xdp_md *ctx, const struct ia_job_cfg *cfg,
+				   struct ethhdr *eth, struct ia_counters *j)
+{
+	set_macs(eth, cfg->up_smac, cfg->up_dmac);
+	ctr(j, IA_C_TX);
+	ctr(pstats(cfg->up_ifindex), IA_C_TX);
+	return bpf_redirect(cfg->up_ifindex, 0);
+}
+
+SEC("xdp")
+int ia_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = data + sizeof(*eth);
+	struct udphdr *udp = (void *)(ip + 1);
+	struct ia_hdr *h = (void *)(udp + 1);
+	__u32 *pl = (void *)(h + 1);
+	struct ia_counters *p, *j;
+	struct ia_member_key mk;
+	struct ia_job_cfg *cfg;
+	struct ia_member *m;
+	struct ia_slot *s;
+	__u32 job, seq, n, idx, nw = 0;
+	__u8 oflags = 0;
+	void *slots;
+	int v;
+
+	/* Classify without side effects: only UDP/IPv4 to our port is ours. */
+	if ((void *)(udp + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) ||
+	    ip->protocol != IPPROTO_UDP || ip->version != 4)
+		goto pass;
+	if (ip->ihl != 5) {
+		/* UDP header elsewhere: ours only if it says so. */
+		struct udphdr *u = data + sizeof(*eth) + ip->ihl * 4;
+
+		if (ip->ihl < 5 || (void *)(u + 1) > end || u->dest != bpf_htons(IA_UDP_PORT))
+			goto pass;
+		return drop(pstats(ctx->ingress_ifindex), NULL, IA_C_DROP_SHORT);
+	}
+	if (udp->dest != bpf_htons(IA_UDP_PORT))
+		goto pass;
+	/* Later fragments carry no UDP header; they are not parsed above. */
+	if (ip->frag_off & bpf_htons(0x3fff))
+		return drop(pstats(ctx->ingress_ifindex), NULL, IA_C_DROP_SHORT);
+
+	p = pstats(ctx->ingress_ifindex);
+	ctr(p, IA_C_RX);
+	if ((void *)pl > end)
+		return drop(p, NULL, IA_C_DROP_SHORT);
+	if (h->ver != IA_VERSION)
+		return drop(p, NULL, IA_C_DROP_VERSION);
+	n = bpf_ntohs(h->nelem);
+	if (n == 0 || n > IA_MAX_ELEMS || bpf_ntohs(udp->len) != IA_UDP_LEN(n) ||
+	    bpf_ntohs(ip->tot_len) != 20 + IA_UDP_LEN(n))
+		return drop(p, NULL, IA_C_DROP_NELEM);
+	if ((void *)pl + 4 * n > end)
+		return drop(p, NULL, IA_C_DROP_SHORT);
+
+	job = bpf_ntohl(h->job);
+	cfg = bpf_map_lookup_elem(&ia_jobs, &job);
+	if (!cfg)
+		return drop(p, NULL, IA_C_DROP_JOB);
+	j = bpf_map_lookup_elem(&ia_jstats, &job);
+	ctr(j, IA_C_RX);
+
+	if (h->type == IA_MSG_RESULT) {
+		if (ctx->ingress_ifindex != cfg->up_ifindex)
+			return drop(p, j, IA_C_DROP_TYPE);
+		ctr(p, IA_C_RESULT);
+		ctr(j, IA_C_RESULT);
+		return bpf_redirect_map(&ia_dports, 0, BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS);
+	}
+	if ((h->type != IA_MSG_CONTRIB && h->type != IA_MSG_AGG) ||
+	    ctx->ingress_ifindex == cfg->up_ifindex)
+		return drop(p, j, IA_C_DROP_TYPE);
+
+	mk.job = job;
+	mk.sender = bpf_ntohl(h->sender);
+	m = bpf_map_lookup_elem(&ia_members, &mk);
+	if (!m || m->nworkers != bpf_ntohl(h->nworkers))
+		return drop(p, j, IA_C_DROP_MEMBER);
+
+	if (cfg->role != IA_ROLE_BLUE) {
+		ctr(j, IA_C_FWD);
+		return send_up(ctx, cfg, eth, j);
+	}
+
+	seq = bpf_ntohl(h->seq);
+	slots = bpf_map_lookup_elem(&ia_slots, &job);
+	if (!slots || !cfg->window)
+		return drop(p, j, IA_C_DROP_JOB);
+	idx = seq % cfg->window;
+	s = bpf_map_lookup_elem(slots, &idx);
+	if (!s)
+		return drop(p, j, IA_C_DROP_WINDOW);
+
+	v = blue_slot(s, cfg, m, seq, n, h->flags, pl, end, &nw, &oflags);
+	switch (v) {
+	case BV_ADDED:
+		ctr(j, IA_C_AGGREGATED);
+		return XDP_DROP;
+	case BV_DUP:
+		ctr(j, IA_C_DUP);
+		return XDP_DROP;
+	case BV_WINDOW:
+		return drop(p, j, IA_C_DROP_WINDOW);
+	case BV_NELEM:
+		return drop(p, j, IA_C_DROP_NELEM);
+	case BV_EMIT:
+		ctr(j, IA_C_AGGREGATED);
+		ctr(j, IA_C_EMIT);
+		break;
+	default:
+		ctr(j, IA_C_REEMIT);
+		oflags |= IA_F_REEMIT;
+		break;
+	}
+
+	/* The packet now carries the aggregate: make it this switch's message. */
+	h->type = IA_MSG_AGG;
+	h->sender = bpf_htonl(cfg->self_id);
+	h->nworkers = bpf_htonl(nw);
+	h->flags = oflags;
+	if (cfg->up_saddr)
+		ip->saddr = cfg->up_saddr;
+	if (cfg->up_daddr)
+		ip->daddr = cfg->up_daddr;
+	ip_csum(ip);
+	udp->check = 0;	/* payload changed; zero is valid for UDP/IPv4 */
+	return send_up(ctx, cfg, eth, j);
+pass:
+	ctr(pstats(ctx->ingress_ifindex), IA_C_PASS);
+	return XDP_PASS;
+}
+
+/*
+ * Runs on each port a result is broadcast to: keeps it only on the job's
+ * down-tree ports, rewritten for the next hop there.
+ */
+SEC("xdp/devmap")
+int ia_egress(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = data + sizeof(*eth);
+	struct udphdr *udp = (void *)(ip + 1);
+	struct ia_hdr *h = (void *)(udp + 1);
+	struct ia_down_key k;
+	struct ia_down *d;
+
+	if ((void *)(h + 1) > end || h->type != IA_MSG_RESULT)
+		return XDP_PASS;
+	k.job = bpf_ntohl(h->job);
+	k.ifindex = ctx->egress_ifindex;
+	d = bpf_map_lookup_elem(&ia_down, &k);
+	if (!d)
+		return XDP_DROP;	/* no worker of this job behind this port */
+	set_macs(eth, d->smac, d->dmac);
+	if (d->daddr) {
+		ip->daddr = d->daddr;
+		ip_csum(ip);
+		udp->check = 0;
+	}
+	ctr(pstats(k.ifindex), IA_C_TX);
+	ctr(bpf_map_lookup_elem(&ia_jstats, &k.job), IA_C_TX);
+	return XDP_PASS;
+}
+
+/*
+ * XDP_PASS for a host-side veth that receives redirected frames (a veth peer
+ * needs a program to get them). It also anchors struct ia_slot in BTF:
+ * clang 14 emits only a forward declaration for a map-in-map inner value,
+ * which libbpf cannot size, and the loader needs the full type for the
+ * spin lock of every job's slot array.
+ */
+SEC("xdp")
+int ia_pass(struct xdp_md *ctx)
+{
+	volatile __u32 id = __builtin_btf_type_id(*(struct ia_slot *)0, 0);
+
+	(void)id;
+	return XDP_PASS;
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Map layouts shared by the XDP datapath (bpf/inagg.bpf.c) and its loader
+ * (user/lib/xdp.c). One switch = one set of these maps, pinned under
+ * IA_BPFFS_ROOT/<switch>/ and shared by every port the program is attached to.
+ *
+ *   ia_jobs     HASH            job id -> struct ia_job_cfg (a job exists iff present)
+ *   ia_members  HASH            {job, sender} -> struct ia_member
+ *   ia_down     HASH            {job, ifindex} -> struct ia_down (result replication)
+ *   ia_slots    HASH_OF_MAPS    job id -> ARRAY[window] of struct ia_slot (blue only)
+ *   ia_jstats   PERCPU_HASH     job id -> struct ia_counters
+ *   ia_pstats   PERCPU_HASH     ifindex -> struct ia_counters
+ *   ia_dports   DEVMAP_HASH     ifindex -> port + egress program (broadcast set)
+ */
+#ifndef INAGG_MAPS_H
+#define INAGG_MAPS_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include "inagg/wire.h"
+
+#define IA_BPFFS_ROOT	"/sys/fs/bpf/inagg"
+
+#define IA_MAX_JOBS	256
+#define IA_MAX_FANIN	2048	/* distinct members per chunk at one switch */
+#define IA_MAX_WINDOW	4096	/* aggregator slots per job */
+#define IA_MAX_MEMBERS	65536	/* member entries summed over jobs */
+#define IA_MAX_PORTS	256
+#define IA_MAX_DOWN	4096	/* down entries summed over jobs */
+
+enum ia_role {
+	IA_ROLE_RED	= 1,	/* forward every upward message to the parent */
+	IA_ROLE_BLUE	= 2,	/* aggregate upward messages, one aggregate per chunk */
+};
+
+struct ia_job_cfg {
+	__u32	role;		/* enum ia_role */
+	__u32	expected;	/* distinct members per chunk (= member entries) */
+	__u32	nworkers;	/* workers an aggregate of this switch represents */
+	__u32	window;		/* slots; chunk seq uses slot seq % window */
+	__u32	base_seq;	/* first chunk; slots start empty for [base, base + window) */
+	__u32	self_id;	/* sender id of aggregates emitted here */
+	__u32	up_ifindex;	/* port toward the parent / destination */
+	__be32	up_saddr;	/* blue: source address of aggregates */
+	__be32	up_daddr;	/* blue: destination (the job's parameter server) */
+	__u8	up_smac[6];	/* rewritten on every upward message */
+	__u8	up_dmac[6];
+};
+
+struct ia_member_key {
+	__u32	job;
+	__u32	sender;
+};
+
+struct ia_member {
+	__u32	index;		/* bit in ia_slot.seen, < expected */
+	__u32	nworkers;	/* a message from this sender must carry this nworkers */
+};
+
+struct ia_down_key {
+	__u32	job;
+	__u32	ifindex;
+};
+
+/* Rewrite of a result leaving on one down-tree port. */
+struct ia_down {
+	__u8	smac[6];
+	__u8	dmac[6];
+	__be32	daddr;		/* 0: keep the destination address */
+};
+
+enum ia_slot_state {
+	IA_SLOT_EMPTY	= 0,
+	IA_SLOT_OPEN	= 1,	/* collecting contributions for seq */
+	IA_SLOT_DONE	= 2,	/* aggregate sent; kept for re-emission */
+};
+
+/*
+ * One aggregator slot. A job's slots are the inner array of ia_slots, so a
+ * job can only ever reach its own slots. The lock covers the whole value.
+ */
+struct ia_slot {
+	struct bpf_spin_lock lock;
+	__u32	seq;
+	__u32	state;		/* enum ia_slot_state */
+	__u32	nseen;		/* distinct members added */
+	__u32	nworkers;	/* sum of their nworkers */
+	__u16	nelem;
+	__u8	flags;		/* IA_F_MARK if any contribution carried it */
+	__u8	rsvd;
+	__u64	seen[IA_MAX_FANIN / 64];
+	__s32	sum[IA_MAX_ELEMS];
+};
+
+/* Counters, per port and per job (per CPU; user space sums). */
+enum ia_ctr {
+	IA_C_RX,		/* inagg messages received */
+	IA_C_TX,		/* inagg messages sent (up or down) */
+	IA_C_FWD,		/* red: forwarded up unchanged */
+	IA_C_AGGREGATED,	/* blue: contributions added to a slot */
+	IA_C_EMIT,		/* blue: aggregates sent up on completion */
+	IA_C_REEMIT,		/* blue: stored aggregate re-sent after completion */
+	IA_C_DUP,		/* blue: duplicate of a contribution already added */
+	IA_C_RESULT,		/* results received for replication */
+	IA_C_PASS,		/* not inagg's: passed to the kernel */
+	IA_C_DROP_SHORT,	/* truncated frame, IP options or fragment */
+	IA_C_DROP_VERSION,
+	IA_C_DROP_TYPE,		/* unknown type, or wrong direction for its type */
+	IA_C_DROP_NELEM,	/* 0, > IA_MAX_ELEMS, not the UDP length, or not the chunk's */
+	IA_C_DROP_JOB,		/* job not configured here */
+	IA_C_DROP_MEMBER,	/* sender not a member, or wrong nworkers */
+	IA_C_DROP_WINDOW,	/* chunk outside the slot's window */
+	IA_C__COUNT,
+};
+
+struct ia_counters {
+	__u64	c[IA_C__COUNT];
+};
+
+#endif /* INAGG_MAPS_H */

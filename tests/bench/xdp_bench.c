@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * XDP datapath benchmark: per-packet cost under BPF_PROG_TEST_RUN, and live
+ * packets/s over veth, for red forwarding and blue aggregation of 1 KB
+ * payloads, against an XDP_DROP sink and a user-space recvmmsg aggregator
+ * measured in the same run. Prints figures and ratios; no pass/fail.
+ *
+ * Live rig (namespaces ia-bg/ia-bs/ia-bd-<pid>): a generator (LIVE_FRAMES
+ * test_run of ia_gen, one thread per CPU) transmits on g0; the device under
+ * test is the XDP program on the switch port s0; forwarded and aggregated
+ * messages leave by u0 to a counting sink on d0. The DUT runs in the veth
+ * NAPI of the generating CPU, so both CPUs carry generator and DUT alike.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xdp.h"
+#include "../bpf/xdp_common.h"
+#include "bpf/inagg_bench.skel.h"
+
+#define JOB		1
+#define FANIN		8
+#define WINDOW		IA_MAX_WINDOW
+#define LIVE_SECS	1.5
+#define TR_PACKETS	200000
+#define UDP_BATCH	64
+
+static char ns_gen[32], ns_sw[32], ns_sink[32];
+static struct inagg_bench *gen;
+static struct ia_xdp *sw;
+static int s0, u0, g0;
+static __u8 tmpl[IA_FRAME_LEN(IA_MAX_ELEMS)];
+static int tmpl_len;
+static atomic_int stop;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void cleanup(void)
+{
+	if (sw)
+		ia_xdp_close(sw);
+	inagg_bench__destroy(gen);
+	sh("ip netns del %s 2>/dev/null", ns_gen);
+	sh("ip netns del %s 2>/dev/null", ns_sw);
+	sh("ip netns del %s 2>/dev/null", ns_sink);
+}
+
+static int rig(void)
+{
+	const char *q = "numtxqueues 2 numrxqueues 2";
+
+	if (sh("ip netns add %s && ip netns add %s && ip netns add %s", ns_gen, ns_sw, ns_sink) ||
+	    sh("ip -n %s link add s0 %s address 02:00:00:00:02:00 type veth peer name g0 %s "
+	       "address 02:00:00:00:01:00 netns %s", ns_sw, q, q, ns_gen) ||
+	    sh("ip -n %s link add u0 %s address 02:00:00:00:03:00 type veth peer name d0 %s "
+	       "address 02:00:00:00:04:00 netns %s", ns_sw, q, q, ns_sink) ||
+	    sh("ip -n %s link set dev s0 up && ip -n %s link set dev u0 up && "
+	       "ip -n %s addr add 10.88.0.2/24 dev s0", ns_sw, ns_sw, ns_sw) ||
+	    sh("ip -n %s link set dev g0 up && ip -n %s link set dev d0 up", ns_gen, ns_sink))
+		return -EIO;
+	return 0;
+}
+
+static int job1(__u32 id, enum ia_role role)
+{
+	struct ia_xdp_member m[FANIN];
+	struct ia_xdp_job j = {
+		.id = id, .role = role, .window = WINDOW, .self_id = 900,
+		.nmembers = FANIN, .members = m,
+		.up = { .ifindex = u0, .saddr = inet_addr("10.88.0.2"),
+			.daddr = inet_addr("10.88.1.1") },
+	};
+	int i;
+
+	for (i = 0; i < FANIN; i++) {
+		m[i].sender = i;
+		m[i].nworkers = 1;
+	}
+	parse_mac("02:00:00:00:03:00", j.up.smac);
+	parse_mac("02:00:00:00:04:00", j.up.dmac);
+	ia_xdp_job_del(sw, id);
+	return ia_xdp_job_add(sw, &j);
+}
+
+/* One job per generating CPU (see ia_gen), fresh counters and slots. */
+static int job(enum ia_role role)
+{
+	__u64 zero[256] = {};
+	__u32 k = 0;
+
+	if (libbpf_num_possible_cpus() > 256 ||
+	    bpf_map_update_elem(bpf_map__fd(gen->maps.gen_next), &k, zero, BPF_ANY))
+		return -EINVAL;
+	return job1(JOB, role) ?: job1(JOB + 1, role);
+}
+
+/* Mean kernel-measured ns per run of prog over TR_PACKETS distinct messages. */
+static double tr_cost(int prog)
+{
+	__u8 buf[sizeof(tmpl)];
+	struct ia_hdr *h = (void *)(buf + IA_L2L4_LEN);
+	double total = 0;
+	__u32 n;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = tmpl_len,
+		    .repeat = 1);
+
+	memcpy(buf, tmpl, tmpl_len);
+	for (n = 0; n < TR_PACKETS; n++) {
+		h->seq = htonl(n / FANIN);
+		h->sender = htonl(n % FANIN);
+		if (bpf_prog_test_run_opts(prog, &o))
+			return -1;
+		total += o.duration;
+	}
+	return total / TR_PACKETS;
+}
+
+static void *gen_thread(void *arg)
+{
+	int cpu = (long)arg;
+	struct xdp_md md = { .data_end = tmpl_len, .ingress_ifindex = g0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o,
+		.data_in = tmpl, .data_size_in = tmpl_len,
+		.ctx_in = &md, .ctx_size_in = sizeof(md),
+		.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .repeat = 1 << 16, .batch_size = 64,
+	);
+
+	pin_cpu(cpu);
+	if (enter_netns(ns_gen))
+		return NULL;
+	while (!atomic_load(&stop))
+		if (bpf_prog_test_run_opts(bpf_program__fd(gen->progs.ia_gen), &o))
+			break;
+	return NULL;
+}
+
+/* Generates for LIVE_SECS on ncpu CPUs; returns the measured count's rate. */
+static double live(int ncpu, __u64 (*count)(void))
+{
+	pthread_t t[2];
+	double t0, t1;
+	__u64 c0, c1;
+	long i;
+
+	atomic_store(&stop, 0);
+	for (i = 0; i < ncpu; i++)
+		pthread_create(&t[i], NULL, gen_thread, (void *)i);
+	usleep(200000);	/* warm up */
+	c0 = count();
+	t0 = now();
+	usleep(LIVE_SECS * 1e6);
+	c1 = count();
+	t1 = now();
+	atomic_store(&stop, 1);
+	for (i = 0; i < ncpu; i++)
+		pthread_join(t[i], NULL);
+	return (c1 - c0) / (t1 - t0);
+}
+
+static __u64 sink_total(struct inagg_bench *b)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	__u64 v[256] = {}, s = 0;
+	__u32 k = 0;
+
+	if (ncpu > 256 || bpf_map_lookup_elem(bpf_map__fd(b->maps.sink_count), &k, v))
+		return 0;
+	for (i = 0; i < ncpu; i++)
+		s += v[i];
+	return s;
+}
+
+static struct inagg_bench *dut_sink;	/* XDP_DROP on s0 */
+static struct inagg_bench *fwd_sink;	/* XDP_DROP on d0 */
+
+static __u64 cnt_dut_sink(void)
+{
+	return sink_total(dut_sink);
+}
+
+static __u64 cnt_job(int c)
+{
+	struct ia_counters a, b;
+
+	if (ia_xdp_job_counters(sw, JOB, &a) || ia_xdp_job_counters(sw, JOB + 1, &b))
+		return 0;
+	return a.c[c] + b.c[c];
+}
+
+static __u64 cnt_fwd(void)
+{
+	return cnt_job(IA_C_FWD);
+}
+
+static __u64 cnt_agg(void)
+{
+	return cnt_job(IA_C_AGGREGATED);
+}
+
+/* The parameter-server alternative: recvmmsg and sum in user space. */
+static atomic_ulong us_msgs;
+
+static void *us_thread(void *arg)
+{
+	static __u8 bufs[UDP_BATCH][IA_HDR_LEN + 4 * IA_MAX_ELEMS];
+	static __s32 slots[WINDOW][IA_MAX_ELEMS];
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(IA_UDP_PORT) };
+	struct mmsghdr mm[UDP_BATCH];
+	struct iovec iov[UDP_BATCH];
+	struct timeval to = { 0, 10000 };
+	int fd, n, i, e, rcvbuf = 8 << 20;
+
+	pin_cpu(1);
+	if (enter_netns(ns_sw))
+		return NULL;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	/* recvmmsg's own timeout is only checked after a datagram arrives. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &to, sizeof(to));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)))
+		return NULL;
+	memset(mm, 0, sizeof(mm));
+	for (i = 0; i < UDP_BATCH; i++) {
+		iov[i].iov_base = bufs[i];
+		iov[i].iov_len = sizeof(bufs[i]);
+		mm[i].msg_hdr.msg_iov = &iov[i];
+		mm[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (!atomic_load(&stop)) {
+		n = recvmmsg(fd, mm, UDP_BATCH, MSG_WAITFORONE, NULL);
+		for (i = 0; i < n; i++) {
+			struct ia_hdr *h = (void *)bufs[i];
+			__s32 *v = (void *)(h + 1), *s = slots[ntohl(h->seq) % WINDOW];
+
+			for (e = 0; e < IA_MAX_ELEMS; e++)
+				s[e] += v[e];
+		}
+		if (n > 0)
+			atomic_fetch_add(&us_msgs, n);
+	}
+	close(fd);
+	return NULL;
+}
+
+static __u64 cnt_us(void)
+{
+	return atomic_load(&us_msgs);
+}
+
+static int set_dut(int prog_fd)
+{
+	int home = netns_save(), err;
+
+	err = enter_netns(ns_sw);
+	if (!err)
+		err = bpf_xdp_attach(s0, prog_fd, XDP_FLAGS_DRV_MODE, NULL);
+	setns(home, CLONE_NEWNET);
+	close(home);
+	return err;
+}
+
+int main(void)
+{
+	double c_sink, c_red, c_blue, l_sink, l_red, l_blue, l_blue1, l_us;
+	struct frame_spec f = {
+		.saddr = inet_addr("10.88.0.1"), .daddr = inet_addr("10.88.0.2"),
+		.type = IA_MSG_CONTRIB, .job = JOB, .nworkers = 1, .nelem = IA_MAX_ELEMS,
+	};
+	__s32 vals[IA_MAX_ELEMS];
+	struct ia_counters jc;
+	int home = netns_save(), err = 1, i;
+	pthread_t us;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	snprintf(ns_gen, sizeof(ns_gen), "ia-bg-%d", getpid());
+	snprintf(ns_sw, sizeof(ns_sw), "ia-bs-%d", getpid());
+	snprintf(ns_sink, sizeof(ns_sink), "ia-bd-%d", getpid());
+	for (i = 0; i < IA_MAX_ELEMS; i++)
+		vals[i] = i;
+	parse_mac("02:00:00:00:01:00", f.smac);
+	parse_mac("02:00:00:00:02:00", f.dmac);
+	f.vals = vals;
+	tmpl_len = build_frame(tmpl, &f);
+
+	if (rig())
+		goto out;
+	gen = inagg_bench__open();
+	if (!gen)
+		goto out;
+	gen->rodata->gen_fanin = FANIN;
+	gen->rodata->gen_job = JOB;
+	dut_sink = inagg_bench__open_and_load();
+	fwd_sink = inagg_bench__open_and_load();
+	if (inagg_bench__load(gen) || !dut_sink || !fwd_sink)
+		goto out;
+
+	/* Switch side: datapath on s0 and u0, sink behind u0. */
+	if (enter_netns(ns_sw) || ia_xdp_open(NULL, &sw))
+		goto out;
+	s0 = if_nametoindex("s0");
+	u0 = if_nametoindex("u0");
+	if (ia_xdp_attach(sw, s0, XDP_FLAGS_DRV_MODE) || ia_xdp_attach(sw, u0, XDP_FLAGS_DRV_MODE))
+		goto out;
+	if (enter_netns(ns_sink) ||
+	    bpf_xdp_attach(if_nametoindex("d0"), bpf_program__fd(fwd_sink->progs.ia_sink),
+			   XDP_FLAGS_DRV_MODE, NULL))
+		goto out;
+	if (enter_netns(ns_gen))
+		goto out;
+	g0 = if_nametoindex("g0");
+	setns(home, CLONE_NEWNET);
+
+	printf("# payload %d x int32 (%d-byte frames), blue fan-in %d\n", IA_MAX_ELEMS,
+	       tmpl_len, FANIN);
+	/* Per-packet cost, BPF_PROG_TEST_RUN, one distinct message per run. */
+	c_sink = tr_cost(bpf_program__fd(dut_sink->progs.ia_sink));
+	if (job(IA_ROLE_RED))
+		goto out;
+	c_red = tr_cost(ia_xdp_prog_fd(sw));
+	if (job(IA_ROLE_BLUE))
+		goto out;
+	c_blue = tr_cost(ia_xdp_prog_fd(sw));
+	if (ia_xdp_job_counters(sw, JOB, &jc) || jc.c[IA_C_AGGREGATED] != TR_PACKETS)
+		printf("# warning: test_run aggregated %llu of %d\n", jc.c[IA_C_AGGREGATED],
+		       TR_PACKETS);
+	printf("test_run ns/packet: xdp_drop %.1f  red_forward %.1f  blue_aggregate %.1f\n",
+	       c_sink, c_red, c_blue);
+
+	/* Live over veth. */
+	if (set_dut(bpf_program__fd(dut_sink->progs.ia_sink)))
+		goto out;
+	l_sink = live(2, cnt_dut_sink);
+	if (set_dut(ia_xdp_prog_fd(sw)) || job(IA_ROLE_RED))
+		goto out;
+	l_red = live(2, cnt_fwd);
+	if (job(IA_ROLE_BLUE))
+		goto out;
+	l_blue = live(2, cnt_agg);
+	printf("# blue: aggregated %llu emitted %llu window drops %llu duplicates %llu\n",
+	       cnt_job(IA_C_AGGREGATED), cnt_job(IA_C_EMIT), cnt_job(IA_C_DROP_WINDOW),
+	       cnt_job(IA_C_DUP));
+	if (job(IA_ROLE_BLUE))
+		goto out;
+	l_blue1 = live(1, cnt_agg);
+
+	/* User space: the kernel delivers to a socket, one thread aggregates. */
+	if (enter_netns(ns_sw) || ia_xdp_attach_pass(sw, s0, XDP_FLAGS_DRV_MODE))
+		goto out;
+	setns(home, CLONE_NEWNET);
+	atomic_store(&stop, 0);
+	pthread_create(&us, NULL, us_thread, NULL);
+	usleep(100000);
+	l_us = live(1, cnt_us);
+	atomic_store(&stop, 1);
+	pthread_join(us, NULL);
+
+	printf("live Mpps (2 CPUs): xdp_drop %.2f  red_forward %.2f  blue_aggregate %.2f\n",
+	       l_sink / 1e6, l_red / 1e6, l_blue / 1e6);
+	printf("live Mpps (1 CPU):  blue_aggregate %.2f  user-space recvmmsg aggregator %.3f "
+	       "(generator CPU 0, aggregator CPU 1)\n", l_blue1 / 1e6, l_us / 1e6);
+	printf("ratio blue/red_forward %.2f (target >= 0.5)  blue/xdp_drop %.2f  "
+	       "blue/user-space %.1f (target >= 8)\n", l_blue / l_red, l_blue / l_sink,
+	       l_blue / l_us);
+	err = 0;
+out:
+	setns(home, CLONE_NEWNET);
+	if (err)
+		fprintf(stderr, "xdp_bench: setup failed\n");
+	cleanup();
+	inagg_bench__destroy(dut_sink);
+	inagg_bench__destroy(fwd_sink);
+	return err;
+}

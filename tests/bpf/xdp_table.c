@@ -1,0 +1,846 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Table-driven BPF_PROG_TEST_RUN tests of the XDP datapath: input frame,
+ * expected verdict, expected output bytes, expected slot and counter state.
+ * Each test runs in its own (unnamed) network namespace holding veth ports.
+ */
+#include <sys/socket.h>
+#include <linux/if_packet.h>
+#include <linux/if_link.h>
+#include <poll.h>
+#include <bpf/bpf.h>
+
+/* The harness compares expected literals (int) with unsigned values. */
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "xdp.h"
+#include "xdp_common.h"
+
+#define NPORTS	4	/* 0: up, 1..3: down */
+#define SELF_ID	900
+
+static const __u8 mac_up_s[6] = { 0x02, 0, 0, 0, 0x03, 0x01 };
+static const __u8 mac_up_d[6] = { 0x02, 0, 0, 0, 0x04, 0x01 };
+static const __u8 mac_w[6] = { 0x02, 0, 0, 0, 0x01, 0x01 };
+static const __u8 mac_sw[6] = { 0x02, 0, 0, 0, 0x02, 0x01 };
+
+#define IP(a, b, c, d)	htonl((a) << 24 | (b) << 16 | (c) << 8 | (d))
+#define IP_SW	IP(10, 9, 0, 2)
+#define IP_PS	IP(10, 9, 0, 1)
+
+struct tctx {
+	struct ia_xdp *x;
+	int port[NPORTS];
+	int peer[NPORTS];
+};
+
+static int setup_ports(struct tctx *t)
+{
+	char a[IFNAMSIZ], b[IFNAMSIZ];
+	int i;
+
+	if (unshare(CLONE_NEWNET))
+		return -errno;
+	for (i = 0; i < NPORTS; i++) {
+		snprintf(a, sizeof(a), "p%d", i);
+		snprintf(b, sizeof(b), "q%d", i);
+		if (sh("ip link add %s type veth peer name %s && ip link set %s up && ip link set %s up",
+		       a, b, a, b))
+			return -EIO;
+		t->port[i] = if_nametoindex(a);
+		t->peer[i] = if_nametoindex(b);
+		if (!t->port[i] || !t->peer[i])
+			return -ENODEV;
+	}
+	return 0;
+}
+
+static struct frame_spec contrib(__u32 job, __u32 seq, __u32 sender, __u16 nelem, const __s32 *v)
+{
+	struct frame_spec f = {
+		.saddr = IP(10, 9, 0, 10), .daddr = IP_PS,
+		.type = IA_MSG_CONTRIB, .job = job, .seq = seq, .sender = sender,
+		.nworkers = 1, .nelem = nelem, .vals = v,
+	};
+
+	memcpy(f.smac, mac_w, 6);
+	memcpy(f.dmac, mac_sw, 6);
+	return f;
+}
+
+/* The frame a blue switch must emit for f's chunk, carrying sums. */
+static struct frame_spec agg_of(struct frame_spec f, __u32 nworkers, __u8 flags, const __s32 *sums)
+{
+	memcpy(f.smac, mac_up_s, 6);
+	memcpy(f.dmac, mac_up_d, 6);
+	f.saddr = IP_SW;
+	f.daddr = IP_PS;
+	f.type = IA_MSG_AGG;
+	f.sender = SELF_ID;
+	f.nworkers = nworkers;
+	f.flags = flags;
+	f.vals = sums;
+	return f;
+}
+
+/* Runs the ingress program on frame (len bytes) arriving on ifindex. */
+static int run(struct ia_xdp *x, int ifindex, void *frame, int len, void *out, __u32 *outlen)
+{
+	struct xdp_md md = { .data_end = len, .ingress_ifindex = ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, o,
+		.data_in = frame, .data_size_in = len,
+		.data_out = out, .data_size_out = 4096,
+		.ctx_in = &md, .ctx_size_in = sizeof(md),
+	);
+	int err = bpf_prog_test_run_opts(ia_xdp_prog_fd(x), &o);
+
+	if (err)
+		return err;
+	*outlen = o.data_size_out;
+	return o.retval;
+}
+
+static __u64 jctr(struct ia_xdp *x, __u32 job, int c)
+{
+	struct ia_counters v;
+
+	if (ia_xdp_job_counters(x, job, &v))
+		return ~0ULL;
+	return v.c[c];
+}
+
+static __u64 pctr(struct ia_xdp *x, int ifindex, int c)
+{
+	struct ia_counters v;
+
+	if (ia_xdp_port_counters(x, ifindex, &v))
+		return ~0ULL;
+	return v.c[c];
+}
+
+/* A job whose members are senders first..first+n-1; nw[i] workers each (NULL: 1). */
+static int add_job(struct tctx *t, __u32 id, enum ia_role role, __u32 n, __u32 first,
+		   const __u32 *nw, __u32 window)
+{
+	struct ia_xdp_member *m = calloc(n, sizeof(*m));
+	struct ia_xdp_hop down[NPORTS - 1] = {};
+	struct ia_xdp_job j = {
+		.id = id, .role = role, .window = window, .self_id = SELF_ID,
+		.nmembers = n, .members = m, .ndown = 2, .down = down,
+		.up = { .ifindex = t->port[0], .saddr = IP_SW, .daddr = IP_PS },
+	};
+	__u32 i;
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		m[i].sender = first + i;
+		m[i].nworkers = nw ? nw[i] : 1;
+	}
+	memcpy(j.up.smac, mac_up_s, 6);
+	memcpy(j.up.dmac, mac_up_d, 6);
+	/* Results go to ports 1 and 2, not 3. */
+	for (i = 0; i < 2; i++) {
+		down[i].ifindex = t->port[1 + i];
+		memcpy(down[i].smac, mac_sw, 6);
+		memcpy(down[i].dmac, mac_w, 6);
+		down[i].dmac[5] = 0x10 + i;
+		down[i].daddr = IP(10, 9, 0, 10 + i);
+	}
+	err = ia_xdp_job_add(t->x, &j);
+	free(m);
+	return err;
+}
+
+#define DP_DATA				\
+	struct tctx t;			\
+	__u8 in[4096], out[4096], want[4096]
+
+#define DP_SETUP()							\
+	do {								\
+		int i_;							\
+		ASSERT_EQ(0, setup_ports(&self->t));			\
+		ASSERT_EQ(0, ia_xdp_open(NULL, &self->t.x));		\
+		for (i_ = 0; i_ < NPORTS; i_++)				\
+			ASSERT_EQ(0, ia_xdp_port_add(self->t.x, self->t.port[i_])); \
+	} while (0)
+
+FIXTURE(dp) {
+	DP_DATA;
+};
+
+FIXTURE_SETUP(dp)
+{
+	DP_SETUP();
+}
+
+FIXTURE_TEARDOWN(dp)
+{
+	ia_xdp_close(self->t.x);
+}
+
+FIXTURE(fan) {
+	DP_DATA;
+};
+
+FIXTURE_SETUP(fan)
+{
+	DP_SETUP();
+}
+
+FIXTURE_TEARDOWN(fan)
+{
+	ia_xdp_close(self->t.x);
+}
+
+/*
+ * Sends chunk seq of job from senders first..first+n-1 (in reverse order),
+ * checking every verdict and that the last one emits exactly the aggregate.
+ */
+static void chunk_run(struct __test_metadata *_metadata, struct tctx *t, __u8 *in, __u8 *out,
+		      __u8 *want, __u32 job, __u32 seq, __u32 first, __u32 n, __u16 nelem)
+{
+	__s32 vals[IA_MAX_ELEMS], sums[IA_MAX_ELEMS] = {};
+	struct frame_spec f, a;
+	__u32 i, e, s, olen;
+	int len, wlen;
+
+	for (i = 0; i < n; i++) {
+		s = first + n - 1 - i;
+		for (e = 0; e < nelem; e++) {
+			vals[e] = contrib_val(s, seq, e);
+			sums[e] = (__s32)((__u32)sums[e] + (__u32)vals[e]);
+		}
+		f = contrib(job, seq, s, nelem, vals);
+		len = build_frame(in, &f);
+		if (i + 1 < n) {
+			ASSERT_EQ(XDP_DROP, run(t->x, t->port[1], in, len,
+						out, &olen));
+			continue;
+		}
+		ASSERT_EQ(XDP_REDIRECT, run(t->x, t->port[1], in, len,
+					    out, &olen));
+		a = agg_of(f, n, 0, sums);
+		wlen = build_frame(want, &a);
+		ASSERT_EQ(wlen, olen);
+		ASSERT_EQ(0, memcmp(want, out, wlen)) {
+			for (e = 0; e < (__u32)wlen; e++)
+				if (want[e] != out[e]) {
+					TH_LOG("first difference at byte %u", e);
+					break;
+				}
+		}
+	}
+}
+
+#define chunk(_m, self, ...) \
+	chunk_run(_m, &(self)->t, (self)->in, (self)->out, (self)->want, __VA_ARGS__)
+
+FIXTURE_VARIANT(fan) {
+	__u32 fanin;
+};
+
+FIXTURE_VARIANT_ADD(fan, fanin1) { .fanin = 1 };
+FIXTURE_VARIANT_ADD(fan, fanin2) { .fanin = 2 };
+FIXTURE_VARIANT_ADD(fan, fanin7) { .fanin = 7 };
+FIXTURE_VARIANT_ADD(fan, fanin64) { .fanin = 64 };
+FIXTURE_VARIANT_ADD(fan, fanin1024) { .fanin = 1024 };
+
+/* Sums checked element by element, in the emitted frame and in the slot. */
+TEST_F(fan, blue_fanin)
+{
+	__u32 n = variant->fanin, e, s;
+	struct ia_slot slot;
+
+	ASSERT_EQ(0, add_job(&self->t, 5, IA_ROLE_BLUE, n, 1000, NULL, 4));
+	chunk(_metadata, self, 5, 0, 1000, n, IA_MAX_ELEMS);
+	chunk(_metadata, self, 5, 1, 1000, n, 37);	/* the per-element bounds path */
+
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 5, 1, &slot));
+	ASSERT_EQ(IA_SLOT_DONE, slot.state);
+	ASSERT_EQ(1, slot.seq);
+	ASSERT_EQ(n, slot.nseen);
+	ASSERT_EQ(n, slot.nworkers);
+	ASSERT_EQ(37, slot.nelem);
+	for (e = 0; e < 37; e++) {
+		__u32 want = 0;
+
+		for (s = 0; s < n; s++)
+			want += (__u32)contrib_val(1000 + s, 1, e);
+		ASSERT_EQ(want, (__u32)slot.sum[e]);
+	}
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 5, 2, &slot));
+	ASSERT_EQ(IA_SLOT_EMPTY, slot.state);
+	ASSERT_EQ(2 * n, jctr(self->t.x, 5, IA_C_RX));
+	ASSERT_EQ(2 * n, jctr(self->t.x, 5, IA_C_AGGREGATED));
+	ASSERT_EQ(2, jctr(self->t.x, 5, IA_C_EMIT));
+	ASSERT_EQ(2, jctr(self->t.x, 5, IA_C_TX));
+	ASSERT_EQ(0, jctr(self->t.x, 5, IA_C_DUP));
+	ASSERT_EQ(2 * n, pctr(self->t.x, self->t.port[1], IA_C_RX));
+	ASSERT_EQ(2, pctr(self->t.x, self->t.port[0], IA_C_TX));
+}
+
+/* Fan-in 2 with one raw worker and one blue child representing 5 workers. */
+TEST_F(dp, blue_child_aggregate)
+{
+	const __u32 nw[2] = { 1, 5 };
+	__s32 v1[8], v2[8], sums[8];
+	struct frame_spec f, a;
+	__u32 olen;
+	int len, e;
+
+	ASSERT_EQ(0, add_job(&self->t, 6, IA_ROLE_BLUE, 2, 10, nw, 8));
+	for (e = 0; e < 8; e++) {
+		v1[e] = INT32_MAX - e;	/* the sum wraps */
+		v2[e] = 1000 + e;
+		sums[e] = (__s32)((__u32)v1[e] + (__u32)v2[e]);
+	}
+	f = contrib(6, 3, 11, 8, v2);
+	f.type = IA_MSG_AGG;
+	f.nworkers = 5;
+	f.flags = IA_F_MARK;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[2], self->in, len, self->out, &olen));
+	f = contrib(6, 3, 10, 8, v1);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	a = agg_of(f, 6, IA_F_MARK, sums);
+	ASSERT_EQ(build_frame(self->want, &a), (int)olen);
+	ASSERT_EQ(0, memcmp(self->want, self->out, olen));
+	ASSERT_EQ(INT32_MIN + 999, sums[0]);
+}
+
+TEST_F(dp, duplicates_ignored)
+{
+	__s32 v[16], sums[16];
+	struct ia_slot slot;
+	struct frame_spec f, a;
+	__u32 olen, s;
+	int len, e;
+
+	ASSERT_EQ(0, add_job(&self->t, 7, IA_ROLE_BLUE, 3, 1, NULL, 4));
+	for (e = 0; e < 16; e++)
+		v[e] = contrib_val(3, 0, e);
+	f = contrib(7, 0, 3, 16, v);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	f.flags = IA_F_RETX;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[2], self->in, len, self->out, &olen));
+	ASSERT_EQ(2, jctr(self->t.x, 7, IA_C_DUP));
+	ASSERT_EQ(1, jctr(self->t.x, 7, IA_C_AGGREGATED));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 7, 0, &slot));
+	ASSERT_EQ(1, slot.nseen);
+	for (e = 0; e < 16; e++)
+		ASSERT_EQ(v[e], slot.sum[e]);
+	/* The rest of the chunk: the aggregate sums each member once. */
+	for (s = 1; s <= 2; s++) {
+		for (e = 0; e < 16; e++)
+			v[e] = contrib_val(s, 0, e);
+		f = contrib(7, 0, s, 16, v);
+		len = build_frame(self->in, &f);
+		ASSERT_EQ(s == 2 ? XDP_REDIRECT : XDP_DROP,
+			  run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	}
+	for (e = 0; e < 16; e++)
+		sums[e] = (__s32)((__u32)contrib_val(1, 0, e) + (__u32)contrib_val(2, 0, e) +
+				  (__u32)contrib_val(3, 0, e));
+	a = agg_of(f, 3, 0, sums);
+	ASSERT_EQ(build_frame(self->want, &a), (int)olen);
+	ASSERT_EQ(0, memcmp(self->want, self->out, olen));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 7, 0, &slot));
+	ASSERT_EQ(IA_SLOT_DONE, slot.state);
+	ASSERT_EQ(3, slot.nseen);
+	for (e = 0; e < 16; e++)
+		ASSERT_EQ(sums[e], slot.sum[e]);
+	ASSERT_EQ(1, jctr(self->t.x, 7, IA_C_EMIT));
+	ASSERT_EQ(3, jctr(self->t.x, 7, IA_C_AGGREGATED));
+}
+
+TEST_F(dp, retransmission_reemits)
+{
+	__s32 v[IA_MAX_ELEMS], sums[IA_MAX_ELEMS];
+	struct frame_spec f, a;
+	__u32 olen;
+	int len, e;
+
+	ASSERT_EQ(0, add_job(&self->t, 8, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	chunk(_metadata, self, 8, 2, 1, 2, IA_MAX_ELEMS);
+	for (e = 0; e < IA_MAX_ELEMS; e++) {
+		v[e] = contrib_val(1, 2, e);
+		sums[e] = (__s32)((__u32)v[e] + (__u32)contrib_val(2, 2, e));
+	}
+	/* Sender 1 timed out and resends: the stored aggregate goes up again. */
+	f = contrib(8, 2, 1, IA_MAX_ELEMS, v);
+	f.flags = IA_F_RETX;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	a = agg_of(f, 2, IA_F_REEMIT, sums);
+	ASSERT_EQ(build_frame(self->want, &a), (int)olen);
+	ASSERT_EQ(0, memcmp(self->want, self->out, olen));
+	ASSERT_EQ(2, jctr(self->t.x, 8, IA_C_AGGREGATED));
+	ASSERT_EQ(1, jctr(self->t.x, 8, IA_C_EMIT));
+	ASSERT_EQ(1, jctr(self->t.x, 8, IA_C_REEMIT));
+	ASSERT_EQ(2, jctr(self->t.x, 8, IA_C_TX));
+	/* A different element count for the same chunk is malformed. */
+	f.nelem = 255;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(1, jctr(self->t.x, 8, IA_C_DROP_NELEM));
+}
+
+TEST_F(dp, slot_reuse)
+{
+	__s32 v[4] = { 1, 2, 3, 4 };
+	struct ia_slot slot;
+	struct frame_spec f;
+	__u32 olen;
+	int len, e;
+
+	ASSERT_EQ(0, add_job(&self->t, 9, IA_ROLE_BLUE, 2, 1, NULL, 2));
+	chunk(_metadata, self, 9, 0, 1, 2, 4);
+	/* Chunk 2 needs slot 0, whose chunk 0 is done: reused, fresh sums. */
+	chunk(_metadata, self, 9, 2, 1, 2, 4);
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 9, 0, &slot));
+	ASSERT_EQ(2, slot.seq);
+	ASSERT_EQ(2, slot.nseen);
+	for (e = 0; e < 4; e++)
+		ASSERT_EQ((__u32)contrib_val(1, 2, e) + (__u32)contrib_val(2, 2, e),
+			  (__u32)slot.sum[e]);
+	/* Chunk 0 is gone: a late copy must not count. */
+	f = contrib(9, 0, 1, 4, v);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	/* Chunk 3 in empty slot 1: outside the first window [0, 2). */
+	f.seq = 3;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(2, jctr(self->t.x, 9, IA_C_DROP_WINDOW));
+	/* Chunk 1 opens slot 1; chunk 3 cannot take it before chunk 1 is done. */
+	f.seq = 1;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	f.seq = 3;
+	f.sender = 2;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(3, jctr(self->t.x, 9, IA_C_DROP_WINDOW));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 9, 1, &slot));
+	ASSERT_EQ(1, slot.seq);
+	ASSERT_EQ(IA_SLOT_OPEN, slot.state);
+	ASSERT_EQ(1, slot.nseen);
+	for (e = 0; e < 4; e++)
+		ASSERT_EQ(v[e], slot.sum[e]);
+	ASSERT_EQ(5, jctr(self->t.x, 9, IA_C_AGGREGATED));
+}
+
+TEST_F(dp, red_forwarding)
+{
+	const __u32 nw[2] = { 1, 4 };
+	__s32 v[IA_MAX_ELEMS];
+	struct frame_spec f;
+	__u32 olen;
+	int len, e, i;
+
+	ASSERT_EQ(0, add_job(&self->t, 11, IA_ROLE_RED, 2, 50, nw, 0));
+	for (e = 0; e < IA_MAX_ELEMS; e++)
+		v[e] = contrib_val(50, 0, e);
+	/* Every message, duplicates included, goes up with only L2 rewritten. */
+	for (i = 0; i < 3; i++) {
+		f = contrib(11, 0, 50, IA_MAX_ELEMS, v);
+		len = build_frame(self->in, &f);
+		ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[1], self->in, len,
+					    self->out, &olen));
+		memcpy(f.smac, mac_up_s, 6);
+		memcpy(f.dmac, mac_up_d, 6);
+		ASSERT_EQ(build_frame(self->want, &f), (int)olen);
+		ASSERT_EQ(0, memcmp(self->want, self->out, olen));
+	}
+	f = contrib(11, 0, 51, 3, v);
+	f.type = IA_MSG_AGG;
+	f.nworkers = 4;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[2], self->in, len, self->out, &olen));
+	ASSERT_EQ(0, memcmp(self->in + 12, self->out + 12, len - 12));
+	ASSERT_EQ(4, jctr(self->t.x, 11, IA_C_FWD));
+	ASSERT_EQ(4, jctr(self->t.x, 11, IA_C_TX));
+	ASSERT_EQ(4, pctr(self->t.x, self->t.port[0], IA_C_TX));
+	ASSERT_EQ(0, jctr(self->t.x, 11, IA_C_AGGREGATED));
+	ASSERT_EQ(-ENOENT, ia_xdp_slot_read(self->t.x, 11, 0, &(struct ia_slot){}));
+}
+
+/* Opens a raw socket on ifindex to catch what the datapath sends there. */
+static int catcher(int ifindex)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = ifindex,
+	};
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* Next UDP frame to IA_UDP_PORT caught on fd within 500 ms (others skipped). */
+static int catch_frame(int fd, __u8 *buf, int size)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	while (poll(&p, 1, 500) > 0) {
+		n = recv(fd, buf, size, 0);
+		if (n >= IA_PAYLOAD_OFF && buf[23] == IPPROTO_UDP &&
+		    ((struct udphdr *)(buf + 34))->dest == htons(IA_UDP_PORT))
+			return n;
+	}
+	return 0;
+}
+
+TEST_F(dp, result_replication)
+{
+	struct xdp_md md = { .ingress_ifindex = self->t.port[0] };
+	__s32 v[IA_MAX_ELEMS];
+	struct frame_spec f, w;
+	int fd[NPORTS], len, e, i, n;
+	__u32 olen;
+	LIBBPF_OPTS(bpf_test_run_opts, o,
+		.data_in = self->in, .ctx_in = &md, .ctx_size_in = sizeof(md),
+		.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .repeat = 1,
+	);
+
+	ASSERT_EQ(0, add_job(&self->t, 12, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	for (e = 0; e < IA_MAX_ELEMS; e++)
+		v[e] = e * 3 - 100;
+	f = contrib(12, 0, 0, IA_MAX_ELEMS, v);
+	f.type = IA_MSG_RESULT;
+	f.nworkers = 2;
+	memcpy(f.smac, mac_up_d, 6);
+	memcpy(f.dmac, mac_up_s, 6);
+	f.saddr = IP_PS;
+	f.daddr = IP_SW;
+	len = build_frame(self->in, &f);
+
+	/* Verdict and bytes through test_run: broadcast, unchanged at ingress. */
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[0], self->in, len, self->out, &olen));
+	ASSERT_EQ(len, (int)olen);
+	ASSERT_EQ(0, memcmp(self->in, self->out, len));
+	/* From a down port a result is going the wrong way. */
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(1, pctr(self->t.x, self->t.port[1], IA_C_DROP_TYPE));
+
+	/* Live: frames really leave ports 1 and 2, rewritten; port 3 gets none. */
+	for (i = 0; i < NPORTS; i++) {
+		ASSERT_EQ(0, ia_xdp_attach_pass(self->t.x, self->t.peer[i], XDP_FLAGS_DRV_MODE));
+		fd[i] = catcher(self->t.peer[i]);
+		ASSERT_LE(0, fd[i]);
+	}
+	o.data_size_in = len;
+	md.data_end = len;
+	ASSERT_EQ(0, bpf_prog_test_run_opts(ia_xdp_prog_fd(self->t.x), &o));
+	for (i = 1; i <= 2; i++) {
+		n = catch_frame(fd[i], self->out, sizeof(self->out));
+		ASSERT_EQ(len, n);
+		w = f;
+		memcpy(w.smac, mac_sw, 6);
+		memcpy(w.dmac, mac_w, 6);
+		w.dmac[5] = 0x10 + i - 1;
+		w.daddr = IP(10, 9, 0, 10 + i - 1);
+		build_frame(self->want, &w);
+		((struct udphdr *)(self->want + 34))->check = 0;
+		ASSERT_EQ(0, memcmp(self->want, self->out, len));
+	}
+	ASSERT_EQ(0, catch_frame(fd[3], self->out, sizeof(self->out)));
+	ASSERT_EQ(0, catch_frame(fd[0], self->out, sizeof(self->out)));
+	ASSERT_EQ(2, jctr(self->t.x, 12, IA_C_RESULT));
+	ASSERT_EQ(2, jctr(self->t.x, 12, IA_C_TX));
+	ASSERT_EQ(1, pctr(self->t.x, self->t.port[1], IA_C_TX));
+	ASSERT_EQ(1, pctr(self->t.x, self->t.port[2], IA_C_TX));
+	ASSERT_EQ(0, pctr(self->t.x, self->t.port[3], IA_C_TX));
+	for (i = 0; i < NPORTS; i++)
+		close(fd[i]);
+}
+
+/* Frames that are not inagg's: passed untouched, nothing counted but "passed". */
+TEST_F(dp, foreign_passed)
+{
+	__s32 v[4] = { 1, 2, 3, 4 };
+	struct frame_spec f;
+	struct iphdr *ip = (void *)(self->in + 14);
+	__u32 olen;
+	int len, i, npass = 0;
+
+	ASSERT_EQ(0, add_job(&self->t, 13, IA_ROLE_BLUE, 1, 1, NULL, 4));
+	for (i = 0; i < 6; i++) {
+		f = contrib(13, 0, 1, 4, v);
+		len = build_frame(self->in, &f);
+		switch (i) {
+		case 0:	/* ARP */
+			((struct ethhdr *)self->in)->h_proto = htons(ETH_P_ARP);
+			break;
+		case 1:	/* IPv6 ethertype */
+			((struct ethhdr *)self->in)->h_proto = htons(ETH_P_IPV6);
+			break;
+		case 2:	/* UDP to another port */
+			((struct udphdr *)(self->in + 34))->dest = htons(IA_UDP_PORT + 1);
+			break;
+		case 3:	/* TCP */
+			ip->protocol = IPPROTO_TCP;
+			break;
+		case 4:	/* shorter than Ethernet + IPv4 + UDP */
+			len = 40;
+			break;
+		case 5:	/* IP options, and not to our port */
+			ip->ihl = 6;
+			((struct udphdr *)(self->in + 38))->dest = htons(53);
+			break;
+		}
+		ASSERT_EQ(XDP_PASS, run(self->t.x, self->t.port[1], self->in, len, self->out,
+					&olen)) TH_LOG("case %d", i);
+		ASSERT_EQ(len, (int)olen);
+		ASSERT_EQ(0, memcmp(self->in, self->out, len));
+		npass++;
+	}
+	ASSERT_EQ(npass, pctr(self->t.x, self->t.port[1], IA_C_PASS));
+	ASSERT_EQ(0, pctr(self->t.x, self->t.port[1], IA_C_RX));
+	ASSERT_EQ(0, jctr(self->t.x, 13, IA_C_RX));
+}
+
+/* Malformed and foreign inagg messages: dropped, counted by reason. */
+struct bad_case {
+	const char *name;
+	int ctr;
+	bool job_counted;	/* reached a known job */
+	void (*mangle)(struct frame_spec *f, __u8 *frame, int *len);
+};
+
+static void m_short(struct frame_spec *f, __u8 *b, int *len) { *len = 50; }
+static void m_trunc(struct frame_spec *f, __u8 *b, int *len) { *len -= 4; }
+static void m_ver(struct frame_spec *f, __u8 *b, int *len) { f->ver = 2; *len = build_frame(b, f); }
+static void m_nelem0(struct frame_spec *f, __u8 *b, int *len)
+{
+	f->nelem = 0;
+	*len = build_frame(b, f) + 16;
+}
+static void m_nelem_big(struct frame_spec *f, __u8 *b, int *len)
+{
+	((struct ia_hdr *)(b + 42))->nelem = htons(IA_MAX_ELEMS + 1);
+}
+static void m_nelem_len(struct frame_spec *f, __u8 *b, int *len)
+{
+	((struct ia_hdr *)(b + 42))->nelem = htons(f->nelem - 1);
+}
+static void m_job(struct frame_spec *f, __u8 *b, int *len) { f->job = 99; *len = build_frame(b, f); }
+static void m_member(struct frame_spec *f, __u8 *b, int *len) { f->sender = 77; *len = build_frame(b, f); }
+static void m_weight(struct frame_spec *f, __u8 *b, int *len) { f->nworkers = 2; *len = build_frame(b, f); }
+static void m_window(struct frame_spec *f, __u8 *b, int *len) { f->seq = 100; *len = build_frame(b, f); }
+static void m_type(struct frame_spec *f, __u8 *b, int *len) { f->type = 9; *len = build_frame(b, f); }
+static void m_ipopt(struct frame_spec *f, __u8 *b, int *len)
+{
+	struct iphdr *ip = (void *)(b + 14);
+
+	/* Shift UDP on by 4 bytes of IP options (NOPs). */
+	memmove(b + 38, b + 34, *len - 34);
+	memset(b + 34, 1, 4);
+	ip->ihl = 6;
+	*len += 4;
+}
+static void m_frag(struct frame_spec *f, __u8 *b, int *len)
+{
+	((struct iphdr *)(b + 14))->frag_off = htons(0x2000);	/* MF */
+}
+
+static const struct bad_case bad_cases[] = {
+	{ "short frame",	IA_C_DROP_SHORT,   false, m_short },
+	{ "truncated payload",	IA_C_DROP_SHORT,   false, m_trunc },
+	{ "bad version",	IA_C_DROP_VERSION, false, m_ver },
+	{ "zero elements",	IA_C_DROP_NELEM,   false, m_nelem0 },
+	{ "too many elements",	IA_C_DROP_NELEM,   false, m_nelem_big },
+	{ "count vs length",	IA_C_DROP_NELEM,   false, m_nelem_len },
+	{ "unknown job",	IA_C_DROP_JOB,     false, m_job },
+	{ "IP options",		IA_C_DROP_SHORT,   false, m_ipopt },
+	{ "fragment",		IA_C_DROP_SHORT,   false, m_frag },
+	{ "non-member sender",	IA_C_DROP_MEMBER,  true,  m_member },
+	{ "wrong nworkers",	IA_C_DROP_MEMBER,  true,  m_weight },
+	{ "out-of-window chunk", IA_C_DROP_WINDOW, true,  m_window },
+	{ "unknown type",	IA_C_DROP_TYPE,    true,  m_type },
+};
+
+TEST_F(dp, malformed_dropped)
+{
+	struct ia_slot before[2][4], after;
+	__s32 v[IA_MAX_ELEMS];
+	struct frame_spec f;
+	__u32 olen, k;
+	int len, e, c;
+	size_t i;
+
+	ASSERT_EQ(0, add_job(&self->t, 20, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	ASSERT_EQ(0, add_job(&self->t, 21, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	for (e = 0; e < IA_MAX_ELEMS; e++)
+		v[e] = e;
+	/* Some state in both jobs that the bad frames must not touch. */
+	f = contrib(20, 0, 1, IA_MAX_ELEMS, v);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	f.job = 21;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	for (k = 0; k < 4; k++) {
+		ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 20, k, &before[0][k]));
+		ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 21, k, &before[1][k]));
+	}
+
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *b = &bad_cases[i];
+		__u64 p0 = pctr(self->t.x, self->t.port[2], b->ctr);
+		__u64 j0 = jctr(self->t.x, 20, b->ctr);
+
+		f = contrib(20, 0, 2, IA_MAX_ELEMS, v);
+		len = build_frame(self->in, &f);
+		b->mangle(&f, self->in, &len);
+		ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[2], self->in, len, self->out,
+					&olen)) TH_LOG("%s", b->name);
+		ASSERT_EQ(p0 + 1, pctr(self->t.x, self->t.port[2], b->ctr)) TH_LOG("%s", b->name);
+		ASSERT_EQ(j0 + b->job_counted, jctr(self->t.x, 20, b->ctr)) TH_LOG("%s", b->name);
+		for (c = IA_C_DROP_SHORT; c < IA_C__COUNT; c++)
+			if (c != b->ctr)
+				ASSERT_EQ(0, jctr(self->t.x, 21, c)) TH_LOG("%s", b->name);
+	}
+	/* An upward message arriving on the up port is going the wrong way. */
+	f = contrib(20, 0, 2, IA_MAX_ELEMS, v);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[0], self->in, len, self->out, &olen));
+	ASSERT_EQ(2, jctr(self->t.x, 20, IA_C_DROP_TYPE));
+
+	for (k = 0; k < 4; k++) {
+		ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 20, k, &after));
+		ASSERT_EQ(0, memcmp(&before[0][k], &after, sizeof(after)));
+		ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 21, k, &after));
+		ASSERT_EQ(0, memcmp(&before[1][k], &after, sizeof(after)));
+	}
+	ASSERT_EQ(1, jctr(self->t.x, 20, IA_C_AGGREGATED));
+	ASSERT_EQ(0, jctr(self->t.x, 21, IA_C_DROP_WINDOW));
+}
+
+/* Same senders, same chunk numbers, two jobs: each sums only its own. */
+TEST_F(dp, two_jobs_isolated)
+{
+	__s32 va[8], vb[8];
+	struct ia_slot sa, sb;
+	struct frame_spec f;
+	__u32 olen;
+	int len, e;
+
+	ASSERT_EQ(0, add_job(&self->t, 30, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	ASSERT_EQ(0, add_job(&self->t, 31, IA_ROLE_BLUE, 3, 1, NULL, 4));
+	for (e = 0; e < 8; e++) {
+		va[e] = 100 + e;
+		vb[e] = -7 * e;
+	}
+	f = contrib(30, 0, 1, 8, va);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	f = contrib(31, 0, 1, 8, vb);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	f = contrib(31, 0, 2, 8, vb);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	/* Sender 3 is a member of job 31 only. */
+	f = contrib(30, 0, 3, 8, vb);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(1, jctr(self->t.x, 30, IA_C_DROP_MEMBER));
+
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 30, 0, &sa));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 31, 0, &sb));
+	ASSERT_EQ(1, sa.nseen);
+	ASSERT_EQ(2, sb.nseen);
+	for (e = 0; e < 8; e++) {
+		ASSERT_EQ(va[e], sa.sum[e]);
+		ASSERT_EQ(2 * vb[e], sb.sum[e]);
+	}
+	f = contrib(30, 0, 2, 8, va);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	for (e = 0; e < 8; e++)
+		ASSERT_EQ(2 * va[e], (__s32)le32toh(((__u32 *)(self->out + IA_PAYLOAD_OFF))[e]));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 31, 0, &sb));
+	ASSERT_EQ(IA_SLOT_OPEN, sb.state);
+	ASSERT_EQ(1, jctr(self->t.x, 30, IA_C_EMIT));
+	ASSERT_EQ(0, jctr(self->t.x, 31, IA_C_EMIT));
+
+	/* Removing a job frees its slots and leaves the other alone. */
+	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, 30));
+	ASSERT_EQ(-ENOENT, ia_xdp_slot_read(self->t.x, 30, 0, &sa));
+	ASSERT_EQ(-ENOENT, ia_xdp_job_del(self->t.x, 30));
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(1, pctr(self->t.x, self->t.port[1], IA_C_DROP_JOB));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 31, 0, &sb));
+	ASSERT_EQ(2, sb.nseen);
+}
+
+TEST_F(dp, loader_validation)
+{
+	struct ia_xdp_member m[2] = { { 1, 1 }, { 1, 1 } };
+	struct ia_xdp_job j = {
+		.id = 40, .role = IA_ROLE_BLUE, .window = 4, .nmembers = 1, .members = m,
+		.up = { .ifindex = self->t.port[0] },
+	};
+
+	j.role = 3;
+	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j));
+	j.role = IA_ROLE_BLUE;
+	j.window = 0;
+	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j));
+	j.window = IA_MAX_WINDOW + 1;
+	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j));
+	j.window = 4;
+	j.nmembers = IA_MAX_FANIN + 1;
+	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j));
+	j.nmembers = 2;	/* sender 1 listed twice */
+	ASSERT_EQ(-EEXIST, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(-ENOENT, ia_xdp_slot_read(self->t.x, 40, 0, &(struct ia_slot){}));
+	j.nmembers = 1;
+	j.up.ifindex = 0;
+	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j));
+	j.up.ifindex = self->t.port[0];
+	ASSERT_EQ(0, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(-EEXIST, ia_xdp_job_add(self->t.x, &j));
+}
+
+/* Maps pinned per switch: a second opener sees the first one's jobs. */
+TEST(pinned_switch)
+{
+	struct ia_xdp_member m = { 1, 1 };
+	struct ia_xdp_job j = {
+		.id = 50, .role = IA_ROLE_BLUE, .window = 8, .nmembers = 1, .members = &m,
+		.up = { .ifindex = 1 },
+	};
+	struct ia_xdp *a, *b;
+	struct ia_slot s;
+	char sw[64], path[128];
+
+	snprintf(sw, sizeof(sw), "ia-test-%d", getpid());
+	snprintf(path, sizeof(path), IA_BPFFS_ROOT "/%s/ia_jobs", sw);
+	ASSERT_EQ(0, ia_xdp_open(sw, &a));
+	ASSERT_EQ(0, access(path, F_OK));
+	ASSERT_EQ(0, ia_xdp_job_add(a, &j));
+	ASSERT_EQ(0, ia_xdp_open(sw, &b));
+	ASSERT_EQ(-EEXIST, ia_xdp_job_add(b, &j));
+	ASSERT_EQ(0, ia_xdp_slot_read(b, 50, 7, &s));
+	ia_xdp_close(a);
+	ASSERT_EQ(0, ia_xdp_job_del(b, 50));
+	ia_xdp_close(b);
+	ASSERT_EQ(0, ia_xdp_unpin(sw));
+	ASSERT_NE(0, access(path, F_OK));
+}
+
+TEST_HARNESS_MAIN

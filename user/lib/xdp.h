@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Loader of the XDP datapath (bpf/inagg.bpf.c) for one switch.
+ *
+ * A switch is one set of maps, pinned under IA_BPFFS_ROOT/<switch>/ (that is
+ * /sys/fs/bpf/inagg/<switch>/), and the ia_xdp program attached to each of
+ * its ports. Opening a switch whose maps are pinned reuses them, so any
+ * process can configure jobs or read counters of a running switch. The
+ * program stays attached after the process exits.
+ *
+ * Interface indexes are those of the switch's network namespace: call
+ * ia_xdp_attach(), ia_xdp_port_add() and ia_xdp_job_add() (down ports) with
+ * the calling thread in that namespace.
+ *
+ * Every function returns 0 or a negative errno.
+ */
+#ifndef INAGG_XDP_H
+#define INAGG_XDP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "inagg/maps.h"
+
+struct ia_xdp;
+
+/* One hop: the port a message leaves by and how it is rewritten there. */
+struct ia_xdp_hop {
+	int	ifindex;
+	__u8	smac[6];	/* this switch's port */
+	__u8	dmac[6];	/* next hop */
+	__be32	saddr;		/* up: source of aggregates (0: keep); down: unused */
+	__be32	daddr;		/* up: the destination (0: keep); down: worker (0: keep) */
+};
+
+/* A sender whose upward messages this switch accepts for a job. */
+struct ia_xdp_member {
+	__u32	sender;		/* worker id, or id of a blue switch below */
+	__u32	nworkers;	/* workers its messages represent (1 for a worker) */
+};
+
+/*
+ * A job's configuration at one switch. Expected contributions per chunk at
+ * this switch = nmembers: the workers attached here, the workers behind red
+ * switches below, and the blue switches below (each counted once).
+ */
+struct ia_xdp_job {
+	__u32	id;
+	enum ia_role role;
+	__u32	window;		/* blue: slots = chunks in flight, 1..IA_MAX_WINDOW */
+	__u32	base_seq;	/* first chunk sequence number */
+	__u32	self_id;	/* blue: sender id of this switch's aggregates */
+	__u32	nmembers;	/* 1..IA_MAX_FANIN */
+	const struct ia_xdp_member *members;
+	struct ia_xdp_hop up;	/* parent (or destination) egress */
+	__u32	ndown;		/* ports leading to the job's workers, for results */
+	const struct ia_xdp_hop *down;
+};
+
+/* sw: switch name (pinned maps), or NULL for private unpinned maps (tests). */
+int ia_xdp_open(const char *sw, struct ia_xdp **out);
+void ia_xdp_close(struct ia_xdp *x);
+/* Removes a switch's pinned maps (detach its ports first). */
+int ia_xdp_unpin(const char *sw);
+
+/* xdp_flags: XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE or 0 (kernel's choice). */
+int ia_xdp_attach(struct ia_xdp *x, int ifindex, __u32 xdp_flags);
+int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags);
+/* Attaches the XDP_PASS program (a host-side veth receiving redirected frames). */
+int ia_xdp_attach_pass(struct ia_xdp *x, int ifindex, __u32 xdp_flags);
+/* What attach does besides attaching: port counters and result broadcast set. */
+int ia_xdp_port_add(struct ia_xdp *x, int ifindex);
+int ia_xdp_port_del(struct ia_xdp *x, int ifindex);
+
+int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *job);
+/* Removes a job and frees its slots; -ENOENT if it is not configured. */
+int ia_xdp_job_del(struct ia_xdp *x, __u32 job);
+
+/* Counters summed over CPUs. */
+int ia_xdp_job_counters(struct ia_xdp *x, __u32 job, struct ia_counters *out);
+int ia_xdp_port_counters(struct ia_xdp *x, int ifindex, struct ia_counters *out);
+const char *ia_ctr_name(enum ia_ctr c);
+
+/* A copy of one aggregator slot of a blue job, read under its lock. */
+int ia_xdp_slot_read(struct ia_xdp *x, __u32 job, __u32 idx, struct ia_slot *out);
+
+/* Program fds, for BPF_PROG_TEST_RUN. */
+int ia_xdp_prog_fd(struct ia_xdp *x);
+int ia_xdp_egress_fd(struct ia_xdp *x);
+
+#endif /* INAGG_XDP_H */
