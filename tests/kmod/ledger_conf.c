@@ -1,0 +1,585 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ledger conformance: the same cases through libinagg's ledger client
+ * against both backends, the kernel module (variant "kernel") and the
+ * user-space fallback (variant "user"). Each test runs in a network
+ * namespace of its own, so it starts from a new ledger.
+ *
+ * On a host without the module the kernel variant is skipped; in the VM
+ * (INAGG_EXPECT_BACKEND=kernel) a missing module is a failure.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+
+/* The harness compares signed and unsigned values in its macros. */
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wmisleading-indentation"
+#include "kselftest_harness.h"
+#include "ledger.h"
+
+FIXTURE(ledger) {
+	struct inagg_ledger *l;
+	char dir[64];
+};
+
+FIXTURE_VARIANT(ledger) {
+	enum inagg_ledger_backend backend;
+};
+
+FIXTURE_VARIANT_ADD(ledger, kernel) {
+	.backend = INAGG_LEDGER_KERNEL,
+};
+
+FIXTURE_VARIANT_ADD(ledger, user) {
+	.backend = INAGG_LEDGER_USER,
+};
+
+FIXTURE_SETUP(ledger)
+{
+	const char *expect = getenv("INAGG_EXPECT_BACKEND");
+	int ret;
+
+	/* A namespace of our own: a new ledger, gone when the test ends. */
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	strcpy(self->dir, "/tmp/ia-ledger-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, setenv("INAGG_LEDGER_DIR", self->dir, 1));
+	unsetenv("INAGG_LEDGER");
+
+	ret = inagg_ledger_open(&self->l, variant->backend, NULL);
+	if (ret == -ENOENT && variant->backend == INAGG_LEDGER_KERNEL &&
+	    !(expect && !strcmp(expect, "kernel")))
+		SKIP(return, "inagg.ko is not loaded");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(variant->backend, inagg_ledger_backend(self->l));
+}
+
+FIXTURE_TEARDOWN(ledger)
+{
+	char cmd[128];
+
+	inagg_ledger_close(self->l);
+	if (self->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+		if (system(cmd))
+			TH_LOG("cannot remove %s", self->dir);
+	}
+}
+
+/* The body of a test does nothing when setup skipped it. */
+#define BEGIN() do { if (_metadata->skip) return; } while (0)
+
+#define ASSERT_CAP(l, mj, ms, uj, us) do {				\
+	struct inagg_ledger_cap __c;					\
+	ASSERT_EQ(0, inagg_ledger_get(l, &__c));			\
+	EXPECT_EQ(mj, __c.max_jobs);					\
+	EXPECT_EQ(ms, __c.max_slots);					\
+	EXPECT_EQ(uj, __c.used_jobs);					\
+	EXPECT_EQ(us, __c.used_slots);					\
+} while (0)
+
+#define ASSERT_MSG(l, text) do {					\
+	const char *__m = inagg_ledger_errmsg(l);			\
+	if (!strstr(__m, text))						\
+		TH_LOG("message '%s' lacks '%s'", __m, text);		\
+	ASSERT_NE(NULL, strstr(__m, text));				\
+} while (0)
+
+/* The auto choice takes the module exactly when it is loaded. */
+TEST(auto_backend)
+{
+	const char *expect = getenv("INAGG_EXPECT_BACKEND");
+	struct inagg_ledger *l;
+	bool loaded = access("/sys/module/inagg", F_OK) == 0;
+	char dir[] = "/tmp/ia-ledger-XXXXXX", cmd[64];
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	setenv("INAGG_LEDGER_DIR", dir, 1);
+	unsetenv("INAGG_LEDGER");
+	ASSERT_EQ(0, inagg_ledger_open(&l, INAGG_LEDGER_AUTO, NULL));
+	EXPECT_EQ(loaded ? INAGG_LEDGER_KERNEL : INAGG_LEDGER_USER, inagg_ledger_backend(l));
+	if (expect)
+		EXPECT_STREQ(expect, inagg_ledger_backend_name(inagg_ledger_backend(l)));
+	inagg_ledger_close(l);
+
+	/* INAGG_LEDGER=user forces the fallback. */
+	setenv("INAGG_LEDGER", "user", 1);
+	ASSERT_EQ(0, inagg_ledger_open(&l, INAGG_LEDGER_AUTO, NULL));
+	EXPECT_EQ(INAGG_LEDGER_USER, inagg_ledger_backend(l));
+	inagg_ledger_close(l);
+	unsetenv("INAGG_LEDGER");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ(0, system(cmd));
+}
+
+TEST_F(ledger, defaults)
+{
+	struct inagg_ledger_job *jobs;
+	size_t n;
+
+	BEGIN();
+	ASSERT_CAP(self->l, INAGG_DEFAULT_MAX_JOBS, INAGG_DEFAULT_MAX_SLOTS, 0, 0);
+	ASSERT_EQ(0, inagg_ledger_list(self->l, &jobs, &n));
+	EXPECT_EQ(0, n);
+	free(jobs);
+}
+
+TEST_F(ledger, round_trip)
+{
+	struct inagg_ledger_job *jobs, job;
+	size_t n;
+
+	BEGIN();
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 7, 10));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 3, 20));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 4000000000U, 1));
+	ASSERT_CAP(self->l, 16, 4096, 3, 31);
+
+	ASSERT_EQ(0, inagg_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(3, n);
+	EXPECT_EQ(3, jobs[0].id);
+	EXPECT_EQ(20, jobs[0].slots);
+	EXPECT_EQ(7, jobs[1].id);
+	EXPECT_EQ(10, jobs[1].slots);
+	EXPECT_EQ(4000000000U, jobs[2].id);
+	EXPECT_EQ(1, jobs[2].slots);
+	free(jobs);
+
+	ASSERT_EQ(0, inagg_ledger_job(self->l, 7, &job));
+	EXPECT_EQ(7, job.id);
+	EXPECT_EQ(10, job.slots);
+
+	ASSERT_EQ(0, inagg_ledger_release(self->l, 7));
+	ASSERT_CAP(self->l, 16, 4096, 2, 21);
+	ASSERT_EQ(-ENOENT, inagg_ledger_job(self->l, 7, &job));
+	ASSERT_EQ(0, inagg_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(2, n);
+	EXPECT_EQ(3, jobs[0].id);
+	EXPECT_EQ(4000000000U, jobs[1].id);
+	free(jobs);
+
+	ASSERT_EQ(0, inagg_ledger_release(self->l, 3));
+	ASSERT_EQ(0, inagg_ledger_release(self->l, 4000000000U));
+	ASSERT_CAP(self->l, 16, 4096, 0, 0);
+	/* Released ids can be admitted again. */
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 7, 5));
+	ASSERT_CAP(self->l, 16, 4096, 1, 5);
+}
+
+TEST_F(ledger, job_limit)
+{
+	BEGIN();
+	ASSERT_EQ(0, inagg_ledger_set(self->l, 2, INAGG_LEDGER_KEEP));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 1, 1));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 2, 1));
+	ASSERT_EQ(-ENOSPC, inagg_ledger_admit(self->l, 3, 1));
+	ASSERT_MSG(self->l, "max_jobs");
+	ASSERT_CAP(self->l, 2, 4096, 2, 2);
+	ASSERT_EQ(0, inagg_ledger_release(self->l, 1));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 3, 1));
+	/* Zero jobs: nothing is admitted. */
+	ASSERT_EQ(0, inagg_ledger_release(self->l, 2));
+	ASSERT_EQ(0, inagg_ledger_release(self->l, 3));
+	ASSERT_EQ(0, inagg_ledger_set(self->l, 0, INAGG_LEDGER_KEEP));
+	ASSERT_EQ(-ENOSPC, inagg_ledger_admit(self->l, 4, 1));
+	ASSERT_MSG(self->l, "max_jobs");
+}
+
+TEST_F(ledger, slot_limit)
+{
+	BEGIN();
+	ASSERT_EQ(0, inagg_ledger_set(self->l, INAGG_LEDGER_KEEP, 100));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 1, 60));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 2, 40));	/* exactly full */
+	ASSERT_EQ(-ENOSPC, inagg_ledger_admit(self->l, 3, 1));
+	ASSERT_MSG(self->l, "max_slots");
+	ASSERT_CAP(self->l, 16, 100, 2, 100);
+	ASSERT_EQ(0, inagg_ledger_release(self->l, 2));
+	ASSERT_EQ(-ENOSPC, inagg_ledger_admit(self->l, 3, 41));
+	ASSERT_MSG(self->l, "max_slots");
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 3, 40));
+	ASSERT_CAP(self->l, 16, 100, 2, 100);
+}
+
+TEST_F(ledger, already_admitted)
+{
+	BEGIN();
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 5, 3));
+	ASSERT_EQ(-EEXIST, inagg_ledger_admit(self->l, 5, 3));
+	ASSERT_MSG(self->l, "already admitted");
+	ASSERT_EQ(-EEXIST, inagg_ledger_admit(self->l, 5, 1));
+	ASSERT_CAP(self->l, 16, 4096, 1, 3);
+}
+
+TEST_F(ledger, release_unknown)
+{
+	struct inagg_ledger_job job;
+
+	BEGIN();
+	ASSERT_EQ(-ENOENT, inagg_ledger_release(self->l, 9));
+	ASSERT_MSG(self->l, "not admitted");
+	ASSERT_EQ(-ENOENT, inagg_ledger_job(self->l, 9, &job));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 9, 1));
+	ASSERT_EQ(0, inagg_ledger_release(self->l, 9));
+	ASSERT_EQ(-ENOENT, inagg_ledger_release(self->l, 9));
+	ASSERT_CAP(self->l, 16, 4096, 0, 0);
+}
+
+TEST_F(ledger, shrink_below_admitted)
+{
+	BEGIN();
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 1, 10));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 2, 10));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 3, 10));
+	ASSERT_EQ(-EBUSY, inagg_ledger_set(self->l, 2, INAGG_LEDGER_KEEP));
+	ASSERT_MSG(self->l, "max_jobs");
+	ASSERT_EQ(-EBUSY, inagg_ledger_set(self->l, INAGG_LEDGER_KEEP, 29));
+	ASSERT_MSG(self->l, "max_slots");
+	/* A refused set changes neither limit. */
+	ASSERT_EQ(-EBUSY, inagg_ledger_set(self->l, 100, 29));
+	ASSERT_CAP(self->l, 16, 4096, 3, 30);
+	/* Down to exactly what is admitted is fine. */
+	ASSERT_EQ(0, inagg_ledger_set(self->l, 3, 30));
+	ASSERT_CAP(self->l, 3, 30, 3, 30);
+	ASSERT_EQ(-ENOSPC, inagg_ledger_admit(self->l, 4, 1));
+	ASSERT_EQ(0, inagg_ledger_set(self->l, 4, 31));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 4, 1));
+}
+
+TEST_F(ledger, bad_values)
+{
+	BEGIN();
+	ASSERT_EQ(-EINVAL, inagg_ledger_set(self->l, INAGG_LEDGER_KEEP, INAGG_LEDGER_KEEP));
+	ASSERT_EQ(-ERANGE, inagg_ledger_set(self->l, INAGG_JOBS_LIMIT + 1, INAGG_LEDGER_KEEP));
+	ASSERT_EQ(-ERANGE, inagg_ledger_set(self->l, INAGG_LEDGER_KEEP, INAGG_SLOTS_LIMIT + 1));
+	ASSERT_EQ(-ERANGE, inagg_ledger_set(self->l, 1LL << 32, INAGG_LEDGER_KEEP));
+	ASSERT_EQ(-ERANGE, inagg_ledger_admit(self->l, 0, 1));
+	ASSERT_EQ(-ERANGE, inagg_ledger_admit(self->l, 1, 0));
+	ASSERT_EQ(-ERANGE, inagg_ledger_admit(self->l, 1, INAGG_SLOTS_LIMIT + 1));
+	ASSERT_EQ(-ERANGE, inagg_ledger_release(self->l, 0));
+	ASSERT_CAP(self->l, 16, 4096, 0, 0);
+	/* The largest values are accepted. */
+	ASSERT_EQ(0, inagg_ledger_set(self->l, INAGG_JOBS_LIMIT, INAGG_SLOTS_LIMIT));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, UINT32_MAX, INAGG_SLOTS_LIMIT));
+	ASSERT_CAP(self->l, INAGG_JOBS_LIMIT, INAGG_SLOTS_LIMIT, 1, INAGG_SLOTS_LIMIT);
+}
+
+/* The ledger outlives the client: a new handle, a new process see it. */
+TEST_F(ledger, survives_restart)
+{
+	struct inagg_ledger_job *jobs;
+	struct inagg_ledger *l2;
+	int status;
+	size_t n;
+	pid_t pid;
+
+	BEGIN();
+	ASSERT_EQ(0, inagg_ledger_set(self->l, 5, 50));
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 42, 7));
+	inagg_ledger_close(self->l);
+	self->l = NULL;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct inagg_ledger_cap c;
+
+		if (inagg_ledger_open(&l2, variant->backend, NULL) ||
+		    inagg_ledger_get(l2, &c) || c.max_jobs != 5 || c.max_slots != 50 ||
+		    c.used_jobs != 1 || c.used_slots != 7 || inagg_ledger_release(l2, 42))
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+
+	ASSERT_EQ(0, inagg_ledger_open(&self->l, variant->backend, NULL));
+	ASSERT_CAP(self->l, 5, 50, 0, 0);
+	ASSERT_EQ(0, inagg_ledger_list(self->l, &jobs, &n));
+	EXPECT_EQ(0, n);
+	free(jobs);
+}
+
+/*
+ * Workers admit and release at once against a small capacity. Each one adds
+ * its job to "held" only after the admission succeeded and takes it out
+ * before releasing, so held never exceeds what the ledger holds: held above
+ * a limit proves an over-commitment.
+ */
+#define N_WORKERS	4
+#define N_ROUNDS	300
+#define MAX_JOBS	3
+#define MAX_SLOTS	8
+
+struct shared {
+	atomic_int ready;
+	atomic_int held_jobs;
+	atomic_int held_slots;
+	atomic_int over;
+	atomic_int admitted;
+	atomic_int refused;
+	atomic_int errors;
+};
+
+struct held {
+	__u32 id;
+	__u32 slots;
+};
+
+static void put_back(struct inagg_ledger *l, struct shared *sh, struct held *h)
+{
+	sh->held_jobs--;
+	sh->held_slots -= h->slots;
+	if (inagg_ledger_release(l, h->id))
+		sh->errors++;
+}
+
+/* Each worker keeps up to two jobs, so that together they want more than fits. */
+static void worker(struct shared *sh, enum inagg_ledger_backend b, int me)
+{
+	unsigned int seed = me * 7919 + 1;
+	struct held h[2];
+	struct inagg_ledger *l;
+	int i, n = 0, ret;
+
+	if (inagg_ledger_open(&l, b, NULL)) {
+		sh->errors++;
+		return;
+	}
+	/* Start together. */
+	sh->ready++;
+	while (sh->ready < N_WORKERS)
+		sched_yield();
+	for (i = 0; i < N_ROUNDS; i++) {
+		__u32 id = me * 100000 + i + 1, slots = 1 + rand_r(&seed) % 4;
+		int j, s;
+
+		if (n == 2) {
+			put_back(l, sh, &h[0]);
+			h[0] = h[1];
+			n = 1;
+		}
+		ret = inagg_ledger_admit(l, id, slots);
+		if (ret == -ENOSPC) {
+			sh->refused++;
+			if (n && rand_r(&seed) % 2)
+				put_back(l, sh, &h[--n]);
+			continue;
+		}
+		if (ret) {
+			sh->errors++;
+			continue;
+		}
+		sh->admitted++;
+		j = ++sh->held_jobs;
+		s = (sh->held_slots += slots);
+		if (j > MAX_JOBS || s > MAX_SLOTS)
+			sh->over++;
+		h[n++] = (struct held){ id, slots };
+	}
+	while (n)
+		put_back(l, sh, &h[--n]);
+	inagg_ledger_close(l);
+}
+
+struct thread_arg {
+	struct shared *sh;
+	enum inagg_ledger_backend b;
+	int me;
+};
+
+static void *worker_thread(void *p)
+{
+	struct thread_arg *a = p;
+
+	worker(a->sh, a->b, a->me);
+	return NULL;
+}
+
+static void check_contention(struct __test_metadata *_metadata,
+			     struct inagg_ledger *l, struct shared *sh)
+{
+	struct inagg_ledger_job *jobs;
+	size_t n;
+
+	TH_LOG("admitted %d refused %d", sh->admitted, sh->refused);
+	EXPECT_EQ(0, sh->errors);
+	EXPECT_EQ(0, sh->over);
+	EXPECT_LT(0, sh->admitted);
+	EXPECT_LT(0, sh->refused);	/* the limits were really reached */
+	ASSERT_CAP(l, MAX_JOBS, MAX_SLOTS, 0, 0);
+	ASSERT_EQ(0, inagg_ledger_list(l, &jobs, &n));
+	EXPECT_EQ(0, n);
+	free(jobs);
+}
+
+TEST_F_TIMEOUT(ledger, threads_never_overcommit, 300)
+{
+	struct thread_arg args[N_WORKERS];
+	pthread_t th[N_WORKERS];
+	struct shared sh = { 0 };
+	int i;
+
+	BEGIN();
+	ASSERT_EQ(0, inagg_ledger_set(self->l, MAX_JOBS, MAX_SLOTS));
+	for (i = 0; i < N_WORKERS; i++) {
+		args[i] = (struct thread_arg){ &sh, variant->backend, i };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, worker_thread, &args[i]));
+	}
+	for (i = 0; i < N_WORKERS; i++)
+		pthread_join(th[i], NULL);
+	check_contention(_metadata, self->l, &sh);
+}
+
+TEST_F_TIMEOUT(ledger, processes_never_overcommit, 300)
+{
+	pid_t pids[N_WORKERS];
+	struct shared *sh;
+	int i, status;
+
+	BEGIN();
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	memset(sh, 0, sizeof(*sh));
+	ASSERT_EQ(0, inagg_ledger_set(self->l, MAX_JOBS, MAX_SLOTS));
+	for (i = 0; i < N_WORKERS; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (pids[i] == 0) {
+			worker(sh, variant->backend, i);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < N_WORKERS; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		EXPECT_EQ(0, status);
+	}
+	check_contention(_metadata, self->l, sh);
+	munmap(sh, sizeof(*sh));
+}
+
+static int drop_net_admin(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective &= ~CAP_TO_MASK(CAP_NET_ADMIN);
+	data[CAP_TO_INDEX(CAP_NET_ADMIN)].permitted &= ~CAP_TO_MASK(CAP_NET_ADMIN);
+	data[CAP_TO_INDEX(CAP_NET_ADMIN)].inheritable &= ~CAP_TO_MASK(CAP_NET_ADMIN);
+	return syscall(SYS_capset, &hdr, data);
+}
+
+/* Without CAP_NET_ADMIN: reads work, every change is refused. */
+TEST_F(ledger, mutations_need_net_admin)
+{
+	int status;
+	pid_t pid;
+
+	BEGIN();
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 1, 4));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct inagg_ledger_job *jobs;
+		struct inagg_ledger_cap c;
+		struct inagg_ledger *l;
+		size_t n;
+
+		if (drop_net_admin())
+			_exit(10);
+		if (inagg_ledger_open(&l, variant->backend, NULL))
+			_exit(11);
+		if (inagg_ledger_get(l, &c) || c.used_jobs != 1 || c.used_slots != 4)
+			_exit(12);
+		if (inagg_ledger_list(l, &jobs, &n) || n != 1 || jobs[0].id != 1)
+			_exit(13);
+		if (inagg_ledger_admit(l, 2, 1) != -EPERM)
+			_exit(14);
+		if (inagg_ledger_release(l, 1) != -EPERM)
+			_exit(15);
+		if (inagg_ledger_set(l, 1, 1) != -EPERM)
+			_exit(16);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_CAP(self->l, 16, 4096, 1, 4);
+}
+
+/* Two namespaces, two ledgers; a ledger opened by namespace path. */
+TEST_F(ledger, namespaces_independent)
+{
+	int ready[2], go[2], status;
+	struct inagg_ledger *other;
+	struct inagg_ledger_job job;
+	char path[64], c;
+	pid_t pid;
+
+	BEGIN();
+	ASSERT_EQ(0, inagg_ledger_admit(self->l, 1, 10));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct inagg_ledger_cap cap;
+		struct inagg_ledger *l;
+
+		if (unshare(CLONE_NEWNET) || inagg_ledger_open(&l, variant->backend, NULL))
+			_exit(1);
+		if (inagg_ledger_get(l, &cap) || cap.used_jobs || cap.used_slots)
+			_exit(2);
+		if (inagg_ledger_admit(l, 1, 5))	/* same id, other ledger */
+			_exit(3);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(4);
+		/* The parent admitted job 9 here through our namespace's path. */
+		if (inagg_ledger_job(l, 9, &job) || job.slots != 2)
+			_exit(5);
+		if (inagg_ledger_get(l, &cap) || cap.used_jobs != 2 || cap.used_slots != 7)
+			_exit(6);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	ASSERT_EQ(0, inagg_ledger_open(&other, variant->backend, path));
+	ASSERT_EQ(0, inagg_ledger_job(other, 1, &job));
+	EXPECT_EQ(5, job.slots);
+	ASSERT_EQ(0, inagg_ledger_admit(other, 9, 2));
+	inagg_ledger_close(other);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	ASSERT_EQ(-ENOENT, inagg_ledger_job(self->l, 9, &job));
+	ASSERT_EQ(0, inagg_ledger_job(self->l, 1, &job));
+	EXPECT_EQ(10, job.slots);
+	ASSERT_CAP(self->l, 16, 4096, 1, 10);
+}
+
+/* A namespace that is not there is an error, not a fallback. */
+TEST_F(ledger, missing_namespace)
+{
+	struct inagg_ledger *l;
+
+	BEGIN();
+	ASSERT_EQ(-ENOENT, inagg_ledger_open(&l, variant->backend, "ia-no-such-ns"));
+}
+
+TEST_HARNESS_MAIN

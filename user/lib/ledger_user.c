@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User-space ledger: the fallback where inagg.ko is not loaded, with the
+ * module's semantics (include/inagg/netlink.h).
+ *
+ * One ledger per network namespace, named by the namespace's cookie
+ * (SO_NETNS_COOKIE, never reused while the machine is up), kept in
+ * $INAGG_LEDGER_DIR (default /run/inagg) as two files:
+ *   ledger-<cookie>.lock   flock(2): shared to read, exclusive to change;
+ *   ledger-<cookie>        the state, replaced whole by rename(2).
+ * Every call takes the lock, reads the state, changes it and writes it
+ * back, so concurrent threads and processes see one ledger and it outlives
+ * them. The state records the boot it belongs to: a file from an earlier
+ * boot is ignored. Mutations need CAP_NET_ADMIN (in the caller's effective
+ * set: the fallback cannot tell which user namespace owns the netns).
+ *
+ * State file:
+ *   inagg-ledger 1
+ *   boot <boot id>
+ *   max_jobs N
+ *   max_slots N
+ *   job ID SLOTS       (one line per job, by increasing id)
+ */
+#define INAGG_LEDGER_INTERNAL
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+
+#include "ledger.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+#define ULEDGER_DIR "/run/inagg"
+
+struct ustate {
+	__u32 max_jobs;
+	__u32 max_slots;
+	__u32 used_jobs;
+	__u32 used_slots;
+	struct inagg_ledger_job *jobs;	/* by increasing id */
+	size_t n;
+	size_t cap;
+};
+
+static int read_boot_id(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* Identifies the current network namespace for the life of the machine. */
+static int netns_id(unsigned long long *id)
+{
+	socklen_t len = sizeof(*id);
+	struct stat st;
+	int fd, ret = 0;
+
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		if (!getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, id, &len)) {
+			close(fd);
+			return 0;
+		}
+		close(fd);
+	}
+	/* Kernels before 5.14: the inode, which a later namespace may reuse. */
+	if (stat("/proc/thread-self/ns/net", &st))
+		ret = -errno;
+	else
+		*id = 1ULL << 63 | st.st_ino;
+	return ret;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[PATH_MAX], *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int uledger_init(struct inagg_ledger *l)
+{
+	const char *dir = getenv("INAGG_LEDGER_DIR");
+	unsigned long long id;
+	int ret;
+
+	if (!dir || !*dir)
+		dir = ULEDGER_DIR;
+	ret = netns_id(&id);
+	if (ret)
+		return ret;
+	/* A reader without rights to create the folder sees the defaults. */
+	mkdir_p(dir);
+	snprintf(l->state, sizeof(l->state), "%s/ledger-%llx", dir, id);
+	snprintf(l->lock, sizeof(l->lock), "%s/ledger-%llx.lock", dir, id);
+	return 0;
+}
+
+static bool has_net_admin(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective & CAP_TO_MASK(CAP_NET_ADMIN);
+}
+
+/* Takes the lock: returns its fd, or -1 for a reader that cannot create it. */
+static int ulock(struct inagg_ledger *l, bool write, int *fdp)
+{
+	int fd;
+
+	fd = open(l->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 && !write)
+		fd = open(l->lock, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (!write && errno == ENOENT) {
+			*fdp = -1;
+			return 0;
+		}
+		return -errno;
+	}
+	while (flock(fd, write ? LOCK_EX : LOCK_SH)) {
+		if (errno != EINTR) {
+			close(fd);
+			return -errno;
+		}
+	}
+	*fdp = fd;
+	return 0;
+}
+
+static void uunlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);	/* releases the flock */
+}
+
+static int ustate_add(struct ustate *s, __u32 id, __u32 slots)
+{
+	struct inagg_ledger_job *v;
+	size_t i;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+
+		v = realloc(s->jobs, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->jobs = v;
+		s->cap = cap;
+	}
+	for (i = s->n; i > 0 && s->jobs[i - 1].id > id; i--)
+		s->jobs[i] = s->jobs[i - 1];
+	s->jobs[i] = (struct inagg_ledger_job){ .id = id, .slots = slots };
+	s->n++;
+	s->used_jobs++;
+	s->used_slots += slots;
+	return 0;
+}
+
+static struct inagg_ledger_job *ustate_find(struct ustate *s, __u32 id)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->jobs[mid].id == id)
+			return &s->jobs[mid];
+		if (s->jobs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void ustate_free(struct ustate *s)
+{
+	free(s->jobs);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Reads the state; a missing file, or one of an earlier boot, is a new ledger. */
+static int uload(struct inagg_ledger *l, struct ustate *s)
+{
+	char boot[64], fboot[64], line[128];
+	unsigned int ver, a, b;
+	int ret = 0;
+	FILE *f;
+
+	memset(s, 0, sizeof(*s));
+	s->max_jobs = INAGG_DEFAULT_MAX_JOBS;
+	s->max_slots = INAGG_DEFAULT_MAX_SLOTS;
+	ret = read_boot_id(boot, sizeof(boot));
+	if (ret)
+		return ret;
+	f = fopen(l->state, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "inagg-ledger %u", &ver) != 1 ||
+	    ver != 1 || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "boot %63s", fboot) != 1)
+		goto corrupt;
+	if (strcmp(fboot, boot))
+		goto out;	/* an earlier boot's ledger */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "max_jobs %u", &a) == 1) {
+			s->max_jobs = a;
+		} else if (sscanf(line, "max_slots %u", &a) == 1) {
+			s->max_slots = a;
+		} else if (sscanf(line, "job %u %u", &a, &b) == 2) {
+			ret = ustate_add(s, a, b);
+			if (ret)
+				goto out;
+		} else {
+			goto corrupt;
+		}
+	}
+	goto out;
+corrupt:
+	ledger_seterr(l, "user-space ledger state file is corrupt");
+	ret = -EUCLEAN;
+out:
+	fclose(f);
+	if (ret)
+		ustate_free(s);
+	return ret;
+}
+
+static int usave(struct inagg_ledger *l, const struct ustate *s)
+{
+	char tmp[PATH_MAX + 8], boot[64];
+	int ret;
+	FILE *f;
+
+	ret = read_boot_id(boot, sizeof(boot));
+	if (ret)
+		return ret;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", l->state);
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "inagg-ledger 1\nboot %s\nmax_jobs %u\nmax_slots %u\n", boot,
+		s->max_jobs, s->max_slots);
+	for (size_t i = 0; i < s->n; i++)
+		fprintf(f, "job %u %u\n", s->jobs[i].id, s->jobs[i].slots);
+	if (fflush(f) || ferror(f)) {
+		ret = -errno ? -errno : -EIO;
+		fclose(f);
+		unlink(tmp);
+		return ret;
+	}
+	if (fclose(f)) {
+		ret = -errno;
+		unlink(tmp);
+		return ret;
+	}
+	if (rename(tmp, l->state)) {
+		ret = -errno;
+		unlink(tmp);
+		return ret;
+	}
+	return 0;
+}
+
+/* Opens a transaction: checks rights, locks and loads. */
+static int ubegin(struct inagg_ledger *l, bool write, struct ustate *s, int *fd)
+{
+	int ret;
+
+	if (write && !has_net_admin())
+		return -EPERM;
+	ret = ulock(l, write, fd);
+	if (ret)
+		return ret;
+	ret = uload(l, s);
+	if (ret)
+		uunlock(*fd);
+	return ret;
+}
+
+static int uend(struct inagg_ledger *l, struct ustate *s, int fd, int ret, bool save)
+{
+	if (!ret && save)
+		ret = usave(l, s);
+	uunlock(fd);
+	ustate_free(s);
+	return ret;
+}
+
+int uledger_get(struct inagg_ledger *l, struct inagg_ledger_cap *cap)
+{
+	struct ustate s;
+	int fd, ret;
+
+	ret = ubegin(l, false, &s, &fd);
+	if (ret)
+		return ret;
+	cap->max_jobs = s.max_jobs;
+	cap->max_slots = s.max_slots;
+	cap->used_jobs = s.used_jobs;
+	cap->used_slots = s.used_slots;
+	return uend(l, &s, fd, 0, false);
+}
+
+static int out_of_range(struct inagg_ledger *l)
+{
+	ledger_seterr(l, "integer out of range");
+	return -ERANGE;
+}
+
+int uledger_set(struct inagg_ledger *l, long long max_jobs, long long max_slots)
+{
+	struct ustate s;
+	int fd, ret;
+
+	if (!has_net_admin())
+		return -EPERM;
+	if (max_jobs > INAGG_JOBS_LIMIT || max_slots > INAGG_SLOTS_LIMIT)
+		return out_of_range(l);
+	if (max_jobs == INAGG_LEDGER_KEEP && max_slots == INAGG_LEDGER_KEEP) {
+		ledger_seterr(l, "set needs max_jobs or max_slots");
+		return -EINVAL;
+	}
+	ret = ubegin(l, true, &s, &fd);
+	if (ret)
+		return ret;
+	if (max_jobs != INAGG_LEDGER_KEEP && max_jobs < s.used_jobs) {
+		ledger_seterr(l, "max_jobs below the jobs admitted");
+		ret = -EBUSY;
+	} else if (max_slots != INAGG_LEDGER_KEEP && max_slots < s.used_slots) {
+		ledger_seterr(l, "max_slots below the slots admitted");
+		ret = -EBUSY;
+	} else {
+		if (max_jobs != INAGG_LEDGER_KEEP)
+			s.max_jobs = max_jobs;
+		if (max_slots != INAGG_LEDGER_KEEP)
+			s.max_slots = max_slots;
+	}
+	return uend(l, &s, fd, ret, true);
+}
+
+int uledger_admit(struct inagg_ledger *l, __u32 job, __u32 slots)
+{
+	struct ustate s;
+	int fd, ret;
+
+	if (!has_net_admin())
+		return -EPERM;
+	if (job < INAGG_JOB_ID_MIN || slots < 1 || slots > INAGG_SLOTS_LIMIT)
+		return out_of_range(l);
+	ret = ubegin(l, true, &s, &fd);
+	if (ret)
+		return ret;
+	if (ustate_find(&s, job)) {
+		ledger_seterr(l, "job already admitted");
+		ret = -EEXIST;
+	} else if (s.used_jobs >= s.max_jobs) {
+		ledger_seterr(l, "job limit reached (max_jobs)");
+		ret = -ENOSPC;
+	} else if (slots > s.max_slots - s.used_slots) {
+		ledger_seterr(l, "slot limit reached (max_slots)");
+		ret = -ENOSPC;
+	} else {
+		ret = ustate_add(&s, job, slots);
+	}
+	return uend(l, &s, fd, ret, true);
+}
+
+int uledger_release(struct inagg_ledger *l, __u32 job)
+{
+	struct inagg_ledger_job *j;
+	struct ustate s;
+	int fd, ret = 0;
+
+	if (!has_net_admin())
+		return -EPERM;
+	if (job < INAGG_JOB_ID_MIN)
+		return out_of_range(l);
+	ret = ubegin(l, true, &s, &fd);
+	if (ret)
+		return ret;
+	j = ustate_find(&s, job);
+	if (!j) {
+		ledger_seterr(l, "job not admitted");
+		ret = -ENOENT;
+	} else {
+		s.used_jobs--;
+		s.used_slots -= j->slots;
+		memmove(j, j + 1, (s.jobs + s.n - (j + 1)) * sizeof(*j));
+		s.n--;
+	}
+	return uend(l, &s, fd, ret, true);
+}
+
+int uledger_job(struct inagg_ledger *l, __u32 job, struct inagg_ledger_job *out)
+{
+	struct inagg_ledger_job *j;
+	struct ustate s;
+	int fd, ret = 0;
+
+	if (job < INAGG_JOB_ID_MIN)
+		return out_of_range(l);
+	ret = ubegin(l, false, &s, &fd);
+	if (ret)
+		return ret;
+	j = ustate_find(&s, job);
+	if (!j) {
+		ledger_seterr(l, "job not admitted");
+		ret = -ENOENT;
+	} else {
+		*out = *j;
+	}
+	return uend(l, &s, fd, ret, false);
+}
+
+int uledger_list(struct inagg_ledger *l, struct inagg_ledger_job **jobs, size_t *n)
+{
+	struct ustate s;
+	int fd, ret;
+
+	ret = ubegin(l, false, &s, &fd);
+	if (ret)
+		return ret;
+	*jobs = s.jobs;
+	*n = s.n;
+	s.jobs = NULL;
+	return uend(l, &s, fd, 0, false);
+}
