@@ -1,0 +1,211 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# "inagg worker" and "inagg ps" on a live network (KTAP): a PS namespace and 3
+# worker namespaces joined by a plain Linux bridge in a middle namespace.
+# Needs $BUILD/inagg with the worker and ps commands; root.
+BUILD=${BUILD:-build}
+INAGG=$(realpath -m "$BUILD/inagg")
+P=ia-hs$$
+NS=("$P-br" "$P-ps" "$P-w0" "$P-w1" "$P-w2")
+tmp=$(mktemp -d)
+pids=()
+
+cleanup() {
+	local p n
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for n in "${NS[@]}"; do ip netns del "$n" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+results=()
+n=0
+# t NAME COMMAND...: one KTAP result from a command's exit status.
+t() {
+	local name=$1
+	shift
+	n=$((n + 1))
+	if "$@" >"$tmp/log" 2>&1; then
+		results+=("ok $n $name")
+	else
+		results+=("not ok $n $name")
+		while IFS= read -r l; do results+=("# $l"); done < <(tail -20 "$tmp/log")
+	fi
+}
+finish() {
+	echo "TAP version 13"
+	echo "1..$n"
+	printf '%s\n' "${results[@]}"
+	for r in "${results[@]}"; do
+		[[ $r == "not ok "* ]] && exit 1
+	done
+	exit 0
+}
+
+if ! "$INAGG" worker -h >/dev/null 2>&1 || ! "$INAGG" ps -h >/dev/null 2>&1; then
+	n=1
+	results+=("ok 1 inagg worker/ps # SKIP $INAGG has no worker/ps commands")
+	finish
+fi
+
+setup() {
+	local i ns
+	ip netns add "$P-br" || return 1
+	ip -n "$P-br" link add br0 type bridge && ip -n "$P-br" link set br0 up || return 1
+	for i in 1 2 3 4; do
+		ns=${NS[$i]}
+		ip netns add "$ns" &&
+		ip -n "$P-br" link add h$i type veth peer name p$i &&
+		ip -n "$P-br" link set h$i netns "$ns" &&
+		ip -n "$ns" link set h$i name eth0 &&
+		ip -n "$ns" addr add 10.78.0.$i/24 dev eth0 &&
+		ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up &&
+		ip -n "$P-br" link set p$i master br0 up || return 1
+	done
+}
+# PS 10.78.0.1, worker k 10.78.0.(2 + k).
+
+# Starts "inagg ps ARGS" in the PS namespace; returns once it is bound.
+ps_start() {
+	rm -f "$tmp/ready"
+	ip netns exec "$P-ps" "$INAGG" "$@" --ready "$tmp/ready" >"$tmp/ps.out" 2>"$tmp/ps.err" &
+	ps_pid=$!
+	pids+=("$ps_pid")
+	# The PS creates the file once its socket is bound.
+	local i
+	for i in $(seq 100); do
+		[ -f "$tmp/ready" ] && return 0
+		kill -0 "$ps_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "PS did not get ready: $(cat "$tmp/ps.err")"
+	return 1
+}
+
+# Runs worker k with ARGS in its namespace, output to $tmp/wK.out.
+worker_start() {
+	local k=$1
+	shift
+	ip netns exec "$P-w$k" "$INAGG" "$@" -i "$k" -p 10.78.0.1 -a 10.78.0.$((2 + k)) \
+		>"$tmp/w$k.out" 2>"$tmp/w$k.err" &
+	wpid[$k]=$!
+	pids+=("${wpid[$k]}")
+}
+
+workers_wait() {
+	local k rc=0
+	for k in 0 1 2; do
+		wait "${wpid[$k]}" || { echo "worker $k failed: $(cat "$tmp/w$k.err")"; rc=1; }
+	done
+	return $rc
+}
+
+ps_wait() {
+	wait "$ps_pid" || { echo "PS failed: $(cat "$tmp/ps.err")"; return 1; }
+}
+
+json_field() {
+	sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1"
+}
+
+# Integer vectors from files: every worker's output is the exact sum.
+exact_files() {
+	local k
+	for k in 0 1 2; do
+		awk -v k=$k 'BEGIN { for (i = 0; i < 5000; i++) print (k + 1) * 1000000 - i * (k + 3) }' \
+			>"$tmp/in$k"
+	done
+	paste "$tmp/in0" "$tmp/in1" "$tmp/in2" | awk '{ print $1 + $2 + $3 }' >"$tmp/want"
+	ps_start -j ps -J 21 -W 3 -n 5000 -c 100 -u -m 0-2 -a 10.78.0.1 -l 500 \
+		-o "$tmp/ps.vec" || return 1
+	for k in 0 1 2; do
+		worker_start $k worker -J 21 -c 100 -N 3 -f "$tmp/in$k" -o "$tmp/res$k"
+	done
+	workers_wait && ps_wait || return 1
+	for k in 0 1 2; do
+		cmp "$tmp/want" "$tmp/res$k" || { echo "worker $k: wrong result"; return 1; }
+	done
+	cmp "$tmp/want" "$tmp/ps.vec" || { echo "PS: wrong sum"; return 1; }
+	[ "$(json_field "$tmp/ps.out" contributions)" = 150 ] || {
+		echo "contributions: want 150"; cat "$tmp/ps.out"; return 1; }
+	[ "$(json_field "$tmp/ps.out" complete)" = true ] || { cat "$tmp/ps.out"; return 1; }
+}
+
+# Random vectors (seeds), results sent once per chunk to the broadcast
+# address: every worker reports the PS's checksum, 2000 chunks.
+checksums_down() {
+	local k c want
+	ps_start -j ps -J 22 -W 3 -n 512000 -d 10.78.0.255 -a 10.78.0.1 -l 500 || return 1
+	for k in 0 1 2; do
+		# Bound to any address: results come to the broadcast address.
+		ip netns exec "$P-w$k" "$INAGG" -j worker -J 22 -i $k -p 10.78.0.1 -s $((k + 40)) \
+			-n 512000 -w 32 >"$tmp/w$k.out" 2>"$tmp/w$k.err" &
+		wpid[$k]=$!
+		pids+=("${wpid[$k]}")
+	done
+	workers_wait && ps_wait || return 1
+	want=$(json_field "$tmp/ps.out" checksum)
+	[ -n "$want" ] || { cat "$tmp/ps.out"; return 1; }
+	for k in 0 1 2; do
+		c=$(json_field "$tmp/w$k.out" checksum)
+		[ "$c" = "$want" ] || { echo "worker $k checksum $c, PS $want"; return 1; }
+		[ "$(json_field "$tmp/w$k.out" results)" = 2000 ] || return 1
+	done
+	[ "$(json_field "$tmp/ps.out" contributions)" = 6000 ] || { cat "$tmp/ps.out"; return 1; }
+}
+
+# Real numbers in fixed point (2^-16): the sum within 3 * 2^-17.
+floats() {
+	local k
+	for k in 0 1 2; do
+		awk -v k=$k 'BEGIN { for (i = 0; i < 700; i++) printf "%.6f\n", (i - 350) * 0.731 / (k + 1) }' \
+			>"$tmp/f$k"
+	done
+	ps_start ps -J 23 -W 3 -n 700 -u -a 10.78.0.1 -l 500 || return 1
+	for k in 0 1 2; do
+		worker_start $k worker -J 23 -F 16 -f "$tmp/f$k" -o "$tmp/fr$k"
+	done
+	workers_wait && ps_wait || return 1
+	for k in 0 1 2; do
+		paste "$tmp/f0" "$tmp/f1" "$tmp/f2" "$tmp/fr$k" | awk '
+			{ d = $1 + $2 + $3 - $4; if (d < 0) d = -d; if (d > 3 * 2^-17) bad++ }
+			END { if (bad || NR != 700) { print bad " elements off, " NR " lines"; exit 1 } }' ||
+			return 1
+	done
+}
+
+# A --forever PS serves until SIGTERM, then prints its statistics and succeeds.
+forever() {
+	ps_start -j ps -J 24 -W 1 -n 10 -u -a 10.78.0.1 --forever || return 1
+	worker_start 0 worker -J 24 -n 10
+	wait "${wpid[0]}" || { cat "$tmp/w0.err"; return 1; }
+	kill -0 "$ps_pid" || { echo "PS ended before SIGTERM"; return 1; }
+	kill -TERM "$ps_pid"
+	ps_wait || return 1
+	[ "$(json_field "$tmp/ps.out" complete)" = true ] || { cat "$tmp/ps.out"; return 1; }
+}
+
+# Bad input is refused with a one-line reason.
+bad_input() {
+	local out
+	printf '1 2 x3\n' >"$tmp/bad"
+	out=$("$INAGG" worker -J 1 -i 0 -p 10.78.0.1 -f "$tmp/bad" 2>&1) && return 1
+	[[ $out == *"element 3: invalid int32 'x3'"* ]] || { echo "$out"; return 1; }
+	printf '1 2147483648\n' >"$tmp/bad"
+	out=$("$INAGG" worker -J 1 -i 0 -p 10.78.0.1 -f "$tmp/bad" 2>&1) && return 1
+	[[ $out == *"element 2"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" worker -J 1 -i 0 -p 10.78.0.1 -n 0 2>&1) && return 1
+	[[ $out == *"--elems"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" ps -J 1 -W 2 -n 10 2>&1) && return 1
+	[[ $out == *"--down ADDR and --unicast"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" -j ps -J 1 -W 2 -n 10 -u -m 3-1 2>/dev/null) && return 1
+	[[ $out == *'"error"'*"--members"* ]] || { echo "$out"; return 1; }
+}
+
+t "network setup" setup
+t "integer files: every worker gets the exact sum" exact_files
+t "random vectors, results down to one address: checksums agree" checksums_down
+t "float fixed-point round trip" floats
+t "--forever PS ends on SIGTERM with statistics" forever
+t "bad input refused with a reason" bad_input
+finish

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Host endpoint of libinagg: the worker that sends a vector for a job and
+ * receives the element-wise sum, and the destination (parameter server, PS)
+ * that completes the aggregation of whatever reaches it unaggregated and
+ * sends each chunk's result down. See docs/hosts.md.
+ *
+ * A vector of n int32 elements is cut into C = ceil(n / chunk) chunks of
+ * `chunk` elements (the last one shorter), sent as chunk sequence numbers
+ * base_seq .. base_seq + C - 1 in messages of include/inagg/wire.h. Sums wrap
+ * modulo 2^32 like everywhere else in inagg.
+ *
+ * Every function returns 0 or a negative errno; functions taking err/errlen
+ * also leave a one-line reason there.
+ */
+#ifndef INAGG_HOST_H
+#define INAGG_HOST_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include "inagg/wire.h"
+
+#define IA_HOST_WINDOW		64	/* default chunks in flight per worker */
+#define IA_HOST_TIMEOUT_MS	200	/* default retransmission timeout */
+#define IA_HOST_RETRIES		50	/* default retransmissions of one chunk */
+#define IA_HOST_LINGER_MS	1000	/* default PS idle time after the last chunk */
+#define IA_HOST_MAX_CHUNKS	(1u << 24)
+
+/*
+ * Test-only impairment of a host's own sends, in parts per million, drawn
+ * from a seeded generator: a message is dropped, sent twice, or held back and
+ * sent after the next one (reordering). All zero (the default) sends as is.
+ * The kernel here has no netem; this makes loss, duplication and reordering
+ * reproducible in tests.
+ */
+struct ia_host_faults {
+	uint32_t loss_ppm;
+	uint32_t dup_ppm;
+	uint32_t reorder_ppm;
+	uint64_t seed;
+};
+
+struct ia_worker_cfg {
+	uint32_t job;
+	uint32_t id;			/* sender id of this worker's contributions */
+	struct in_addr addr;		/* own address; results arrive here (0: any) */
+	struct in_addr ps;		/* the job's destination */
+	uint16_t port;			/* UDP port at both ends; 0: IA_UDP_PORT */
+	uint32_t base_seq;		/* first chunk's sequence number */
+	uint32_t chunk;			/* elements per chunk, 1..IA_MAX_ELEMS; 0: max */
+	uint32_t window;		/* chunks in flight; 0: IA_HOST_WINDOW */
+	uint32_t timeout_ms;		/* 0: IA_HOST_TIMEOUT_MS */
+	uint32_t retries;		/* per chunk before giving up; 0: IA_HOST_RETRIES */
+	uint32_t nworkers;		/* if non-zero, a result must carry this nworkers */
+	volatile sig_atomic_t *stop;	/* optional: set to end run() with -EINTR */
+	struct ia_host_faults faults;
+};
+
+struct ia_worker_stats {
+	uint64_t sent;			/* contributions sent, retransmissions included */
+	uint64_t retx;			/* of which retransmissions */
+	uint64_t results;		/* chunks whose result arrived */
+	uint64_t dup;			/* results of chunks already done */
+	uint64_t early;			/* results of chunks not sent yet (ignored) */
+	uint64_t bad;			/* malformed or foreign messages ignored */
+	uint64_t marks;			/* results carrying IA_F_MARK */
+	uint32_t max_retx;		/* most retransmissions of one chunk */
+	double elapsed;			/* seconds from first send to last result */
+};
+
+struct ia_worker;
+
+/* Checks cfg and binds the worker's socket (addr:port). */
+int ia_worker_open(const struct ia_worker_cfg *cfg, struct ia_worker **out, char *err,
+		   size_t errlen);
+/*
+ * Sends in[0..n) and waits until the result of every chunk has arrived in
+ * out[0..n) (in and out may be the same array). -ETIMEDOUT when a chunk is
+ * still without result after cfg->retries retransmissions.
+ */
+int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n, char *err,
+		  size_t errlen);
+void ia_worker_stats(const struct ia_worker *w, struct ia_worker_stats *st);
+void ia_worker_close(struct ia_worker *w);
+
+/* A sender the PS accepts for the job, and the workers its messages sum. */
+struct ia_ps_member {
+	uint32_t sender;
+	uint32_t nworkers;
+};
+
+enum ia_ps_down {
+	IA_PS_DOWN_ADDR = 0,	/* one RESULT per chunk to cfg.down (the root switch) */
+	IA_PS_DOWN_UNICAST,	/* one RESULT per worker address heard from */
+};
+
+struct ia_ps_cfg {
+	uint32_t job;
+	uint32_t id;			/* sender id of results */
+	uint32_t nworkers;		/* total workers of the job */
+	uint64_t nelem;			/* vector length */
+	struct in_addr addr;		/* own address (0: any) */
+	uint16_t port;			/* 0: IA_UDP_PORT */
+	uint32_t base_seq;
+	uint32_t chunk;			/* as the workers'; 0: IA_MAX_ELEMS */
+	enum ia_ps_down down_mode;
+	struct in_addr down;		/* IA_PS_DOWN_ADDR: where results go */
+	/* Optional membership: senders not listed (or with another nworkers) are dropped. */
+	uint32_t nmembers;
+	const struct ia_ps_member *members;
+	int linger_ms;			/* idle time served after the last chunk; < 0: forever */
+	volatile sig_atomic_t *stop;	/* optional: set to end run() (-EINTR if not complete) */
+	struct ia_host_faults faults;
+};
+
+/* Why the PS ignored a message. */
+enum ia_ps_drop {
+	IA_PS_DROP_SHORT,	/* shorter than the header or than nelem says */
+	IA_PS_DROP_VERSION,
+	IA_PS_DROP_TYPE,	/* not CONTRIB or AGG */
+	IA_PS_DROP_JOB,		/* another job */
+	IA_PS_DROP_NELEM,	/* 0, > IA_MAX_ELEMS, or not the chunk's length */
+	IA_PS_DROP_MEMBER,	/* not a member, wrong or zero nworkers */
+	IA_PS_DROP_WINDOW,	/* chunk outside [base_seq, base_seq + C) */
+	IA_PS_DROP_OVER,	/* its nworkers would exceed the job's total */
+	IA_PS_DROP__COUNT,
+};
+
+struct ia_ps_stats {
+	uint64_t rx;			/* datagrams received */
+	uint64_t contrib;		/* CONTRIB messages accepted */
+	uint64_t agg;			/* AGG messages accepted */
+	uint64_t dup;			/* same sender again for an open chunk */
+	uint64_t late;			/* for a completed chunk: its result re-sent */
+	uint64_t results;		/* RESULT messages sent, re-sends included */
+	uint64_t marks;			/* accepted messages carrying IA_F_MARK */
+	uint64_t drop[IA_PS_DROP__COUNT];
+	uint32_t chunks;		/* chunks of the job */
+	uint32_t done;			/* chunks completed */
+	double elapsed;			/* seconds from first message to last completion */
+};
+
+struct ia_ps;
+
+int ia_ps_open(const struct ia_ps_cfg *cfg, struct ia_ps **out, char *err, size_t errlen);
+/*
+ * Serves until every chunk is complete and then linger_ms passed without a
+ * message, or until *stop (forever with linger_ms < 0). 0 when complete.
+ */
+int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen);
+/* The aggregated vector (valid for completed chunks), cfg.nelem elements. */
+const int32_t *ia_ps_result(const struct ia_ps *ps);
+void ia_ps_stats(const struct ia_ps *ps, struct ia_ps_stats *st);
+void ia_ps_close(struct ia_ps *ps);
+const char *ia_ps_drop_name(enum ia_ps_drop d);
+
+/* Chunks of a vector of n elements; 0 if n or chunk is 0. */
+uint64_t ia_host_nchunks(uint64_t n, uint32_t chunk);
+
+/* Deterministic test vectors: element i of the vector of seed. Full int32 range. */
+int32_t ia_host_rand(uint64_t seed, uint64_t i);
+void ia_host_fill(int32_t *v, size_t n, uint64_t seed);
+/* In place v[i] += w[i] modulo 2^32 (the aggregation of wire.h). */
+void ia_host_add(int32_t *v, const int32_t *w, size_t n);
+/* FNV-1a 64 over the little-endian bytes of v: a checksum to compare results. */
+uint64_t ia_host_checksum(const int32_t *v, size_t n);
+
+/*
+ * Fixed-point floats: x is sent as round(x * 2^frac) (half away from zero),
+ * saturated to int32 (NaN as 0); a received s means s / 2^frac. The sum of
+ * N workers is exact to 2^-frac per worker as long as it does not wrap:
+ * choose frac so that N * max|x| * 2^frac < 2^31 (ia_fx_frac_for()).
+ */
+#define IA_FX_FRAC_DEFAULT	16
+int32_t ia_fx_encode(double x, unsigned int frac, bool *saturated);
+double ia_fx_decode(int32_t s, unsigned int frac);
+/* Encodes n values; returns how many saturated. */
+size_t ia_fx_encode_vec(const double *x, int32_t *s, size_t n, unsigned int frac);
+void ia_fx_decode_vec(const int32_t *s, double *x, size_t n, unsigned int frac);
+/* Largest frac <= 30 for which nworkers values of magnitude max_abs sum without wrap; -ERANGE if none. */
+int ia_fx_frac_for(double max_abs, uint32_t nworkers);
+
+#endif
