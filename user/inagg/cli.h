@@ -39,10 +39,25 @@ int cmd_topo_gen(int argc, char **argv);
 int cmd_topo_dot(int argc, char **argv);
 int cmd_topo_show(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_topo_up(int argc, char **argv);
+int cmd_topo_down(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_job_submit(int argc, char **argv);
+int cmd_job_list(int argc, char **argv);
+int cmd_job_show(int argc, char **argv);
+int cmd_job_end(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_ledger(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
 
 /* Help texts live beside their commands. */
 extern const char help_place[], help_multi[], help_topo_gen[], help_topo_dot[],
-	help_topo_show[], help_eval[];
+	help_topo_show[], help_eval[], help_topo_up[], help_topo_down[], help_attach[],
+	help_detach[], help_status[], help_job_submit[], help_job_list[], help_job_show[],
+	help_job_end[], help_stats[], help_ledger[], help_worker[], help_ps[];
 
 /* Parsing helpers: 0 on success, else report through out_err() and return 1. */
 int parse_long(const char *opt, const char *s, long min, long max, long *out);

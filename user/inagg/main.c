@@ -21,6 +21,17 @@ static const struct cmd topo_cmds[] = {
 	{ "dot", cmd_topo_dot, "topo dot -t FILE [-p { ALGO -k K | PLACEMENT.json }] [-o FILE]",
 	  help_topo_dot },
 	{ "show", cmd_topo_show, "topo show -t FILE", help_topo_show },
+	{ "up", cmd_topo_up, "topo up -t FILE [-n TAG] [-r MBIT] [--attach]", help_topo_up },
+	{ "down", cmd_topo_down, "topo down [-n TAG] [-t FILE]", help_topo_down },
+	{ NULL }
+};
+
+static const struct cmd job_cmds[] = {
+	{ "submit", cmd_job_submit,
+	  "job submit -k K [-a ALGO] [-w WINDOW] [-J ID] [-W SW=N,...] [-S SOCK]", help_job_submit },
+	{ "list", cmd_job_list, "job list [-S SOCK]", help_job_list },
+	{ "show", cmd_job_show, "job show -J ID [-S SOCK]", help_job_show },
+	{ "end", cmd_job_end, "job end -J ID [-S SOCK]", help_job_end },
 	{ NULL }
 };
 
@@ -28,7 +39,20 @@ static const struct cmd topo_cmds[] = {
 static const struct cmd main_cmds[] = {
 	{ "place", cmd_place, "place -t FILE -k K [-a ALGO[,ALGO...]|all]", help_place },
 	{ "multi", cmd_multi, "multi -t FILE -w WORKLOADS [-k K] [-a ALGO] [--aware]", help_multi },
-	{ "topo", NULL, "topo { gen | dot | show } ...", NULL, topo_cmds },
+	{ "topo", NULL, "topo { gen | dot | show | up | down } ...", NULL, topo_cmds },
+	{ "attach", cmd_attach, "attach dev IFACE [-n NETNS] [-s SWITCH] [-m MODE] [--pass]",
+	  help_attach },
+	{ "detach", cmd_detach, "detach dev IFACE [-n NETNS] [-s SWITCH]", help_detach },
+	{ "status", cmd_status, "status [-n NETNS] [-s SWITCH]", help_status },
+	{ "job", NULL, "job { submit | list | show | end } ...", NULL, job_cmds },
+	{ "stats", cmd_stats, "stats -J ID [-c CHUNKS] [-S SOCK]", help_stats },
+	{ "worker", cmd_worker,
+	  "worker -J ID -i ID -p ADDR { -n N | -f FILE } [-w W] [-t MS] [-o FILE]", help_worker },
+	{ "ps", cmd_ps,
+	  "ps -J ID -W N -n N { -d ADDR | -u } [-m LIST] [-l MS | --forever] [--ready FILE]",
+	  help_ps },
+	{ "ledger", cmd_ledger, "ledger { show | set | admit | release } ... [netns NAME]",
+	  help_ledger },
 	{ "eval", cmd_eval, "eval [fig2|fig3|fig4|fig5|all]... [--depth D] [--seeds N] [--plot DIR]",
 	  help_eval },
 	{ NULL }

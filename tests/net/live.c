@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The whole system on a live network: "inagg topo up --attach" builds the
+ * paper's Fig. 1 tree in namespaces, inaggd places and configures jobs, real
+ * workers and a destination run allreduces through the XDP datapath, and the
+ * switches' counters are checked against the congestion model.
+ *
+ * Namespaces: ia-<tag>-*, tag "l<pid>"; the teardown removes them (and kills
+ * the daemon it started, by PID).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <json-c/json.h>
+
+#include "kselftest_harness.h"
+#include "ctl.h"
+#include "host.h"
+#include "plan.h"
+
+#define CHUNKS 1000
+#define MAXW 64
+
+static const char fig1[] =
+	"{\"switches\": ["
+	"{\"name\": \"s0\", \"parent\": null, \"capacity\": 2},"
+	"{\"name\": \"s1\", \"parent\": \"s0\", \"capacity\": 2},"
+	"{\"name\": \"s2\", \"parent\": \"s0\", \"capacity\": 2},"
+	"{\"name\": \"s3\", \"parent\": \"s1\", \"load\": 2, \"capacity\": 2},"
+	"{\"name\": \"s4\", \"parent\": \"s1\", \"load\": 6, \"capacity\": 2},"
+	"{\"name\": \"s5\", \"parent\": \"s2\", \"load\": 5, \"capacity\": 2},"
+	"{\"name\": \"s6\", \"parent\": \"s2\", \"load\": 5, \"capacity\": 2}]}";
+
+static char build[PATH_MAX];
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	ret = system(cmd);
+	if (ret)
+		fprintf(stderr, "# failed (%d): %s\n", ret, cmd);
+	return ret;
+}
+
+static int enter_ns(const char *ns)
+{
+	char path[256];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = setns(fd, CLONE_NEWNET) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+FIXTURE(net) {
+	char tag[16];
+	char dir[64];
+	char topo[128];
+	char sock[128];
+	char state[128];
+	pid_t daemon;
+};
+
+static pid_t start_daemon(FIXTURE_DATA(net) *self)
+{
+	char log[160];
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/inaggd.log", self->dir);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		char bin[PATH_MAX];
+
+		dup2(fd, 2);
+		snprintf(bin, sizeof(bin), "%s/inaggd", build);
+		execl(bin, "inaggd", "-t", self->topo, "-n", self->tag, "-s", self->sock, "-S",
+		      self->state, NULL);
+		_exit(127);
+	}
+	/* Ready when the socket answers. */
+	for (int i = 0; i < 100; i++) {
+		json_object *req = json_object_new_object(), *resp = NULL;
+		char err[256];
+		int ret;
+
+		json_object_object_add(req, "cmd", json_object_new_string("list"));
+		ret = ia_ctl_call(self->sock, req, &resp, err, sizeof(err));
+		json_object_put(req);
+		json_object_put(resp);
+		if (!ret)
+			return pid;
+		usleep(50000);
+	}
+	return -1;
+}
+
+static void stop_daemon(FIXTURE_DATA(net) *self, int sig)
+{
+	if (self->daemon > 0) {
+		kill(self->daemon, sig);
+		waitpid(self->daemon, NULL, 0);
+		self->daemon = 0;
+	}
+}
+
+FIXTURE_SETUP(net)
+{
+	FILE *f;
+
+	snprintf(self->tag, sizeof(self->tag), "l%d", getpid() % 10000000);
+	snprintf(self->dir, sizeof(self->dir), "/tmp/inagg-live-%d", getpid());
+	mkdir(self->dir, 0700);
+	snprintf(self->topo, sizeof(self->topo), "%s/fig1.json", self->dir);
+	snprintf(self->sock, sizeof(self->sock), "%s/inaggd.sock", self->dir);
+	snprintf(self->state, sizeof(self->state), "%s/state.json", self->dir);
+	/* The user-space ledger of this test only. */
+	setenv("INAGG_LEDGER", "user", 1);
+	setenv("INAGG_LEDGER_DIR", self->dir, 1);
+	f = fopen(self->topo, "w");
+	ASSERT_NE(NULL, f);
+	fputs(fig1, f);
+	fclose(f);
+	ASSERT_EQ(0, sh("%s/inagg topo up -t %s -n %s --attach >/dev/null", build, self->topo,
+			self->tag));
+	self->daemon = start_daemon(self);
+	ASSERT_LT(0, self->daemon);
+}
+
+FIXTURE_TEARDOWN(net)
+{
+	stop_daemon(self, SIGTERM);
+	sh("%s/inagg topo down -n %s -t %s >/dev/null", build, self->tag, self->topo);
+	sh("rm -rf %s", self->dir);
+}
+
+static json_object *request(FIXTURE_DATA(net) *self, const char *fmt, ...)
+{
+	json_object *req, *resp = NULL, *ok;
+	char text[512], err[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	req = json_tokener_parse(text);
+	if (ia_ctl_call(self->sock, req, &resp, err, sizeof(err)))
+		fprintf(stderr, "# %s\n", err);
+	json_object_put(req);
+	if (resp && (!json_object_object_get_ex(resp, "ok", &ok) || !json_object_get_boolean(ok))) {
+		fprintf(stderr, "# %s -> %s\n", text, json_object_to_json_string(resp));
+		json_object_put(resp);
+		resp = NULL;
+	}
+	return resp;
+}
+
+static json_object *get(json_object *o, const char *path)
+{
+	char buf[128], *save, *key;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (key = strtok_r(buf, ".", &save); key && o; key = strtok_r(NULL, ".", &save))
+		if (!json_object_object_get_ex(o, key, &o))
+			return NULL;
+	return o;
+}
+
+/* What each process of a run reports back (shared memory). */
+struct outcome {
+	int rc;
+	uint64_t checksum;
+	char err[128];
+};
+
+struct run {
+	uint32_t job;
+	int nworkers;
+	uint64_t expected;
+	struct outcome ps, w[MAXW];
+};
+
+/* During a run, after every worker started (e.g. kill the daemon). */
+typedef void (*during_fn)(FIXTURE_DATA(net) *self);
+
+/* An allreduce of CHUNKS chunks of random vectors by every worker of the job. */
+static int allreduce(FIXTURE_DATA(net) *self, json_object *job, struct run *r, during_fn during)
+{
+	json_object *workers = get(job, "workers");
+	const size_t n = (size_t)CHUNKS * IA_MAX_ELEMS;
+	pid_t pids[MAXW + 1];
+	int ready[2], nproc = 0;
+	int32_t *sum, *v;
+	char c;
+
+	r->job = json_object_get_int64(get(job, "job"));
+	r->nworkers = json_object_array_length(workers);
+	if (r->nworkers > MAXW || pipe(ready))
+		return -1;
+	sum = calloc(n, sizeof(*sum));
+	v = malloc(n * sizeof(*v));
+	for (int i = 0; i < r->nworkers; i++) {
+		uint32_t id = json_object_get_int64(get(json_object_array_get_idx(workers, i), "id"));
+
+		ia_host_fill(v, n, r->job * 1000 + id);
+		ia_host_add(sum, v, n);
+	}
+	r->expected = ia_host_checksum(sum, n);
+	free(sum);
+	free(v);
+
+	pids[nproc] = fork();
+	if (pids[nproc] == 0) {
+		struct ia_ps_cfg cfg = {
+			.job = r->job, .id = IA_SENDER_DEST, .nworkers = r->nworkers, .nelem = n,
+			.linger_ms = 500,
+		};
+		struct ia_ps *ps;
+
+		inet_pton(AF_INET, json_object_get_string(get(job, "destination.address")),
+			  &cfg.addr);
+		inet_pton(AF_INET, json_object_get_string(get(job, "destination.down")), &cfg.down);
+		close(ready[0]);
+		if (enter_ns(json_object_get_string(get(job, "destination.netns"))) ||
+		    ia_ps_open(&cfg, &ps, r->ps.err, sizeof(r->ps.err)))
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		r->ps.rc = ia_ps_run(ps, r->ps.err, sizeof(r->ps.err));
+		r->ps.checksum = ia_host_checksum(ia_ps_result(ps), n);
+		ia_ps_close(ps);
+		_exit(0);
+	}
+	nproc++;
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		return -1;
+	close(ready[0]);
+	for (int i = 0; i < r->nworkers; i++) {
+		json_object *w = json_object_array_get_idx(workers, i);
+
+		pids[nproc] = fork();
+		if (pids[nproc] == 0) {
+			struct ia_worker_cfg cfg = {
+				.job = r->job, .id = json_object_get_int64(get(w, "id")),
+				.nworkers = r->nworkers, .timeout_ms = 300, .retries = 200,
+			};
+			struct ia_worker *wk;
+			int32_t *vec = malloc(n * sizeof(*vec));
+
+			inet_pton(AF_INET, json_object_get_string(get(w, "address")), &cfg.addr);
+			inet_pton(AF_INET, json_object_get_string(get(job, "destination.address")),
+				  &cfg.ps);
+			r->w[i].rc = -1;
+			if (!vec || enter_ns(json_object_get_string(get(w, "netns"))) ||
+			    ia_worker_open(&cfg, &wk, r->w[i].err, sizeof(r->w[i].err)))
+				_exit(1);
+			ia_host_fill(vec, n, r->job * 1000 + cfg.id);
+			r->w[i].rc = ia_worker_run(wk, vec, vec, n, r->w[i].err, sizeof(r->w[i].err));
+			r->w[i].checksum = ia_host_checksum(vec, n);
+			ia_worker_close(wk);
+			_exit(0);
+		}
+		nproc++;
+	}
+	if (during)
+		during(self);
+	for (int i = 0; i < nproc; i++)
+		waitpid(pids[i], NULL, 0);
+	return 0;
+}
+
+static struct run *new_run(void)
+{
+	struct run *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			     -1, 0);
+
+	memset(r, 0xff, sizeof(*r));	/* a process that never reported fails */
+	return r;
+}
+
+static void check_exact(struct __test_metadata *_metadata, const struct run *r)
+{
+	EXPECT_EQ(0, r->ps.rc) TH_LOG("destination: %s", r->ps.err);
+	EXPECT_EQ(r->expected, r->ps.checksum);
+	for (int i = 0; i < r->nworkers; i++) {
+		EXPECT_EQ(0, r->w[i].rc) TH_LOG("worker %d: %s", i, r->w[i].err);
+		EXPECT_EQ(r->expected, r->w[i].checksum) TH_LOG("worker %d", i);
+	}
+}
+
+/* Measured messages per chunk on every link equal the model; congestion as given. */
+static void check_model(struct __test_metadata *_metadata, FIXTURE_DATA(net) *self,
+			uint32_t job, double congestion)
+{
+	json_object *st = request(self, "{\"cmd\": \"stats\", \"job\": %u, \"chunks\": %d}", job,
+				  CHUNKS);
+	json_object *links;
+
+	ASSERT_NE(NULL, st);
+	links = get(st, "links");
+	ASSERT_NE(NULL, links);
+	ASSERT_EQ(7, (int)json_object_array_length(links));
+	for (size_t i = 0; i < json_object_array_length(links); i++) {
+		json_object *l = json_object_array_get_idx(links, i);
+
+		EXPECT_EQ(json_object_get_double(get(l, "model_messages")),
+			  json_object_get_double(get(l, "messages_per_chunk")))
+			TH_LOG("job %u switch %s", job, json_object_get_string(get(l, "switch")));
+	}
+	EXPECT_EQ(congestion, json_object_get_double(get(st, "congestion")));
+	EXPECT_EQ(congestion, json_object_get_double(get(st, "model_congestion")));
+	json_object_put(st);
+}
+
+TEST_F_TIMEOUT(net, fig1_every_placement_exact_and_as_modelled, 600)
+{
+	static const struct {
+		const char *algo;
+		double congestion;
+	} cases[] = { { "smc", 5 }, { "top", 8 }, { "max", 9 }, { "level", 6 } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_object *resp = request(self,
+					    "{\"cmd\": \"submit\", \"k\": 2, \"algorithm\": \"%s\"}",
+					    cases[i].algo);
+		struct run *r = new_run();
+		uint32_t id;
+
+		ASSERT_NE(NULL, resp);
+		id = json_object_get_int64(get(resp, "job.job"));
+		ASSERT_EQ(cases[i].congestion, json_object_get_double(get(resp, "job.congestion")));
+		ASSERT_EQ(0, allreduce(self, get(resp, "job"), r, NULL));
+		check_exact(_metadata, r);
+		check_model(_metadata, self, id, cases[i].congestion);
+		json_object_put(request(self, "{\"cmd\": \"end\", \"job\": %u}", id));
+		json_object_put(resp);
+		munmap(r, sizeof(*r));
+	}
+}
+
+static FIXTURE_DATA(net) *killed_self;
+
+static void kill_and_restart(FIXTURE_DATA(net) *self)
+{
+	usleep(200000);
+	stop_daemon(self, SIGKILL);
+	usleep(200000);
+	self->daemon = start_daemon(self);
+	killed_self = self;
+}
+
+TEST_F_TIMEOUT(net, daemon_sigkill_mid_run, 300)
+{
+	json_object *resp = request(self, "{\"cmd\": \"submit\", \"k\": 2}"), *list;
+	struct run *r = new_run();
+
+	ASSERT_NE(NULL, resp);
+	ASSERT_EQ(0, allreduce(self, get(resp, "job"), r, kill_and_restart));
+	ASSERT_LT(0, self->daemon) TH_LOG("daemon did not come back");
+	check_exact(_metadata, r);
+	/* The restarted daemon knows the job and still ends it cleanly. */
+	list = request(self, "{\"cmd\": \"list\"}");
+	ASSERT_NE(NULL, list);
+	ASSERT_EQ(1, (int)json_object_array_length(get(list, "jobs")));
+	check_model(_metadata, self, r->job, 5);
+	json_object_put(list);
+	json_object_put(request(self, "{\"cmd\": \"end\", \"job\": %u}", r->job));
+	json_object_put(resp);
+}
+
+/* A switch whose ledger is full is left out of the placement; nothing half-done remains. */
+TEST_F_TIMEOUT(net, admission_refused_placed_elsewhere, 300)
+{
+	json_object *resp, *blue;
+	struct run *r = new_run();
+	char ns[64];
+	bool has_s2 = false;
+
+	/* Another tenant holds s2's whole capacity (2 jobs). */
+	snprintf(ns, sizeof(ns), "ia-%s-s2", self->tag);
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger set jobs 2 >/dev/null", ns, build));
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit job 900 slots 1 >/dev/null", ns, build));
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit job 901 slots 1 >/dev/null", ns, build));
+	resp = request(self, "{\"cmd\": \"submit\", \"k\": 2}");
+	ASSERT_NE(NULL, resp);
+	blue = get(resp, "job.blue");
+	for (size_t i = 0; i < json_object_array_length(blue); i++)
+		has_s2 |= !strcmp(json_object_get_string(json_object_array_get_idx(blue, i)), "s2");
+	EXPECT_FALSE(has_s2);
+	/* Without s2 the best is 7 (brute force: s1 and s5) */
+	EXPECT_EQ(7, json_object_get_double(get(resp, "job.congestion")));
+	ASSERT_EQ(0, allreduce(self, get(resp, "job"), r, NULL));
+	check_exact(_metadata, r);
+	json_object_put(resp);
+	json_object_put(request(self, "{\"cmd\": \"end\", \"job\": %u}", r->job));
+}
+
+/* Job id already admitted on a blue switch by someone else: rolled back, placed again. */
+TEST_F_TIMEOUT(net, admission_conflict_rolls_back, 120)
+{
+	json_object *resp, *refused;
+	char ns[64], cmd[512];
+	FILE *p;
+	int n = 0;
+
+	snprintf(ns, sizeof(ns), "ia-%s-s2", self->tag);
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit job 7 slots 1 >/dev/null", ns, build));
+	resp = request(self, "{\"cmd\": \"submit\", \"k\": 2, \"job\": 7}");
+	ASSERT_NE(NULL, resp);
+	refused = get(resp, "refused");
+	ASSERT_EQ(1, (int)json_object_array_length(refused));
+	EXPECT_STREQ("s2", json_object_get_string(get(json_object_array_get_idx(refused, 0),
+						      "switch")));
+	/* s4, admitted before s2 refused, was released and then admitted again only if chosen. */
+	snprintf(cmd, sizeof(cmd), "ip netns exec ia-%s-s4 %s/inagg -j ledger show", self->tag,
+		 build);
+	p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	while (fgets(cmd, sizeof(cmd), p))
+		n += strstr(cmd, "\"id\"") != NULL;
+	pclose(p);
+	EXPECT_GE(1, n);
+	json_object_put(request(self, "{\"cmd\": \"end\", \"job\": 7}"));
+	json_object_put(resp);
+}
+
+int main(int argc, char **argv)
+{
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (len <= 0)
+		return 1;
+	exe[len] = '\0';
+	/* build/tests/net/live -> build */
+	snprintf(build, sizeof(build), "%s", dirname(dirname(dirname(exe))));
+	return test_harness_run(argc, argv);
+}
