@@ -245,9 +245,11 @@ out:
 static __always_inline int send_up(struct xdp_md *ctx, const struct ia_job_cfg *cfg,
 				   struct ethhdr *eth, struct ia_counters *j)
 {
-	set_macs(eth, cfg->up_smac, cfg->up_dmac);
 	ctr(j, IA_C_TX);
 	ctr(pstats(cfg->up_ifindex), IA_C_TX);
+	if (cfg->flags & IA_JOB_F_KERNEL_FWD)
+		return XDP_PASS;	/* routed up by the kernel, through its qdisc */
+	set_macs(eth, cfg->up_smac, cfg->up_dmac);
 	return bpf_redirect(cfg->up_ifindex, 0);
 }
 
@@ -367,7 +369,8 @@ int ia_xdp(struct xdp_md *ctx)
 	h->sender = bpf_htonl(cfg->self_id);
 	h->nworkers = bpf_htonl(nw);
 	h->flags = oflags;
-	if (cfg->up_saddr)
+	/* The kernel drops what arrives from one of its own addresses. */
+	if (cfg->up_saddr && !(cfg->flags & IA_JOB_F_KERNEL_FWD))
 		ip->saddr = cfg->up_saddr;
 	if (cfg->up_daddr)
 		ip->daddr = cfg->up_daddr;

@@ -45,7 +45,16 @@ struct ia_job_cfg {
 	__be32	up_daddr;	/* blue: destination (the job's parameter server) */
 	__u8	up_smac[6];	/* rewritten on every upward message */
 	__u8	up_dmac[6];
+	__u32	flags;		/* IA_JOB_F_* */
 };
+
+/*
+ * Upward messages leave through the kernel (XDP_PASS, routed to the
+ * destination) instead of an XDP redirect: slower, but they then pass the
+ * egress qdisc, so tc rate emulation applies to them. MACs and the source
+ * address are left to the kernel.
+ */
+#define IA_JOB_F_KERNEL_FWD	0x1
 
 struct ia_member_key {
 	__u32	job;

@@ -118,6 +118,9 @@ static __u64 pctr(struct ia_xdp *x, int ifindex, int c)
 	return v.c[c];
 }
 
+/* IA_JOB_F_* of the jobs add_job() makes (each test runs in its own process). */
+static __u32 job_flags;
+
 /* A job whose members are senders first..first+n-1; nw[i] workers each (NULL: 1). */
 static int add_job(struct tctx *t, __u32 id, enum ia_role role, __u32 n, __u32 first,
 		   const __u32 *nw, __u32 window)
@@ -126,7 +129,7 @@ static int add_job(struct tctx *t, __u32 id, enum ia_role role, __u32 n, __u32 f
 	struct ia_xdp_hop down[NPORTS - 1] = {};
 	struct ia_xdp_job j = {
 		.id = id, .role = role, .window = window, .self_id = SELF_ID,
-		.nmembers = n, .members = m, .ndown = 2, .down = down,
+		.nmembers = n, .members = m, .ndown = 2, .down = down, .flags = job_flags,
 		.up = { .ifindex = t->port[0], .saddr = IP_SW, .daddr = IP_PS },
 	};
 	__u32 i;
@@ -469,6 +472,47 @@ TEST_F(dp, red_forwarding)
 	ASSERT_EQ(4, pctr(self->t.x, self->t.port[0], IA_C_TX));
 	ASSERT_EQ(0, jctr(self->t.x, 11, IA_C_AGGREGATED));
 	ASSERT_EQ(-ENOENT, ia_xdp_slot_read(self->t.x, 11, 0, &(struct ia_slot){}));
+}
+
+/* Kernel forwarding (for tc rate emulation): upward messages are passed, not redirected. */
+TEST_F(dp, kernel_forward_passes_up)
+{
+	__s32 a[8], b[8], sum[8];
+	struct frame_spec f, w;
+	__u32 olen;
+	int len, e;
+
+	job_flags = IA_JOB_F_KERNEL_FWD;
+	ASSERT_EQ(0, add_job(&self->t, 21, IA_ROLE_RED, 1, 70, NULL, 0));
+	ASSERT_EQ(0, add_job(&self->t, 22, IA_ROLE_BLUE, 2, 60, NULL, 4));
+	for (e = 0; e < 8; e++) {
+		a[e] = contrib_val(60, 0, e);
+		b[e] = contrib_val(61, 0, e);
+		sum[e] = a[e] + b[e];
+	}
+	/* Red: the frame goes to the kernel as it came, to be routed up. */
+	f = contrib(21, 0, 70, 8, a);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_PASS, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(len, (int)olen);
+	ASSERT_EQ(0, memcmp(self->in, self->out, olen));
+	ASSERT_EQ(1, jctr(self->t.x, 21, IA_C_FWD));
+	ASSERT_EQ(1, pctr(self->t.x, self->t.port[0], IA_C_TX));
+
+	/* Blue: the aggregate is passed with the destination address, its own MACs and source. */
+	f = contrib(22, 0, 60, 8, a);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	f = contrib(22, 0, 61, 8, b);
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_PASS, run(self->t.x, self->t.port[2], self->in, len, self->out, &olen));
+	w = agg_of(f, 2, 0, sum);
+	memcpy(w.smac, f.smac, 6);
+	memcpy(w.dmac, f.dmac, 6);
+	w.saddr = f.saddr;
+	ASSERT_EQ(build_frame(self->want, &w), (int)olen);
+	ASSERT_EQ(0, memcmp(self->want, self->out, olen));
+	ASSERT_EQ(1, jctr(self->t.x, 22, IA_C_EMIT));
 }
 
 /* Opens a raw socket on ifindex to catch what the datapath sends there. */

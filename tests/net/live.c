@@ -77,16 +77,18 @@ static int enter_ns(const char *ns)
 	return ret;
 }
 
-FIXTURE(net) {
+/* One network with its daemon. */
+struct env {
 	char tag[16];
 	char dir[64];
 	char topo[128];
 	char sock[128];
 	char state[128];
 	pid_t daemon;
+	bool kernel_fwd;
 };
 
-static pid_t start_daemon(FIXTURE_DATA(net) *self)
+static pid_t start_daemon(struct env *self)
 {
 	char log[160];
 	pid_t pid;
@@ -100,7 +102,7 @@ static pid_t start_daemon(FIXTURE_DATA(net) *self)
 		dup2(fd, 2);
 		snprintf(bin, sizeof(bin), "%s/inaggd", build);
 		execl(bin, "inaggd", "-t", self->topo, "-n", self->tag, "-s", self->sock, "-S",
-		      self->state, NULL);
+		      self->state, self->kernel_fwd ? "-K" : NULL, NULL);
 		_exit(127);
 	}
 	/* Ready when the socket answers. */
@@ -120,7 +122,7 @@ static pid_t start_daemon(FIXTURE_DATA(net) *self)
 	return -1;
 }
 
-static void stop_daemon(FIXTURE_DATA(net) *self, int sig)
+static void stop_daemon(struct env *self, int sig)
 {
 	if (self->daemon > 0) {
 		kill(self->daemon, sig);
@@ -129,37 +131,58 @@ static void stop_daemon(FIXTURE_DATA(net) *self, int sig)
 	}
 }
 
-FIXTURE_SETUP(net)
+/* Builds the network of topology json in namespaces and starts its daemon. */
+static int env_up(struct env *self, const char *json, double rate_mbit, bool kernel_fwd)
 {
+	char rate[64] = "";
 	FILE *f;
 
 	snprintf(self->tag, sizeof(self->tag), "l%d", getpid() % 10000000);
 	snprintf(self->dir, sizeof(self->dir), "/tmp/inagg-live-%d", getpid());
 	mkdir(self->dir, 0700);
-	snprintf(self->topo, sizeof(self->topo), "%s/fig1.json", self->dir);
+	snprintf(self->topo, sizeof(self->topo), "%s/topo.json", self->dir);
 	snprintf(self->sock, sizeof(self->sock), "%s/inaggd.sock", self->dir);
 	snprintf(self->state, sizeof(self->state), "%s/state.json", self->dir);
+	self->kernel_fwd = kernel_fwd;
 	/* The user-space ledger of this test only. */
 	setenv("INAGG_LEDGER", "user", 1);
 	setenv("INAGG_LEDGER_DIR", self->dir, 1);
 	f = fopen(self->topo, "w");
-	ASSERT_NE(NULL, f);
-	fputs(fig1, f);
+	if (!f)
+		return -1;
+	fputs(json, f);
 	fclose(f);
-	ASSERT_EQ(0, sh("%s/inagg topo up -t %s -n %s --attach >/dev/null", build, self->topo,
-			self->tag));
+	if (rate_mbit > 0)
+		snprintf(rate, sizeof(rate), "-r %g", rate_mbit);
+	if (sh("%s/inagg topo up -t %s -n %s %s --attach >/dev/null", build, self->topo, self->tag,
+	       rate))
+		return -1;
 	self->daemon = start_daemon(self);
-	ASSERT_LT(0, self->daemon);
+	return self->daemon > 0 ? 0 : -1;
 }
 
-FIXTURE_TEARDOWN(net)
+static void env_down(struct env *self)
 {
 	stop_daemon(self, SIGTERM);
 	sh("%s/inagg topo down -n %s -t %s >/dev/null", build, self->tag, self->topo);
 	sh("rm -rf %s", self->dir);
 }
 
-static json_object *request(FIXTURE_DATA(net) *self, const char *fmt, ...)
+FIXTURE(net) {
+	struct env e;
+};
+
+FIXTURE_SETUP(net)
+{
+	ASSERT_EQ(0, env_up(&self->e, fig1, 0, false));
+}
+
+FIXTURE_TEARDOWN(net)
+{
+	env_down(&self->e);
+}
+
+static json_object *request(struct env *self, const char *fmt, ...)
 {
 	json_object *req, *resp = NULL, *ok;
 	char text[512], err[256];
@@ -202,17 +225,19 @@ struct run {
 	uint32_t job;
 	int nworkers;
 	uint64_t expected;
+	double elapsed;		/* the destination's: first message to last chunk done */
 	struct outcome ps, w[MAXW];
 };
 
 /* During a run, after every worker started (e.g. kill the daemon). */
-typedef void (*during_fn)(FIXTURE_DATA(net) *self);
+typedef void (*during_fn)(struct env *self);
 
-/* An allreduce of CHUNKS chunks of random vectors by every worker of the job. */
-static int allreduce(FIXTURE_DATA(net) *self, json_object *job, struct run *r, during_fn during)
+/* An allreduce of chunks chunks of random vectors by every worker of the job. */
+static int allreduce(struct env *self, json_object *job, int chunks, struct run *r,
+		     during_fn during)
 {
 	json_object *workers = get(job, "workers");
-	const size_t n = (size_t)CHUNKS * IA_MAX_ELEMS;
+	const size_t n = (size_t)chunks * IA_MAX_ELEMS;
 	pid_t pids[MAXW + 1];
 	int ready[2], nproc = 0;
 	int32_t *sum, *v;
@@ -251,8 +276,12 @@ static int allreduce(FIXTURE_DATA(net) *self, json_object *job, struct run *r, d
 			_exit(1);
 		if (write(ready[1], "r", 1) != 1)
 			_exit(1);
+		struct ia_ps_stats st;
+
 		r->ps.rc = ia_ps_run(ps, r->ps.err, sizeof(r->ps.err));
 		r->ps.checksum = ia_host_checksum(ia_ps_result(ps), n);
+		ia_ps_stats(ps, &st);
+		r->elapsed = st.elapsed;
 		ia_ps_close(ps);
 		_exit(0);
 	}
@@ -269,6 +298,7 @@ static int allreduce(FIXTURE_DATA(net) *self, json_object *job, struct run *r, d
 			struct ia_worker_cfg cfg = {
 				.job = r->job, .id = json_object_get_int64(get(w, "id")),
 				.nworkers = r->nworkers, .timeout_ms = 300, .retries = 200,
+				.window = json_object_get_int64(get(job, "worker_window")),
 			};
 			struct ia_worker *wk;
 			int32_t *vec = malloc(n * sizeof(*vec));
@@ -315,7 +345,7 @@ static void check_exact(struct __test_metadata *_metadata, const struct run *r)
 }
 
 /* Measured messages per chunk on every link equal the model; congestion as given. */
-static void check_model(struct __test_metadata *_metadata, FIXTURE_DATA(net) *self,
+static void check_model(struct __test_metadata *_metadata, struct env *self,
 			uint32_t job, double congestion)
 {
 	json_object *st = request(self, "{\"cmd\": \"stats\", \"job\": %u, \"chunks\": %d}", job,
@@ -325,7 +355,7 @@ static void check_model(struct __test_metadata *_metadata, FIXTURE_DATA(net) *se
 	ASSERT_NE(NULL, st);
 	links = get(st, "links");
 	ASSERT_NE(NULL, links);
-	ASSERT_EQ(7, (int)json_object_array_length(links));
+	ASSERT_LT(0, (int)json_object_array_length(links));
 	for (size_t i = 0; i < json_object_array_length(links); i++) {
 		json_object *l = json_object_array_get_idx(links, i);
 
@@ -346,7 +376,7 @@ TEST_F_TIMEOUT(net, fig1_every_placement_exact_and_as_modelled, 600)
 	} cases[] = { { "smc", 5 }, { "top", 8 }, { "max", 9 }, { "level", 6 } };
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_object *resp = request(self,
+		json_object *resp = request(&self->e,
 					    "{\"cmd\": \"submit\", \"k\": 2, \"algorithm\": \"%s\"}",
 					    cases[i].algo);
 		struct run *r = new_run();
@@ -355,42 +385,39 @@ TEST_F_TIMEOUT(net, fig1_every_placement_exact_and_as_modelled, 600)
 		ASSERT_NE(NULL, resp);
 		id = json_object_get_int64(get(resp, "job.job"));
 		ASSERT_EQ(cases[i].congestion, json_object_get_double(get(resp, "job.congestion")));
-		ASSERT_EQ(0, allreduce(self, get(resp, "job"), r, NULL));
+		ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, NULL));
 		check_exact(_metadata, r);
-		check_model(_metadata, self, id, cases[i].congestion);
-		json_object_put(request(self, "{\"cmd\": \"end\", \"job\": %u}", id));
+		check_model(_metadata, &self->e, id, cases[i].congestion);
+		json_object_put(request(&self->e, "{\"cmd\": \"end\", \"job\": %u}", id));
 		json_object_put(resp);
 		munmap(r, sizeof(*r));
 	}
 }
 
-static FIXTURE_DATA(net) *killed_self;
-
-static void kill_and_restart(FIXTURE_DATA(net) *self)
+static void kill_and_restart(struct env *self)
 {
 	usleep(200000);
 	stop_daemon(self, SIGKILL);
 	usleep(200000);
 	self->daemon = start_daemon(self);
-	killed_self = self;
 }
 
 TEST_F_TIMEOUT(net, daemon_sigkill_mid_run, 300)
 {
-	json_object *resp = request(self, "{\"cmd\": \"submit\", \"k\": 2}"), *list;
+	json_object *resp = request(&self->e, "{\"cmd\": \"submit\", \"k\": 2}"), *list;
 	struct run *r = new_run();
 
 	ASSERT_NE(NULL, resp);
-	ASSERT_EQ(0, allreduce(self, get(resp, "job"), r, kill_and_restart));
-	ASSERT_LT(0, self->daemon) TH_LOG("daemon did not come back");
+	ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, kill_and_restart));
+	ASSERT_LT(0, self->e.daemon) TH_LOG("daemon did not come back");
 	check_exact(_metadata, r);
 	/* The restarted daemon knows the job and still ends it cleanly. */
-	list = request(self, "{\"cmd\": \"list\"}");
+	list = request(&self->e, "{\"cmd\": \"list\"}");
 	ASSERT_NE(NULL, list);
 	ASSERT_EQ(1, (int)json_object_array_length(get(list, "jobs")));
-	check_model(_metadata, self, r->job, 5);
+	check_model(_metadata, &self->e, r->job, 5);
 	json_object_put(list);
-	json_object_put(request(self, "{\"cmd\": \"end\", \"job\": %u}", r->job));
+	json_object_put(request(&self->e, "{\"cmd\": \"end\", \"job\": %u}", r->job));
 	json_object_put(resp);
 }
 
@@ -403,11 +430,11 @@ TEST_F_TIMEOUT(net, admission_refused_placed_elsewhere, 300)
 	bool has_s2 = false;
 
 	/* Another tenant holds s2's whole capacity (2 jobs). */
-	snprintf(ns, sizeof(ns), "ia-%s-s2", self->tag);
+	snprintf(ns, sizeof(ns), "ia-%s-s2", self->e.tag);
 	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger set jobs 2 >/dev/null", ns, build));
 	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit job 900 slots 1 >/dev/null", ns, build));
 	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit job 901 slots 1 >/dev/null", ns, build));
-	resp = request(self, "{\"cmd\": \"submit\", \"k\": 2}");
+	resp = request(&self->e, "{\"cmd\": \"submit\", \"k\": 2}");
 	ASSERT_NE(NULL, resp);
 	blue = get(resp, "job.blue");
 	for (size_t i = 0; i < json_object_array_length(blue); i++)
@@ -415,10 +442,10 @@ TEST_F_TIMEOUT(net, admission_refused_placed_elsewhere, 300)
 	EXPECT_FALSE(has_s2);
 	/* Without s2 the best is 7 (brute force: s1 and s5) */
 	EXPECT_EQ(7, json_object_get_double(get(resp, "job.congestion")));
-	ASSERT_EQ(0, allreduce(self, get(resp, "job"), r, NULL));
+	ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, NULL));
 	check_exact(_metadata, r);
 	json_object_put(resp);
-	json_object_put(request(self, "{\"cmd\": \"end\", \"job\": %u}", r->job));
+	json_object_put(request(&self->e, "{\"cmd\": \"end\", \"job\": %u}", r->job));
 }
 
 /* Job id already admitted on a blue switch by someone else: rolled back, placed again. */
@@ -429,16 +456,16 @@ TEST_F_TIMEOUT(net, admission_conflict_rolls_back, 120)
 	FILE *p;
 	int n = 0;
 
-	snprintf(ns, sizeof(ns), "ia-%s-s2", self->tag);
+	snprintf(ns, sizeof(ns), "ia-%s-s2", self->e.tag);
 	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit job 7 slots 1 >/dev/null", ns, build));
-	resp = request(self, "{\"cmd\": \"submit\", \"k\": 2, \"job\": 7}");
+	resp = request(&self->e, "{\"cmd\": \"submit\", \"k\": 2, \"job\": 7}");
 	ASSERT_NE(NULL, resp);
 	refused = get(resp, "refused");
 	ASSERT_EQ(1, (int)json_object_array_length(refused));
 	EXPECT_STREQ("s2", json_object_get_string(get(json_object_array_get_idx(refused, 0),
 						      "switch")));
 	/* s4, admitted before s2 refused, was released and then admitted again only if chosen. */
-	snprintf(cmd, sizeof(cmd), "ip netns exec ia-%s-s4 %s/inagg -j ledger show", self->tag,
+	snprintf(cmd, sizeof(cmd), "ip netns exec ia-%s-s4 %s/inagg -j ledger show", self->e.tag,
 		 build);
 	p = popen(cmd, "r");
 	ASSERT_NE(NULL, p);
@@ -446,8 +473,78 @@ TEST_F_TIMEOUT(net, admission_conflict_rolls_back, 120)
 		n += strstr(cmd, "\"id\"") != NULL;
 	pclose(p);
 	EXPECT_GE(1, n);
-	json_object_put(request(self, "{\"cmd\": \"end\", \"job\": 7}"));
+	json_object_put(request(&self->e, "{\"cmd\": \"end\", \"job\": 7}"));
 	json_object_put(resp);
+}
+
+/*
+ * A 15-switch tree with heterogeneous rates and loads, emulated with tc (tbf
+ * at rate x 2 Mbit/s on every uplink; the daemon makes upward messages go
+ * through the kernel so that the qdiscs apply). The four placements' model
+ * congestions differ by 1.5x or more; the same job's completion times must
+ * rank in the same order.
+ */
+static const char tree15[] =
+	"{\"switches\": ["
+	"{\"name\": \"s0\", \"parent\": null, \"rate\": 2},"
+	"{\"name\": \"s1\", \"parent\": \"s0\", \"rate\": 3},"
+	"{\"name\": \"s2\", \"parent\": \"s0\", \"rate\": 4},"
+	"{\"name\": \"s3\", \"parent\": \"s1\", \"rate\": 1.5, \"load\": 1},"
+	"{\"name\": \"s4\", \"parent\": \"s1\", \"rate\": 3, \"load\": 1},"
+	"{\"name\": \"s5\", \"parent\": \"s2\", \"rate\": 2, \"load\": 3},"
+	"{\"name\": \"s6\", \"parent\": \"s2\", \"rate\": 4, \"load\": 3},"
+	"{\"name\": \"s7\", \"parent\": \"s3\", \"rate\": 4, \"load\": 1},"
+	"{\"name\": \"s8\", \"parent\": \"s3\", \"rate\": 1, \"load\": 1},"
+	"{\"name\": \"s9\", \"parent\": \"s4\", \"rate\": 3, \"load\": 4},"
+	"{\"name\": \"s10\", \"parent\": \"s4\", \"rate\": 1},"
+	"{\"name\": \"s11\", \"parent\": \"s5\", \"rate\": 1, \"load\": 3},"
+	"{\"name\": \"s12\", \"parent\": \"s5\", \"rate\": 4, \"load\": 4},"
+	"{\"name\": \"s13\", \"parent\": \"s6\", \"rate\": 4, \"load\": 4},"
+	"{\"name\": \"s14\", \"parent\": \"s6\", \"rate\": 3, \"load\": 4}]}";
+
+FIXTURE(rated) {
+	struct env e;
+};
+
+FIXTURE_SETUP(rated)
+{
+	ASSERT_EQ(0, env_up(&self->e, tree15, 2, true));
+}
+
+FIXTURE_TEARDOWN(rated)
+{
+	env_down(&self->e);
+}
+
+TEST_F_TIMEOUT(rated, completion_time_follows_model_congestion, 900)
+{
+	static const char *const algos[] = { "smc", "level", "top", "max" };
+	double congestion[4], seconds[4];
+
+	for (int i = 0; i < 4; i++) {
+		json_object *resp = request(&self->e,
+					    "{\"cmd\": \"submit\", \"k\": 4, \"algorithm\": \"%s\","
+					    " \"window\": 8}", algos[i]);
+		struct run *r = new_run();
+
+		ASSERT_NE(NULL, resp);
+		congestion[i] = json_object_get_double(get(resp, "job.congestion"));
+		ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), 100, r, NULL));
+		check_exact(_metadata, r);
+		seconds[i] = r->elapsed;
+		TH_LOG("%-5s model congestion %5.2f  completion %.2f s", algos[i], congestion[i],
+		       seconds[i]);
+		json_object_put(request(&self->e, "{\"cmd\": \"end\", \"job\": %u}", r->job));
+		json_object_put(resp);
+		munmap(r, sizeof(*r));
+	}
+	for (int i = 1; i < 4; i++) {
+		/* The instance is chosen so that the model separates them clearly. */
+		ASSERT_GE(congestion[i], congestion[i - 1] * 1.4);
+		EXPECT_GT(seconds[i], seconds[i - 1])
+			TH_LOG("%s took %.2f s, %s %.2f s", algos[i], seconds[i], algos[i - 1],
+			       seconds[i - 1]);
+	}
 }
 
 int main(int argc, char **argv)

@@ -65,7 +65,8 @@ const char help_job_submit[] =
 	"Submits a job to inaggd: placement, admission on every blue switch, map pushes.\n"
 	"  -k, --k K            blue switches at most (required)\n"
 	"  -a, --algo ALGO      smc (default), top, max, level, all-red, all-blue\n"
-	"  -w, --window W       chunks in flight = aggregator slots (default 64)\n"
+	"  -w, --window W       aggregator slots per blue switch (default 128);\n"
+	"                       workers keep half of it in flight\n"
 	"  -J, --job ID         job id (default: the smallest free)\n"
 	"  -W, --workers LIST   SWITCH=COUNT,... workers taking part (default: all)\n"
 	"  -S, --socket PATH    inaggd's socket (default " IA_CTL_SOCK ")\n";

@@ -43,7 +43,7 @@
 #include "plan.h"
 #include "xdp.h"
 
-#define DEFAULT_WINDOW 64
+#define DEFAULT_WINDOW 128
 
 enum { LOG_ERR = 3, LOG_WARN = 4, LOG_INFO = 6, LOG_DEBUG = 7 };
 
@@ -109,6 +109,7 @@ struct daemon {
 	char dest_ns[128];
 	struct job *jobs;
 	int njobs;
+	__u32 job_flags;	/* IA_JOB_F_* for every switch */
 };
 
 static void job_free(struct job *j)
@@ -341,6 +342,7 @@ static int push_switch(struct daemon *d, struct job *j, int v, char *why, size_t
 		.self_id = ia_switch_id(v),
 		.nmembers = ps->nmembers,
 		.members = members,
+		.flags = d->job_flags,
 		.up = ps->blue ? hop(&s->up, ia_net_uplink_addr(v, false), ia_net_dest_addr(t)) :
 				 hop(&s->up, none, none),
 		.ndown = ndown,
@@ -432,6 +434,13 @@ static json_object *job_json(const struct daemon *d, const struct job *j, bool d
 	json_object_object_add(o, "algorithm", json_object_new_string(ia_algo_name(j->algo)));
 	json_object_object_add(o, "k", json_object_new_int(j->k));
 	json_object_object_add(o, "window", json_object_new_int64(j->window));
+	/*
+	 * Workers keep at most half the slots in flight: a slot is then reused
+	 * only once every worker has the result of its previous chunk, so a
+	 * retransmission never finds its chunk's slot taken by a later one.
+	 */
+	json_object_object_add(o, "worker_window",
+			       json_object_new_int64(j->window > 1 ? j->window / 2 : 1));
 	json_object_object_add(o, "created", json_object_new_int64(j->created));
 	for (int v = 0; v < t->n; v++) {
 		if (j->blue[v])
@@ -983,11 +992,13 @@ static int listen_on(const char *path)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: inaggd -t TOPOLOGY -n TAG [-s SOCKET] [-S STATE] [-v] [-q]\n"
+		"Usage: inaggd -t TOPOLOGY -n TAG [-s SOCKET] [-S STATE] [-K] [-v] [-q]\n"
 		"  -t, --topology FILE  the network's topology (as given to inagg topo up)\n"
 		"  -n, --net TAG        the network built by 'inagg topo up -n TAG'\n"
 		"  -s, --socket PATH    control socket (default " IA_CTL_SOCK ")\n"
 		"  -S, --state FILE     state file (default /run/inagg/inaggd-TAG.json)\n"
+		"  -K, --kernel-forward upward messages leave through the kernel, so that tc\n"
+		"                       rate emulation (inagg topo up -r) applies to them\n"
 		"  -v, --verbose        debug messages;  -q, --quiet  warnings and errors only\n");
 }
 
@@ -997,6 +1008,7 @@ int main(int argc, char **argv)
 		{ "topology", required_argument, NULL, 't' }, { "net", required_argument, NULL, 'n' },
 		{ "socket", required_argument, NULL, 's' },   { "state", required_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },	      { "quiet", no_argument, NULL, 'q' },
+		{ "kernel-forward", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },	      { NULL }
 	};
 	struct daemon d = { .sock_path = IA_CTL_SOCK };
@@ -1006,7 +1018,7 @@ int main(int argc, char **argv)
 	sigset_t mask;
 
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
-	while ((c = getopt_long(argc, argv, "t:n:s:S:vqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:n:s:S:vqKh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': topo = optarg; break;
 		case 'n': tag = optarg; break;
@@ -1014,6 +1026,7 @@ int main(int argc, char **argv)
 		case 'S': d.state_path = optarg; break;
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_WARN; break;
+		case 'K': d.job_flags |= IA_JOB_F_KERNEL_FWD; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -391,6 +391,7 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 		.up_ifindex = j->up.ifindex,
 		.up_saddr = j->up.saddr,
 		.up_daddr = j->up.daddr,
+		.flags = j->flags,
 	};
 	int jobs = bpf_map__fd(x->skel->maps.ia_jobs);
 	struct ia_job_cfg old;

@@ -53,6 +53,7 @@ struct ia_xdp_job {
 	__u32	self_id;	/* blue: sender id of this switch's aggregates */
 	__u32	nmembers;	/* 1..IA_MAX_FANIN */
 	const struct ia_xdp_member *members;
+	__u32	flags;		/* IA_JOB_F_* (maps.h) */
 	struct ia_xdp_hop up;	/* parent (or destination) egress */
 	__u32	ndown;		/* ports leading to the job's workers, for results */
 	const struct ia_xdp_hop *down;
