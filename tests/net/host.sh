@@ -135,7 +135,8 @@ exact_files() {
 # address: every worker reports the PS's checksum, 2000 chunks.
 checksums_down() {
 	local k c want
-	ps_start -j ps -J 22 -W 3 -n 512000 -d 10.78.0.255 -a 10.78.0.1 -l 500 || return 1
+	ps_start -j ps -J 22 -W 3 -n 512000 -d 10.78.0.255 -a 10.78.0.1 -l 500 --expect 40-42 ||
+		return 1
 	for k in 0 1 2; do
 		# Bound to any address: results come to the broadcast address.
 		ip netns exec "$P-w$k" "$INAGG" -j worker -J 22 -i $k -p 10.78.0.1 -s $((k + 40)) \
@@ -152,6 +153,16 @@ checksums_down() {
 		[ "$(json_field "$tmp/w$k.out" results)" = 2000 ] || return 1
 	done
 	[ "$(json_field "$tmp/ps.out" contributions)" = 6000 ] || { cat "$tmp/ps.out"; return 1; }
+	[ "$(json_field "$tmp/ps.out" exact)" = true ] || { cat "$tmp/ps.out"; return 1; }
+}
+
+# --expect with other seeds than the workers': "exact": false and a failure.
+expect_mismatch() {
+	ps_start -j ps -J 25 -W 1 -n 10 -u -a 10.78.0.1 -l 300 --expect 7 || return 1
+	worker_start 0 worker -J 25 -n 10 -s 8
+	wait "${wpid[0]}" || { cat "$tmp/w0.err"; return 1; }
+	wait "$ps_pid" && { echo "PS succeeded on a wrong sum"; return 1; }
+	[ "$(json_field "$tmp/ps.out" exact)" = false ] || { cat "$tmp/ps.out"; return 1; }
 }
 
 # Real numbers in fixed point (2^-16): the sum within 3 * 2^-17.
@@ -205,6 +216,7 @@ bad_input() {
 t "network setup" setup
 t "integer files: every worker gets the exact sum" exact_files
 t "random vectors, results down to one address: checksums agree" checksums_down
+t "--expect: a sum of other seeds is reported as not exact" expect_mismatch
 t "float fixed-point round trip" floats
 t "--forever PS ends on SIGTERM with statistics" forever
 t "bad input refused with a reason" bad_input

@@ -60,6 +60,8 @@ const char help_ps[] =
 	"      --ready FILE      create FILE once the socket is bound\n"
 	"  -F, --float FRAC      print the result divided by 2^FRAC\n"
 	"  -o, --out FILE        write the result, one element per line ('-': stdout)\n"
+	"      --expect SEEDS    check the result against the sum of the random vectors\n"
+	"                        of these worker seeds (as --members), prints exact\n"
 	"  -j, --json            JSON: job, workers, elements, chunks, complete, done,\n"
 	"                        received, contributions, aggregates, duplicates, late,\n"
 	"                        results_sent, marks, dropped {reason: count}, elapsed,\n"
@@ -204,7 +206,7 @@ static int parse_frac(const char *s, int *frac)
 	return 0;
 }
 
-enum { OPT_FOREVER = 256, OPT_READY };
+enum { OPT_FOREVER = 256, OPT_READY, OPT_EXPECT };
 
 static const struct option worker_opts[] = {
 	{ "job", required_argument, NULL, 'J' },
@@ -455,14 +457,42 @@ static const struct option ps_opts[] = {
 	{ "ready", required_argument, NULL, OPT_READY },
 	{ "float", required_argument, NULL, 'F' },
 	{ "out", required_argument, NULL, 'o' },
+	{ "expect", required_argument, NULL, OPT_EXPECT },
 	{ NULL }
 };
+
+/*
+ * Whether v is the sum of the random vectors (ia_host_fill) of the seeds:
+ * a check, independent of the network, that every contribution was added
+ * exactly once.
+ */
+static bool sum_of_seeds(const int32_t *v, uint64_t n, const struct ia_ps_member *seeds,
+			 uint32_t nseeds)
+{
+	int32_t *sum = calloc(n, sizeof(*sum)), *x = malloc(n * sizeof(*x));
+	bool same;
+
+	if (!sum || !x) {
+		free(sum);
+		free(x);
+		return false;
+	}
+	for (uint32_t i = 0; i < nseeds; i++) {
+		ia_host_fill(x, n, seeds[i].sender);
+		ia_host_add(sum, x, n);
+	}
+	same = !memcmp(sum, v, n * sizeof(*v));
+	free(sum);
+	free(x);
+	return same;
+}
 
 int cmd_ps(int argc, char **argv)
 {
 	struct ia_ps_cfg cfg = { .linger_ms = IA_HOST_LINGER_MS };
 	const char *ready = NULL, *opath = NULL;
-	struct ia_ps_member *members = NULL;
+	struct ia_ps_member *members = NULL, *seeds = NULL;
+	uint32_t nseeds = 0;
 	bool have_job = false, have_down = false;
 	char err[IA_ERRLEN] = "";
 	struct ia_ps_stats st;
@@ -511,6 +541,12 @@ int cmd_ps(int argc, char **argv)
 			break;
 		case 'u':
 			cfg.down_mode = IA_PS_DOWN_UNICAST;
+			break;
+		case OPT_EXPECT:
+			free(seeds);
+			seeds = NULL;
+			if (parse_members(optarg, &seeds, &nseeds))
+				goto out;
 			break;
 		case 'm':
 			free(members);
@@ -622,9 +658,14 @@ int cmd_ps(int argc, char **argv)
 	out_double("elapsed", "elapsed %.6f s\n", st.elapsed);
 	if (st.done == st.chunks)
 		print_checksum(ia_ps_result(ps), cfg.nelem);
+	bool exact = st.done == st.chunks &&
+		     (!seeds || sum_of_seeds(ia_ps_result(ps), cfg.nelem, seeds, nseeds));
+
+	if (seeds)
+		out_bool("exact", "exact %s\n", exact);
 	out_end();
-	/* Interrupted before completion: the statistics above, and a failure. */
-	ret = 0;
+	/* Interrupted before completion, or not the expected sum: a failure. */
+	ret = !exact;
 	if (st.done != st.chunks) {
 		out_warn("ps: interrupted with %u of %u chunks complete", st.done, st.chunks);
 		ret = 1;
@@ -632,5 +673,6 @@ int cmd_ps(int argc, char **argv)
 out:
 	ia_ps_close(ps);
 	free(members);
+	free(seeds);
 	return ret;
 }

@@ -478,8 +478,9 @@ static void print_job(json_object *j)
 {
 	json_object *arr;
 
-	printf("job %s: %s, %s k=%s window %s, blue:", jstr(j, "job"), jstr(j, "state"),
-	       jstr(j, "algorithm"), jstr(j, "k"), jstr(j, "window"));
+	printf("job %s: %s, %s k=%s window %s (workers %s in flight), blue:", jstr(j, "job"),
+	       jstr(j, "state"), jstr(j, "algorithm"), jstr(j, "k"), jstr(j, "window"),
+	       jstr(j, "worker_window"));
 	if (json_object_object_get_ex(j, "blue", &arr))
 		for (size_t i = 0; i < json_object_array_length(arr); i++)
 			printf(" %s", json_object_get_string(json_object_array_get_idx(arr, i)));
