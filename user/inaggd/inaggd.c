@@ -128,17 +128,6 @@ static struct job *job_find(struct daemon *d, uint32_t id)
 	return NULL;
 }
 
-/* Position of u among its parent's children: its downlink is d<pos>. */
-static int child_pos(const struct ia_topo *t, int u)
-{
-	int p = t->sw[u].parent;
-
-	for (int c = t->child_start[p]; c < t->child_start[p + 1]; c++)
-		if (t->child[c] == u)
-			return c - t->child_start[p];
-	return -1;
-}
-
 /* Reads one interface of namespace ns. */
 static int read_port(const char *ns, const char *ifname, struct port *p)
 {
@@ -200,7 +189,7 @@ static int resolve_ports(struct daemon *d)
 				return ret;
 			memcpy(s->up.peer, far.mac, 6);
 		} else {
-			int pos = child_pos(t, v);
+			int pos = ia_topo_child_pos(t, v);
 
 			memcpy(s->up.peer, d->sw[p].down[pos].mac, 6);
 			memcpy(d->sw[p].down[pos].peer, s->up.mac, 6);
@@ -330,7 +319,7 @@ static int push_switch(struct daemon *d, struct job *j, int v, char *why, size_t
 	for (uint32_t i = 0; i < ps->nmembers; i++)
 		members[i] = (struct ia_xdp_member){ ps->members[i].id, ps->members[i].nworkers };
 	for (uint32_t i = 0; i < ps->ndown; i++)
-		down[ndown++] = hop(&s->down[child_pos(t, ps->down[i])], none, none);
+		down[ndown++] = hop(&s->down[ia_topo_child_pos(t, ps->down[i])], none, none);
 	for (uint32_t w = 0; w < j->load[v]; w++)
 		down[ndown++] = hop(&s->host[w], none,
 				    ia_net_worker_addr(j->plan.first_worker[v] + w));

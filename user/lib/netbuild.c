@@ -288,17 +288,6 @@ static int enable_forwarding(const struct ia_topo *t, const char *tag, char *err
 	return -EIO;
 }
 
-/* Child position of u under its parent: its downlink is "d<pos>". */
-static int child_pos(const struct ia_topo *t, int u)
-{
-	int p = t->sw[u].parent;
-
-	for (int c = t->child_start[p]; c < t->child_start[p + 1]; c++)
-		if (t->child[c] == u)
-			return c - t->child_start[p];
-	return -1;
-}
-
 static int build(const struct ia_topo *t, const struct ia_net_opts *o, char *err, size_t errlen)
 {
 	const char *tag = o->tag;
@@ -334,7 +323,7 @@ static int build(const struct ia_topo *t, const struct ia_net_opts *o, char *err
 		} else {
 			ia_net_switch_ns(tag, t->sw[t->sw[v].parent].name, peer, sizeof(peer));
 			sb_printf(&root, "link add name up netns %s type veth peer name d%d netns %s\n", ns,
-				  child_pos(t, v), peer);
+				  ia_topo_child_pos(t, v), peer);
 		}
 		for (uint32_t j = 0; j < t->sw[v].load; j++) {
 			ia_net_worker_ns(tag, t->sw[v].name, j, peer, sizeof(peer));
@@ -378,7 +367,7 @@ static int build(const struct ia_topo *t, const struct ia_net_opts *o, char *err
 			for (uint32_t j = 0; j < t->sw[w].load; j++)
 				sb_printf(&sb, "route add %s/32 via %s dev d%d\n",
 					  a2s(ia_net_worker_addr(first[w] + j), a),
-					  a2s(ia_net_uplink_addr(u, false), b), child_pos(t, u));
+					  a2s(ia_net_uplink_addr(u, false), b), ia_topo_child_pos(t, u));
 			ia_net_switch_ns(tag, t->sw[p].name, ns, sizeof(ns));
 			ret = ip_batch(ns, "ip", sb.s, err, errlen);
 			if (ret)

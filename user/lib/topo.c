@@ -214,6 +214,18 @@ int ia_topo_find(const struct ia_topo *t, const char *name)
 	return -1;
 }
 
+int ia_topo_child_pos(const struct ia_topo *t, int u)
+{
+	int p = t->sw[u].parent;
+
+	if (p < 0)
+		return -1;
+	for (int c = t->child_start[p]; c < t->child_start[p + 1]; c++)
+		if (t->child[c] == u)
+			return c - t->child_start[p];
+	return -1;
+}
+
 uint64_t ia_topo_total_load(const struct ia_topo *t)
 {
 	uint64_t s = 0;

@@ -57,6 +57,8 @@ int ia_topo_load(const char *path, struct ia_topo **out, char *err, size_t errle
 int ia_topo_write_json(const struct ia_topo *t, FILE *f);
 
 int ia_topo_find(const struct ia_topo *t, const char *name);
+/* Position of switch u among its parent's children (its downlink's number), -1 for the root. */
+int ia_topo_child_pos(const struct ia_topo *t, int u);
 uint64_t ia_topo_total_load(const struct ia_topo *t);
 
 /* Rate helpers. ia_ratio_parse() takes a decimal such as "1.5" or "2e-1". */

@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# inagg attach / detach / status on one interface of a namespace (KTAP).
+BUILD=${BUILD:-build}
+INAGG=$(realpath -m "$BUILD/inagg")
+NS=ia-at$$
+SW=ia-at$$-sw
+tmp=$(mktemp -d)
+cleanup() {
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "/sys/fs/bpf/inagg/$SW" "$tmp"
+}
+trap cleanup EXIT
+
+n=0
+fail=0
+# t NAME COMMAND...: one KTAP line from a command's exit status.
+t() {
+	local name=$1
+	shift
+	n=$((n + 1))
+	if "$@" >"$tmp/log" 2>&1; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name"
+		sed 's/^/# /' "$tmp/log" | tail -10
+		fail=1
+	fi
+}
+
+setup() {
+	ip netns add "$NS" &&
+	ip -n "$NS" link add eth1 type veth peer name eth2 &&
+	ip -n "$NS" link set eth1 up && ip -n "$NS" link set eth2 up
+}
+
+attach() {
+	"$INAGG" attach dev eth1 -n "$NS" -s "$SW" &&
+	ip -n "$NS" link show eth1 | grep -q 'prog/xdp' &&
+	"$INAGG" status -n "$NS" -s "$SW" | grep -E '^  eth1 .* ia_xdp$' &&
+	"$INAGG" status -n "$NS" -s "$SW" | grep -E '^  eth2 .* no xdp$' &&
+	[ -e "/sys/fs/bpf/inagg/$SW/ia_jobs" ]
+}
+
+status_json() {
+	"$INAGG" -j status -n "$NS" -s "$SW" >"$tmp/st.json" &&
+	grep -q '"name": "eth1"' "$tmp/st.json" && grep -q '"prog": "ia_xdp"' "$tmp/st.json" &&
+	grep -q '"backend"' "$tmp/st.json"
+}
+
+detach() {
+	"$INAGG" detach dev eth1 -n "$NS" -s "$SW" &&
+	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp'
+}
+
+bad_input() {
+	local out
+	out=$("$INAGG" attach dev nosuch0 -n "$NS" -s "$SW" 2>&1) && return 1
+	[[ $out == *"nosuch0"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" attach -n "$NS" 2>&1) && return 1
+	[[ $out == *"missing 'dev IFACE'"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" attach dev eth1 -n ia-no-such-ns 2>&1) && return 1
+	[[ $out == *"ia-no-such-ns"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" attach dev eth1 -n "$NS" -m fast 2>&1) && return 1
+	[[ $out == *"--mode"* ]] || { echo "$out"; return 1; }
+}
+
+echo "TAP version 13"
+echo "1..5"
+t "namespace with a veth pair" setup
+t "attach: XDP on eth1 with the switch's pinned maps" attach
+t "status -j lists interfaces, programs and the ledger backend" status_json
+t "detach removes the program" detach
+t "bad device, namespace or mode refused with a reason" bad_input
+exit $fail

@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# inagg topo up / down: namespaces, addresses, routes, rate emulation, clean
+# removal, and nothing left by a failed build (KTAP).
+BUILD=${BUILD:-build}
+INAGG=$(realpath -m "$BUILD/inagg")
+TAG=t$$
+TAG=${TAG:0:8}
+tmp=$(mktemp -d)
+cleanup() {
+	"$INAGG" topo down -n "$TAG" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+n=0
+fail=0
+t() {
+	local name=$1
+	shift
+	n=$((n + 1))
+	if "$@" >"$tmp/log" 2>&1; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name"
+		sed 's/^/# /' "$tmp/log" | tail -10
+		fail=1
+	fi
+}
+count() {
+	ip netns list | awk '{ print $1 }' | grep -c "^ia-$TAG-"
+}
+
+cat >"$tmp/topo.json" <<'JSON'
+{"switches": [
+  {"name": "r", "parent": null, "rate": 2},
+  {"name": "a", "parent": "r", "load": 2},
+  {"name": "b", "parent": "r", "load": 1, "rate": 0.5}
+]}
+JSON
+
+up() {
+	"$INAGG" topo up -t "$tmp/topo.json" -n "$TAG" -r 1 &&
+	[ "$(count)" = 7 ]	# 3 switches, 3 workers, the destination
+}
+
+routes() {
+	# Worker 2 (b's only one) reaches the destination and worker 0 across the tree.
+	ip netns exec "ia-$TAG-b-w0" ping -c1 -W2 10.64.0.1 &&
+	ip netns exec "ia-$TAG-b-w0" ping -c1 -W2 10.128.0.2 &&
+	ip -n "ia-$TAG-r" route | grep -q '10.128.0.2 via 10.64.0.6 dev d0'
+}
+
+shaping() {
+	tc -n "ia-$TAG-r" qdisc show dev up | grep -q 'tbf .*rate 2Mbit' &&
+	tc -n "ia-$TAG-b" qdisc show dev up | grep -q 'tbf .*rate 500Kbit'
+}
+
+twice() {
+	local out
+	out=$("$INAGG" topo up -t "$tmp/topo.json" -n "$TAG" 2>&1) && return 1
+	[[ $out == *"already up"* ]] || { echo "$out"; return 1; }
+	[ "$(count)" = 7 ]
+}
+
+down() {
+	"$INAGG" topo down -n "$TAG" && [ "$(count)" = 0 ] &&
+	"$INAGG" topo down -n "$TAG"	# again: nothing to do, no error
+}
+
+failed_build() {
+	local out
+	# "dest" cannot name a switch namespace: refused before anything is made.
+	sed 's/"name": "b"/"name": "dest"/; s/"parent": "b"/"parent": "dest"/' "$tmp/topo.json" \
+		>"$tmp/bad.json"
+	out=$("$INAGG" topo up -t "$tmp/bad.json" -n "$TAG" 2>&1) && return 1
+	[[ $out == *'"dest"'* ]] || { echo "$out"; return 1; }
+	# A tag that is not [a-z0-9]{1,8}.
+	out=$("$INAGG" topo up -t "$tmp/topo.json" -n "Bad-Tag" 2>&1) && return 1
+	[[ $out == *"network tag"* ]] || { echo "$out"; return 1; }
+	[ "$(count)" = 0 ]
+}
+
+echo "TAP version 13"
+echo "1..6"
+t "topo up: one namespace per switch, worker and destination" up
+t "routed: workers reach the destination and each other" routes
+t "rate emulation: tbf at rate x unit on each uplink" shaping
+t "a second topo up of the same network is refused, the first intact" twice
+t "topo down removes every namespace, and is idempotent" down
+t "bad switch name or tag: refused, nothing left behind" failed_build
+exit $fail
