@@ -44,9 +44,13 @@ struct {
 	__type(value, struct ia_down);
 } ia_down SEC(".maps");
 
-/* ia_slots' inner map is a template: the loader creates one array per blue job. */
+/*
+ * ia_slots' inner map is a template: the loader creates one array per blue
+ * job. Outer, job and port state are arrays indexed by a loader-assigned
+ * slot/index: the verifier inlines their lookups, a hash costs ~20 ns each.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, IA_MAX_JOBS);
 	__type(key, __u32);
 	__array(values, struct {
@@ -59,18 +63,41 @@ struct {
 } ia_slots SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, IA_MAX_JOBS);
 	__type(key, __u32);
 	__type(value, struct ia_counters);
 } ia_jstats SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, IA_PORT_DIRECT);
+	__type(key, __u32);
+	__type(value, __u32);
+} ia_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, IA_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} ia_ports_far SEC(".maps");
+
+/* Index 0 is no port: never counted, never read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IA_MAX_PORTS + 1);
 	__type(key, __u32);
 	__type(value, struct ia_counters);
 } ia_pstats SEC(".maps");
+
+/* Only the loader uses it; here so that it is created and pinned with the rest. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IA_MAX_JOBS + IA_MAX_PORTS);
+	__type(key, struct ia_owner_key);
+	__type(value, __u32);
+} ia_owners SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
@@ -87,7 +114,22 @@ static __always_inline void ctr(struct ia_counters *c, int i)
 
 static __always_inline struct ia_counters *pstats(__u32 ifindex)
 {
-	return bpf_map_lookup_elem(&ia_pstats, &ifindex);
+	__u32 *idx;
+
+	if (ifindex < IA_PORT_DIRECT)
+		idx = bpf_map_lookup_elem(&ia_ports, &ifindex);
+	else
+		idx = bpf_map_lookup_elem(&ia_ports_far, &ifindex);
+	if (!idx || !*idx)
+		return NULL;	/* not a port of this switch */
+	return bpf_map_lookup_elem(&ia_pstats, idx);
+}
+
+static __always_inline struct ia_counters *jstats(const struct ia_job_cfg *cfg)
+{
+	__u32 slot = cfg->slot;
+
+	return bpf_map_lookup_elem(&ia_jstats, &slot);
 }
 
 static __always_inline int drop(struct ia_counters *p, struct ia_counters *j, int why)
@@ -308,7 +350,7 @@ int ia_xdp(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&ia_jobs, &job);
 	if (!cfg)
 		return drop(p, NULL, IA_C_DROP_JOB);
-	j = bpf_map_lookup_elem(&ia_jstats, &job);
+	j = jstats(cfg);
 	ctr(j, IA_C_RX);
 
 	if (h->type == IA_MSG_RESULT) {
@@ -334,7 +376,8 @@ int ia_xdp(struct xdp_md *ctx)
 	}
 
 	seq = bpf_ntohl(h->seq);
-	slots = bpf_map_lookup_elem(&ia_slots, &job);
+	idx = cfg->slot;
+	slots = bpf_map_lookup_elem(&ia_slots, &idx);
 	if (!slots || !cfg->window)
 		return drop(p, j, IA_C_DROP_JOB);
 	idx = seq % cfg->window;
@@ -395,6 +438,7 @@ int ia_egress(struct xdp_md *ctx)
 	struct iphdr *ip = data + sizeof(*eth);
 	struct udphdr *udp = (void *)(ip + 1);
 	struct ia_hdr *h = (void *)(udp + 1);
+	struct ia_job_cfg *cfg;
 	struct ia_down_key k;
 	struct ia_down *d;
 
@@ -412,7 +456,9 @@ int ia_egress(struct xdp_md *ctx)
 		udp->check = 0;
 	}
 	ctr(pstats(k.ifindex), IA_C_TX);
-	ctr(bpf_map_lookup_elem(&ia_jstats, &k.job), IA_C_TX);
+	cfg = bpf_map_lookup_elem(&ia_jobs, &k.job);
+	if (cfg)
+		ctr(jstats(cfg), IA_C_TX);
 	return XDP_PASS;
 }
 

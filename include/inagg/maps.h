@@ -4,13 +4,20 @@
  * (user/lib/xdp.c). One switch = one set of these maps, pinned under
  * IA_BPFFS_ROOT/<switch>/ and shared by every port the program is attached to.
  *
- *   ia_jobs     HASH            job id -> struct ia_job_cfg (a job exists iff present)
- *   ia_members  HASH            {job, sender} -> struct ia_member
- *   ia_down     HASH            {job, ifindex} -> struct ia_down (result replication)
- *   ia_slots    HASH_OF_MAPS    job id -> ARRAY[window] of struct ia_slot (blue only)
- *   ia_jstats   PERCPU_HASH     job id -> struct ia_counters
- *   ia_pstats   PERCPU_HASH     ifindex -> struct ia_counters
- *   ia_dports   DEVMAP_HASH     ifindex -> port + egress program (broadcast set)
+ *   ia_jobs      HASH           job id -> struct ia_job_cfg (a job exists iff present)
+ *   ia_members   HASH           {job, sender} -> struct ia_member
+ *   ia_down      HASH           {job, ifindex} -> struct ia_down (result replication)
+ *   ia_slots     ARRAY_OF_MAPS  job slot -> ARRAY[window] of struct ia_slot (blue only)
+ *   ia_jstats    PERCPU_ARRAY   job slot -> struct ia_counters
+ *   ia_ports     ARRAY          ifindex < IA_PORT_DIRECT -> port index (0: none)
+ *   ia_ports_far HASH           ifindex >= IA_PORT_DIRECT -> port index
+ *   ia_pstats    PERCPU_ARRAY   port index -> struct ia_counters
+ *   ia_owners    HASH           {IA_OWN_*, index} -> job id / ifindex (loader only)
+ *   ia_dports    DEVMAP_HASH    ifindex -> port + egress program (broadcast set)
+ *
+ * Per-job and per-port state is array-indexed: a job slot (ia_job_cfg.slot)
+ * and a port index are assigned by the loader, so the datapath does two hash
+ * lookups per message (job, member) instead of five.
  */
 #ifndef INAGG_MAPS_H
 #define INAGG_MAPS_H
@@ -27,6 +34,7 @@
 #define IA_MAX_MEMBERS	65536	/* member entries summed over jobs */
 #define IA_MAX_PORTS	256
 #define IA_MAX_DOWN	4096	/* down entries summed over jobs */
+#define IA_PORT_DIRECT	4096	/* ifindexes below this map to a port by array */
 
 enum ia_role {
 	IA_ROLE_RED	= 1,	/* forward every upward message to the parent */
@@ -46,6 +54,7 @@ struct ia_job_cfg {
 	__u8	up_smac[6];	/* rewritten on every upward message */
 	__u8	up_dmac[6];
 	__u32	flags;		/* IA_JOB_F_* */
+	__u32	slot;		/* index in ia_jstats and ia_slots (loader-assigned) */
 };
 
 /*
@@ -99,6 +108,22 @@ struct ia_slot {
 	__u8	rsvd;
 	__u64	seen[IA_MAX_FANIN / 64];
 	__s32	sum[IA_MAX_ELEMS];
+};
+
+/*
+ * Who holds a job slot or a port index. The loader claims an index by
+ * creating its entry (BPF_NOEXIST), so two processes configuring one switch
+ * never get the same one, and frees it one RCU grace period after the datapath
+ * stopped using it.
+ */
+enum ia_own_kind {
+	IA_OWN_JOB	= 1,	/* value: job id */
+	IA_OWN_PORT	= 2,	/* value: ifindex */
+};
+
+struct ia_owner_key {
+	__u32	kind;		/* enum ia_own_kind */
+	__u32	index;
 };
 
 /* Counters, per port and per job (per CPU; user space sums). */

@@ -9,13 +9,28 @@
  * test_run of ia_gen, one thread per CPU) transmits on g0; the device under
  * test is the XDP program on the switch port s0; forwarded and aggregated
  * messages leave by u0 to a counting sink on d0. The DUT runs in the veth
- * NAPI of the generating CPU, so both CPUs carry generator and DUT alike.
+ * NAPI of the generating CPU, so every measured CPU carries generator and
+ * DUT alike. Every DUT is measured on 1 CPU (CPU 0) and on 2 CPUs:
+ *
+ *   xdp_drop      counting XDP_DROP on s0 (what the generator and veth cost)
+ *   red_forward   ia_xdp, red job: redirect to u0
+ *   blue_aggregate ia_xdp, blue job, fan-in FANIN: one aggregate to u0 per chunk
+ *   user-space    ia_pass on s0, kernel UDP stack, one recvmmsg thread per
+ *                 measured CPU on that CPU, each with its own SO_REUSEPORT
+ *                 socket, steered by CPU so each thread sums its CPU's jobs
+ *
+ * ia_gen is also attached to a spare veth (k0): a program run by test_run
+ * but attached nowhere is added to and removed from the XDP dispatcher on
+ * every run, each time a synchronize_rcu() that idled a lone generator CPU
+ * half the time (2 generators hide it: the program never leaves). That was
+ * why 1-CPU figures used to be far below half of the 2-CPU ones.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <linux/filter.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -30,6 +45,7 @@
 #define LIVE_SECS	1.5
 #define TR_PACKETS	200000
 #define UDP_BATCH	64
+#define NCPU_MAX	2
 
 static char ns_gen[32], ns_sw[32], ns_sink[32];
 static struct inagg_bench *gen;
@@ -77,7 +93,8 @@ static int rig(void)
 	       "address 02:00:00:00:04:00 netns %s", ns_sw, q, q, ns_sink) ||
 	    sh("ip -n %s link set dev s0 up && ip -n %s link set dev u0 up && "
 	       "ip -n %s addr add 10.88.0.2/24 dev s0", ns_sw, ns_sw, ns_sw) ||
-	    sh("ip -n %s link set dev g0 up && ip -n %s link set dev d0 up", ns_gen, ns_sink))
+	    sh("ip -n %s link set dev g0 up && ip -n %s link set dev d0 up", ns_gen, ns_sink) ||
+	    sh("ip -n %s link add k0 type veth peer name k1", ns_gen))
 		return -EIO;
 	return 0;
 }
@@ -158,7 +175,7 @@ static void *gen_thread(void *arg)
 /* Generates for LIVE_SECS on ncpu CPUs; returns the measured count's rate. */
 static double live(int ncpu, __u64 (*count)(void))
 {
-	pthread_t t[2];
+	pthread_t t[NCPU_MAX];
 	double t0, t1;
 	__u64 c0, c1;
 	long i;
@@ -218,40 +235,35 @@ static __u64 cnt_agg(void)
 	return cnt_job(IA_C_AGGREGATED);
 }
 
-/* The parameter-server alternative: recvmmsg and sum in user space. */
+/*
+ * The parameter-server alternative: recvmmsg and sum in user space, one
+ * thread per CPU, each on its own socket and its own slots (no locking, no
+ * duplicate detection: a generous baseline).
+ */
 static atomic_ulong us_msgs;
+static int us_fd[NCPU_MAX];
 
 static void *us_thread(void *arg)
 {
-	static __u8 bufs[UDP_BATCH][IA_HDR_LEN + 4 * IA_MAX_ELEMS];
-	static __s32 slots[WINDOW][IA_MAX_ELEMS];
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(IA_UDP_PORT) };
+	static __u8 bufs[NCPU_MAX][UDP_BATCH][IA_HDR_LEN + 4 * IA_MAX_ELEMS];
+	static __s32 slots[NCPU_MAX][WINDOW][IA_MAX_ELEMS];
+	int cpu = (long)arg, fd = us_fd[cpu], n, i, e;
 	struct mmsghdr mm[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
-	struct timeval to = { 0, 10000 };
-	int fd, n, i, e, rcvbuf = 8 << 20;
 
-	pin_cpu(1);
-	if (enter_netns(ns_sw))
-		return NULL;
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	/* recvmmsg's own timeout is only checked after a datagram arrives. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &to, sizeof(to));
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)))
-		return NULL;
+	pin_cpu(cpu);
 	memset(mm, 0, sizeof(mm));
 	for (i = 0; i < UDP_BATCH; i++) {
-		iov[i].iov_base = bufs[i];
-		iov[i].iov_len = sizeof(bufs[i]);
+		iov[i].iov_base = bufs[cpu][i];
+		iov[i].iov_len = sizeof(bufs[cpu][i]);
 		mm[i].msg_hdr.msg_iov = &iov[i];
 		mm[i].msg_hdr.msg_iovlen = 1;
 	}
 	while (!atomic_load(&stop)) {
 		n = recvmmsg(fd, mm, UDP_BATCH, MSG_WAITFORONE, NULL);
 		for (i = 0; i < n; i++) {
-			struct ia_hdr *h = (void *)bufs[i];
-			__s32 *v = (void *)(h + 1), *s = slots[ntohl(h->seq) % WINDOW];
+			struct ia_hdr *h = (void *)bufs[cpu][i];
+			__s32 *v = (void *)(h + 1), *s = slots[cpu][ntohl(h->seq) % WINDOW];
 
 			for (e = 0; e < IA_MAX_ELEMS; e++)
 				s[e] += v[e];
@@ -259,13 +271,65 @@ static void *us_thread(void *arg)
 		if (n > 0)
 			atomic_fetch_add(&us_msgs, n);
 	}
-	close(fd);
 	return NULL;
 }
 
 static __u64 cnt_us(void)
 {
 	return atomic_load(&us_msgs);
+}
+
+/* ncpu reuseport sockets in ns_sw; a datagram goes to socket[its CPU]. */
+static int us_sockets(int ncpu)
+{
+	struct sock_filter by_cpu[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_CPU),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	struct sock_fprog prog = { .len = 2, .filter = by_cpu };
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(IA_UDP_PORT) };
+	/* recvmmsg's own timeout is only checked after a datagram arrives. */
+	struct timeval to = { 0, 10000 };
+	int home = netns_save(), one = 1, rcvbuf = 8 << 20, i, err = 0;
+
+	if (enter_netns(ns_sw))
+		return -EIO;
+	for (i = 0; i < ncpu && !err; i++) {
+		us_fd[i] = socket(AF_INET, SOCK_DGRAM, 0);
+		if (us_fd[i] < 0 ||
+		    setsockopt(us_fd[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+		    setsockopt(us_fd[i], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) ||
+		    setsockopt(us_fd[i], SOL_SOCKET, SO_RCVTIMEO, &to, sizeof(to)) ||
+		    bind(us_fd[i], (struct sockaddr *)&a, sizeof(a)))
+			err = -errno;
+	}
+	if (!err && setsockopt(us_fd[0], SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog,
+			       sizeof(prog)))
+		err = -errno;
+	setns(home, CLONE_NEWNET);
+	close(home);
+	return err;
+}
+
+static double live_us(int ncpu)
+{
+	pthread_t t[NCPU_MAX];
+	double r;
+	long i;
+
+	if (us_sockets(ncpu))
+		return -1;
+	atomic_store(&stop, 0);
+	for (i = 0; i < ncpu; i++)
+		pthread_create(&t[i], NULL, us_thread, (void *)i);
+	usleep(100000);
+	r = live(ncpu, cnt_us);
+	atomic_store(&stop, 1);
+	for (i = 0; i < ncpu; i++) {
+		pthread_join(t[i], NULL);
+		close(us_fd[i]);
+	}
+	return r;
 }
 
 static int set_dut(int prog_fd)
@@ -280,9 +344,67 @@ static int set_dut(int prog_fd)
 	return err;
 }
 
+enum { D_DROP, D_RED, D_BLUE, D_US, D__N };
+static const char *const dut_name[D__N] = { "xdp_drop", "red_forward", "blue_aggregate",
+					     "user-space" };
+
+/* Live rate of every DUT on ncpu CPUs. */
+static int live_all(int ncpu, double *r)
+{
+	int home = netns_save(), err;
+
+	err = set_dut(bpf_program__fd(dut_sink->progs.ia_sink));
+	if (err)
+		return err;
+	r[D_DROP] = live(ncpu, cnt_dut_sink);
+	if (set_dut(ia_xdp_prog_fd(sw)) || job(IA_ROLE_RED))
+		return -EIO;
+	r[D_RED] = live(ncpu, cnt_fwd);
+	if (job(IA_ROLE_BLUE))
+		return -EIO;
+	r[D_BLUE] = live(ncpu, cnt_agg);
+	if (cnt_job(IA_C_DROP_WINDOW) || cnt_job(IA_C_DUP) ||
+	    cnt_job(IA_C_EMIT) * FANIN > cnt_job(IA_C_AGGREGATED))
+		printf("# warning: blue on %d CPUs: aggregated %llu emitted %llu window drops %llu "
+		       "duplicates %llu\n", ncpu, cnt_job(IA_C_AGGREGATED), cnt_job(IA_C_EMIT),
+		       cnt_job(IA_C_DROP_WINDOW), cnt_job(IA_C_DUP));
+	/* User space: XDP_PASS on s0, the kernel delivers to the sockets. */
+	err = enter_netns(ns_sw) ?: ia_xdp_attach_pass(sw, s0, XDP_FLAGS_DRV_MODE);
+	setns(home, CLONE_NEWNET);
+	close(home);
+	if (err)
+		return err;
+	atomic_store(&us_msgs, 0);
+	r[D_US] = live_us(ncpu);
+	return r[D_US] < 0 ? -EIO : 0;
+}
+
+static void print_rates(int ncpu, const double *r, const double *r1)
+{
+	int d;
+
+	printf("live Mpps, %d CPU%s:", ncpu, ncpu > 1 ? "s" : " ");
+	for (d = 0; d < D__N; d++)
+		printf("  %s %.3f", dut_name[d], r[d] / 1e6);
+	printf("\n");
+	if (r1) {
+		printf("  scaling 2 CPUs / 1 CPU:");
+		for (d = 0; d < D__N; d++)
+			printf("  %s %.2f", dut_name[d], r[d] / r1[d]);
+		printf("\n");
+	}
+}
+
+static void print_ratios(int ncpu, const double *r)
+{
+	printf("ratio, %d CPU%s: blue/red_forward %.2f (target >= 0.5)  blue/user-space %.1f "
+	       "(target >= 8)  blue/xdp_drop %.2f\n", ncpu, ncpu > 1 ? "s" : " ",
+	       r[D_BLUE] / r[D_RED], r[D_BLUE] / r[D_US], r[D_BLUE] / r[D_DROP]);
+}
+
 int main(void)
 {
-	double c_sink, c_red, c_blue, l_sink, l_red, l_blue, l_blue1, l_us;
+	double c_sink, c_red, c_blue, r1[D__N], r2[D__N];
 	struct frame_spec f = {
 		.saddr = inet_addr("10.88.0.1"), .daddr = inet_addr("10.88.0.2"),
 		.type = IA_MSG_CONTRIB, .job = JOB, .nworkers = 1, .nelem = IA_MAX_ELEMS,
@@ -290,7 +412,6 @@ int main(void)
 	__s32 vals[IA_MAX_ELEMS];
 	struct ia_counters jc;
 	int home = netns_save(), err = 1, i;
-	pthread_t us;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	snprintf(ns_gen, sizeof(ns_gen), "ia-bg-%d", getpid());
@@ -303,6 +424,10 @@ int main(void)
 	f.vals = vals;
 	tmpl_len = build_frame(tmpl, &f);
 
+	if (libbpf_num_possible_cpus() < NCPU_MAX) {
+		fprintf(stderr, "xdp_bench: needs %d CPUs\n", NCPU_MAX);
+		return 1;
+	}
 	if (rig())
 		goto out;
 	gen = inagg_bench__open();
@@ -329,10 +454,14 @@ int main(void)
 	if (enter_netns(ns_gen))
 		goto out;
 	g0 = if_nametoindex("g0");
+	/* Keeps ia_gen in the XDP dispatcher (see the top of this file). */
+	if (bpf_xdp_attach(if_nametoindex("k0"), bpf_program__fd(gen->progs.ia_gen),
+			   XDP_FLAGS_DRV_MODE, NULL))
+		goto out;
 	setns(home, CLONE_NEWNET);
 
-	printf("# payload %d x int32 (%d-byte frames), blue fan-in %d\n", IA_MAX_ELEMS,
-	       tmpl_len, FANIN);
+	printf("# payload %d x int32 (%d-byte frames), blue fan-in %d; generator and DUT share "
+	       "each measured CPU\n", IA_MAX_ELEMS, tmpl_len, FANIN);
 	/* Per-packet cost, BPF_PROG_TEST_RUN, one distinct message per run. */
 	c_sink = tr_cost(bpf_program__fd(dut_sink->progs.ia_sink));
 	if (job(IA_ROLE_RED))
@@ -347,41 +476,19 @@ int main(void)
 	printf("test_run ns/packet: xdp_drop %.1f  red_forward %.1f  blue_aggregate %.1f\n",
 	       c_sink, c_red, c_blue);
 
-	/* Live over veth. */
-	if (set_dut(bpf_program__fd(dut_sink->progs.ia_sink)))
+	/* Live over veth: every DUT on CPU 0 alone, then on both CPUs. */
+	if (live_all(1, r1) || live_all(2, r2))
 		goto out;
-	l_sink = live(2, cnt_dut_sink);
-	if (set_dut(ia_xdp_prog_fd(sw)) || job(IA_ROLE_RED))
-		goto out;
-	l_red = live(2, cnt_fwd);
-	if (job(IA_ROLE_BLUE))
-		goto out;
-	l_blue = live(2, cnt_agg);
-	printf("# blue: aggregated %llu emitted %llu window drops %llu duplicates %llu\n",
-	       cnt_job(IA_C_AGGREGATED), cnt_job(IA_C_EMIT), cnt_job(IA_C_DROP_WINDOW),
-	       cnt_job(IA_C_DUP));
-	if (job(IA_ROLE_BLUE))
-		goto out;
-	l_blue1 = live(1, cnt_agg);
-
-	/* User space: the kernel delivers to a socket, one thread aggregates. */
-	if (enter_netns(ns_sw) || ia_xdp_attach_pass(sw, s0, XDP_FLAGS_DRV_MODE))
-		goto out;
-	setns(home, CLONE_NEWNET);
-	atomic_store(&stop, 0);
-	pthread_create(&us, NULL, us_thread, NULL);
-	usleep(100000);
-	l_us = live(1, cnt_us);
-	atomic_store(&stop, 1);
-	pthread_join(us, NULL);
-
-	printf("live Mpps (2 CPUs): xdp_drop %.2f  red_forward %.2f  blue_aggregate %.2f\n",
-	       l_sink / 1e6, l_red / 1e6, l_blue / 1e6);
-	printf("live Mpps (1 CPU):  blue_aggregate %.2f  user-space recvmmsg aggregator %.3f "
-	       "(generator CPU 0, aggregator CPU 1)\n", l_blue1 / 1e6, l_us / 1e6);
-	printf("ratio blue/red_forward %.2f (target >= 0.5)  blue/xdp_drop %.2f  "
-	       "blue/user-space %.1f (target >= 8)\n", l_blue / l_red, l_blue / l_sink,
-	       l_blue / l_us);
+	print_rates(1, r1, NULL);
+	print_rates(2, r2, r1);
+	printf("per core, ns/packet on CPU 0 (generator included): xdp_drop %.0f  "
+	       "red_forward %.0f  blue_aggregate %.0f  user-space %.0f\n",
+	       1e9 / r1[D_DROP], 1e9 / r1[D_RED], 1e9 / r1[D_BLUE], 1e9 / r1[D_US]);
+	printf("per core, DUT ns/packet above xdp_drop: red_forward %.0f  blue_aggregate %.0f  "
+	       "user-space %.0f\n", 1e9 / r1[D_RED] - 1e9 / r1[D_DROP],
+	       1e9 / r1[D_BLUE] - 1e9 / r1[D_DROP], 1e9 / r1[D_US] - 1e9 / r1[D_DROP]);
+	print_ratios(1, r1);
+	print_ratios(2, r2);
 	err = 0;
 out:
 	setns(home, CLONE_NEWNET);

@@ -365,20 +365,32 @@ FIXTURE_TEARDOWN(live)
 	lv_cleanup(&self->l);
 }
 
-/* Per-CPU "aggregated" of the job, read through the switch's pinned map. */
+/*
+ * Per-CPU "aggregated" of the job, read through the switch's pinned maps as
+ * another process would: the job's slot from ia_jobs, then ia_jstats[slot].
+ */
 static int aggregated_per_cpu(const char *sw, __u64 *out, int max)
 {
 	char path[128];
-	int fd, ncpu = libbpf_num_possible_cpus(), i, err;
+	int fd, jfd, ncpu = libbpf_num_possible_cpus(), i, err;
+	struct ia_job_cfg cfg;
 	struct ia_counters *v;
 	__u32 key = JOB;
 
+	snprintf(path, sizeof(path), IA_BPFFS_ROOT "/%s/ia_jobs", sw);
+	jfd = bpf_obj_get(path);
+	if (jfd < 0)
+		return -errno;
+	err = bpf_map_lookup_elem(jfd, &key, &cfg);
+	close(jfd);
+	if (err)
+		return err;
 	snprintf(path, sizeof(path), IA_BPFFS_ROOT "/%s/ia_jstats", sw);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -errno;
 	v = calloc(ncpu, sizeof(*v));
-	err = v ? bpf_map_lookup_elem(fd, &key, v) : -ENOMEM;
+	err = v ? bpf_map_lookup_elem(fd, &cfg.slot, v) : -ENOMEM;
 	for (i = 0; !err && i < ncpu && i < max; i++)
 		out[i] = v[i].c[IA_C_AGGREGATED];
 	free(v);

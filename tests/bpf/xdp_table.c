@@ -860,6 +860,122 @@ TEST_F(dp, loader_validation)
 	ASSERT_EQ(-EEXIST, ia_xdp_job_add(self->t.x, &j));
 }
 
+/* Sends one contribution of job from sender on ifindex; returns the verdict. */
+static int send1(struct tctx *t, __u8 *in, __u8 *out, int ifindex, __u32 job, __u32 seq,
+		 __u32 sender)
+{
+	struct frame_spec f = contrib(job, seq, sender, 4, NULL);
+	int len = build_frame(in, &f);
+	__u32 olen;
+
+	return run(t->x, ifindex, in, len, out, &olen);
+}
+
+/*
+ * Port and job counters live in arrays indexed by loader-assigned indexes:
+ * two ports and two jobs must still be counted apart, a port added again
+ * keeps its counters, a removed one has none, and a port whose ifindex is
+ * beyond the direct array (IA_PORT_DIRECT) is counted through the far map.
+ */
+TEST_F(dp, counters_kept_apart)
+{
+	struct ia_counters c;
+	int far, i;
+
+	ASSERT_EQ(0, add_job(&self->t, 60, IA_ROLE_RED, 2, 1, NULL, 0));
+	ASSERT_EQ(0, add_job(&self->t, 61, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	ASSERT_EQ(0, sh("ip link add pf index %d type veth peer name qf && ip link set pf up && "
+			"ip link set qf up", IA_PORT_DIRECT + 904));
+	far = if_nametoindex("pf");
+	ASSERT_EQ(IA_PORT_DIRECT + 904, far);
+	ASSERT_EQ(0, ia_xdp_port_add(self->t.x, far));
+
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(XDP_REDIRECT, send1(&self->t, self->in, self->out, self->t.port[1], 60, i, 1));
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[2], 61, i, 1));
+	/* Job 61 completes chunk 0 from the far port: one aggregate up. */
+	ASSERT_EQ(XDP_REDIRECT, send1(&self->t, self->in, self->out, far, 61, 0, 2));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, far, 99, 0, 2));
+
+	ASSERT_EQ(3, pctr(self->t.x, self->t.port[1], IA_C_RX));
+	ASSERT_EQ(5, pctr(self->t.x, self->t.port[2], IA_C_RX));
+	ASSERT_EQ(2, pctr(self->t.x, far, IA_C_RX));
+	ASSERT_EQ(1, pctr(self->t.x, far, IA_C_DROP_JOB));
+	ASSERT_EQ(0, pctr(self->t.x, self->t.port[3], IA_C_RX));
+	ASSERT_EQ(4, pctr(self->t.x, self->t.port[0], IA_C_TX));
+	ASSERT_EQ(0, pctr(self->t.x, self->t.port[0], IA_C_RX));
+	ASSERT_EQ(0, pctr(self->t.x, self->t.port[1], IA_C_DROP_JOB));
+
+	ASSERT_EQ(3, jctr(self->t.x, 60, IA_C_RX));
+	ASSERT_EQ(3, jctr(self->t.x, 60, IA_C_FWD));
+	ASSERT_EQ(3, jctr(self->t.x, 60, IA_C_TX));
+	ASSERT_EQ(0, jctr(self->t.x, 60, IA_C_AGGREGATED));
+	ASSERT_EQ(6, jctr(self->t.x, 61, IA_C_RX));
+	ASSERT_EQ(5, jctr(self->t.x, 61, IA_C_AGGREGATED));
+	ASSERT_EQ(1, jctr(self->t.x, 61, IA_C_EMIT));
+	ASSERT_EQ(1, jctr(self->t.x, 61, IA_C_TX));
+	ASSERT_EQ(0, jctr(self->t.x, 61, IA_C_FWD));
+	/* Chunks 1..4 of sender 1: 1..3 open slots, 4 is a window ahead. */
+	ASSERT_EQ(1, jctr(self->t.x, 61, IA_C_DROP_WINDOW));
+
+	/* Attached again: counters kept. Removed: gone. Added back: fresh. */
+	ASSERT_EQ(0, ia_xdp_port_add(self->t.x, self->t.port[1]));
+	ASSERT_EQ(3, pctr(self->t.x, self->t.port[1], IA_C_RX));
+	ASSERT_EQ(0, ia_xdp_port_del(self->t.x, far));
+	ASSERT_EQ(-ENOENT, ia_xdp_port_counters(self->t.x, far, &c));
+	ASSERT_EQ(-ENOENT, ia_xdp_port_del(self->t.x, far));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, far, 99, 0, 2));
+	ASSERT_EQ(0, ia_xdp_port_del(self->t.x, self->t.port[2]));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[2], 99, 0, 2));
+	ASSERT_EQ(0, ia_xdp_port_add(self->t.x, far));
+	ASSERT_EQ(0, ia_xdp_port_add(self->t.x, self->t.port[2]));
+	ASSERT_EQ(0, pctr(self->t.x, far, IA_C_RX));
+	ASSERT_EQ(0, pctr(self->t.x, self->t.port[2], IA_C_RX));
+	ASSERT_EQ(3, pctr(self->t.x, self->t.port[1], IA_C_RX));
+	ASSERT_EQ(4, pctr(self->t.x, self->t.port[0], IA_C_TX));
+}
+
+/*
+ * Jobs get array slots from the loader: ids equal modulo IA_MAX_JOBS get
+ * distinct slots, a job added after another was removed starts from zero
+ * counters and empty aggregator slots, and the table is full at IA_MAX_JOBS.
+ */
+TEST_F(dp, job_slots_reused)
+{
+	struct ia_slot s;
+	__u32 id;
+
+	ASSERT_EQ(0, add_job(&self->t, 70, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	ASSERT_EQ(0, add_job(&self->t, 70 + IA_MAX_JOBS, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[1], 70, 0, 1));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[1], 70, 0, 1));
+	ASSERT_EQ(1, jctr(self->t.x, 70, IA_C_AGGREGATED));
+	ASSERT_EQ(1, jctr(self->t.x, 70, IA_C_DUP));
+	ASSERT_EQ(0, jctr(self->t.x, 70 + IA_MAX_JOBS, IA_C_RX));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 70 + IA_MAX_JOBS, 0, &s));
+	ASSERT_EQ(IA_SLOT_EMPTY, s.state);
+
+	/* 71 takes the slot 70 leaves: nothing of 70 may show. */
+	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, 70));
+	ASSERT_EQ(-ENOENT, ia_xdp_job_counters(self->t.x, 70, &(struct ia_counters){}));
+	ASSERT_EQ(0, add_job(&self->t, 71, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	ASSERT_EQ(0, jctr(self->t.x, 71, IA_C_RX));
+	ASSERT_EQ(0, jctr(self->t.x, 71, IA_C_AGGREGATED));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, 71, 0, &s));
+	ASSERT_EQ(IA_SLOT_EMPTY, s.state);
+	ASSERT_EQ(0, s.nseen);
+
+	for (id = 1000; id < 1000 + IA_MAX_JOBS - 2; id++)
+		ASSERT_EQ(0, add_job(&self->t, id, IA_ROLE_RED, 1, 1, NULL, 0));
+	ASSERT_EQ(-ENOSPC, add_job(&self->t, id, IA_ROLE_RED, 1, 1, NULL, 0));
+	ASSERT_EQ(-ENOENT, ia_xdp_job_counters(self->t.x, id, &(struct ia_counters){}));
+	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, 1000));
+	ASSERT_EQ(0, add_job(&self->t, id, IA_ROLE_RED, 1, 1, NULL, 0));
+	ASSERT_EQ(0, jctr(self->t.x, 71, IA_C_RX));
+	ASSERT_EQ(0, jctr(self->t.x, 70 + IA_MAX_JOBS, IA_C_RX));
+}
+
 /* Maps pinned per switch: a second opener sees the first one's jobs. */
 TEST(pinned_switch)
 {

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/if_link.h>
@@ -254,35 +256,105 @@ static int sum_counters(struct ia_xdp *x, int map_fd, const void *key, struct ia
 	return err;
 }
 
+/*
+ * Waits until no XDP program still runs with state looked up before now:
+ * the datapath runs under RCU, and MEMBARRIER_CMD_GLOBAL is a
+ * synchronize_rcu(). Called before a job slot or port index is reused.
+ */
+static void rcu_wait(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(100000);	/* nohz_full: no global barrier; grace periods are ms */
+}
+
+/* Claims the first free index of kind from first (wrapping over n); value: owner. */
+static int own_claim(struct ia_xdp *x, __u32 kind, __u32 first, __u32 n, __u32 base,
+		     __u32 value, __u32 *out)
+{
+	int fd = bpf_map__fd(x->skel->maps.ia_owners), err;
+	struct ia_owner_key k = { .kind = kind };
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		k.index = base + (first + i) % n;
+		err = bpf_map_update_elem(fd, &k, &value, BPF_NOEXIST);
+		if (!err) {
+			*out = k.index;
+			return 0;
+		}
+		if (err != -EEXIST)
+			return err;
+	}
+	return -ENOSPC;
+}
+
+static void own_release(struct ia_xdp *x, __u32 kind, __u32 index)
+{
+	struct ia_owner_key k = { .kind = kind, .index = index };
+
+	bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_owners), &k);
+}
+
+static int port_map_fd(struct ia_xdp *x, __u32 ifindex)
+{
+	return bpf_map__fd(ifindex < IA_PORT_DIRECT ? x->skel->maps.ia_ports :
+						   x->skel->maps.ia_ports_far);
+}
+
+/* The port index of ifindex, or -ENOENT. */
+static int port_index(struct ia_xdp *x, __u32 ifindex, __u32 *idx)
+{
+	int err = bpf_map_lookup_elem(port_map_fd(x, ifindex), &ifindex, idx);
+
+	if (err)
+		return err;
+	return *idx ? 0 : -ENOENT;
+}
+
 int ia_xdp_port_add(struct ia_xdp *x, int ifindex)
 {
 	struct bpf_devmap_val dv = {
 		.ifindex = ifindex,
 		.bpf_prog.fd = ia_xdp_egress_fd(x),
 	};
-	__u32 key = ifindex;
+	__u32 key = ifindex, idx;
 	int err;
 
 	if (ifindex <= 0)
 		return -EINVAL;
-	/* Keep counters of a port that is attached again. */
 	err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_dports), &key, &dv, BPF_ANY);
 	if (err)
 		return err;
-	err = zero_counters(x, bpf_map__fd(x->skel->maps.ia_pstats), &key, BPF_NOEXIST);
-	if (err == -EEXIST)
-		err = 0;
+	/* Keep counters of a port that is attached again. */
+	if (!port_index(x, key, &idx))
+		return 0;
+	err = own_claim(x, IA_OWN_PORT, 0, IA_MAX_PORTS, 1, key, &idx);
+	if (err)
+		return err;
+	err = zero_counters(x, bpf_map__fd(x->skel->maps.ia_pstats), &idx, BPF_ANY);
+	if (!err)
+		err = bpf_map_update_elem(port_map_fd(x, key), &key, &idx, BPF_ANY);
+	if (err)
+		own_release(x, IA_OWN_PORT, idx);
 	return err;
 }
 
 int ia_xdp_port_del(struct ia_xdp *x, int ifindex)
 {
-	__u32 key = ifindex;
+	__u32 key = ifindex, idx, zero = 0;
 	int err, err2;
 
 	err = bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_dports), &key);
-	err2 = bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_pstats), &key);
-	return err ? err : err2;
+	err2 = port_index(x, key, &idx);
+	if (err2)
+		return err ? err : err2;
+	if (key < IA_PORT_DIRECT)
+		bpf_map_update_elem(port_map_fd(x, key), &key, &zero, BPF_ANY);
+	else
+		bpf_map_delete_elem(port_map_fd(x, key), &key);
+	rcu_wait();	/* packets of the port may still count into idx */
+	own_release(x, IA_OWN_PORT, idx);
+	return err;
 }
 
 int ia_xdp_attach(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
@@ -327,16 +399,40 @@ static void del_job_keys(int fd, __u32 job)
 	}
 }
 
+/* Frees every job slot owned by job (also those of a half-done add). */
+static void job_slots_free(struct ia_xdp *x, __u32 job)
+{
+	int fd = bpf_map__fd(x->skel->maps.ia_owners);
+	struct ia_owner_key k, next, *prev = NULL;
+	__u32 owner, freed[IA_MAX_JOBS];
+	int n = 0, i;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (k.kind == IA_OWN_JOB && !bpf_map_lookup_elem(fd, &k, &owner) &&
+		    owner == job && n < IA_MAX_JOBS)
+			freed[n++] = k.index;
+	}
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_slots), &freed[i]);
+	/* Packets that saw the job may still use its slot: reuse it only after them. */
+	rcu_wait();
+	for (i = 0; i < n; i++)
+		own_release(x, IA_OWN_JOB, freed[i]);
+}
+
 int ia_xdp_job_del(struct ia_xdp *x, __u32 job)
 {
 	int err;
 
 	/* Unpublish first: the datapath stops using the job before its state goes. */
 	err = bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_jobs), &job);
-	bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_slots), &job);
 	del_job_keys(bpf_map__fd(x->skel->maps.ia_members), job);
 	del_job_keys(bpf_map__fd(x->skel->maps.ia_down), job);
-	bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_jstats), &job);
+	job_slots_free(x, job);
 	return err;
 }
 
@@ -358,7 +454,7 @@ static int valid_job(const struct ia_xdp_job *j)
 	return 0;
 }
 
-static int add_slots(struct ia_xdp *x, const struct ia_xdp_job *j)
+static int add_slots(struct ia_xdp *x, const struct ia_xdp_job *j, __u32 slot)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o,
 		.btf_fd = bpf_object__btf_fd(x->skel->obj),
@@ -375,7 +471,7 @@ static int add_slots(struct ia_xdp *x, const struct ia_xdp_job *j)
 	if (fd < 0)
 		return fd;
 	/* The outer map now holds the only reference: freed with the job. */
-	err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_slots), &j->id, &fd, BPF_NOEXIST);
+	err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_slots), &slot, &fd, BPF_ANY);
 	close(fd);
 	return err;
 }
@@ -411,8 +507,12 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 	/* Leftovers of a half-done add or a crashed owner would mix in. */
 	ia_xdp_job_del(x, j->id);
 
+	/* Start at id % IA_MAX_JOBS: a job added again gets its slot back. */
+	err = own_claim(x, IA_OWN_JOB, j->id % IA_MAX_JOBS, IA_MAX_JOBS, 0, j->id, &cfg.slot);
+	if (err)
+		return err;
 	if (j->role == IA_ROLE_BLUE) {
-		err = add_slots(x, j);
+		err = add_slots(x, j, cfg.slot);
 		if (err)
 			goto err;
 	}
@@ -440,7 +540,7 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 		if (err)
 			goto err;
 	}
-	err = zero_counters(x, bpf_map__fd(x->skel->maps.ia_jstats), &j->id, BPF_ANY);
+	err = zero_counters(x, bpf_map__fd(x->skel->maps.ia_jstats), &cfg.slot, BPF_ANY);
 	if (err)
 		goto err;
 	/* Publish last: packets see either no job or all of it. */
@@ -453,24 +553,43 @@ err:
 	return err;
 }
 
+/* The slot of a configured job, from its published configuration. */
+static int job_slot(struct ia_xdp *x, __u32 job, __u32 *slot)
+{
+	struct ia_job_cfg cfg;
+	int err;
+
+	err = bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.ia_jobs), &job, &cfg);
+	if (!err)
+		*slot = cfg.slot;
+	return err;
+}
+
 int ia_xdp_job_counters(struct ia_xdp *x, __u32 job, struct ia_counters *out)
 {
-	return sum_counters(x, bpf_map__fd(x->skel->maps.ia_jstats), &job, out);
+	__u32 slot;
+	int err = job_slot(x, job, &slot);
+
+	return err ?: sum_counters(x, bpf_map__fd(x->skel->maps.ia_jstats), &slot, out);
 }
 
 int ia_xdp_port_counters(struct ia_xdp *x, int ifindex, struct ia_counters *out)
 {
-	__u32 key = ifindex;
+	__u32 idx;
+	int err = port_index(x, ifindex, &idx);
 
-	return sum_counters(x, bpf_map__fd(x->skel->maps.ia_pstats), &key, out);
+	return err ?: sum_counters(x, bpf_map__fd(x->skel->maps.ia_pstats), &idx, out);
 }
 
 int ia_xdp_slot_read(struct ia_xdp *x, __u32 job, __u32 idx, struct ia_slot *out)
 {
-	__u32 inner_id;
+	__u32 inner_id, slot;
 	int fd, err;
 
-	err = bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.ia_slots), &job, &inner_id);
+	err = job_slot(x, job, &slot);
+	if (err)
+		return err;
+	err = bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.ia_slots), &slot, &inner_id);
 	if (err)
 		return err;
 	fd = bpf_map_get_fd_by_id(inner_id);
