@@ -559,6 +559,10 @@ static json_object *do_submit(struct daemon *d, json_object *req)
 	char why[256];
 	int ret;
 
+	if (d->njobs >= IA_MAX_JOBS) {
+		json_object_put(refused);
+		return error_reply("%d jobs already: end one first", d->njobs);
+	}
 	if (!json_object_object_get_ex(req, "k", &v) || !get_int(req, "k", 0, INT_MAX, &k) ||
 	    k < 0) {
 		json_object_put(refused);
@@ -881,7 +885,8 @@ static int recover(struct daemon *d)
 		return -EINVAL;
 	}
 	json_object_object_get_ex(root, "jobs", &jobs);
-	for (size_t i = 0; jobs && i < json_object_array_length(jobs); i++) {
+	for (size_t i = 0; jobs && i < json_object_array_length(jobs) && d->njobs < IA_MAX_JOBS;
+	     i++) {
 		json_object *o = json_object_array_get_idx(jobs, i), *f;
 		struct job j = { 0 };
 		const struct ia_topo *t = d->t;
