@@ -226,11 +226,12 @@ struct run {
 	int nworkers;
 	uint64_t expected;
 	double elapsed;		/* the destination's: first message to last chunk done */
+	int running_at_kill;	/* workers not done when the daemon was killed */
 	struct outcome ps, w[MAXW];
 };
 
 /* During a run, after every worker started (e.g. kill the daemon). */
-typedef void (*during_fn)(struct env *self);
+typedef void (*during_fn)(struct env *self, struct run *r);
 
 /* An allreduce of chunks chunks of random vectors by every worker of the job. */
 static int allreduce(struct env *self, json_object *job, int chunks, struct run *r,
@@ -319,7 +320,7 @@ static int allreduce(struct env *self, json_object *job, int chunks, struct run 
 		nproc++;
 	}
 	if (during)
-		during(self);
+		during(self, r);
 	for (int i = 0; i < nproc; i++)
 		waitpid(pids[i], NULL, 0);
 	return 0;
@@ -346,10 +347,10 @@ static void check_exact(struct __test_metadata *_metadata, const struct run *r)
 
 /* Measured messages per chunk on every link equal the model; congestion as given. */
 static void check_model(struct __test_metadata *_metadata, struct env *self,
-			uint32_t job, double congestion)
+			uint32_t job, int chunks, double congestion)
 {
 	json_object *st = request(self, "{\"cmd\": \"stats\", \"job\": %u, \"chunks\": %d}", job,
-				  CHUNKS);
+				  chunks);
 	json_object *links;
 
 	ASSERT_NE(NULL, st);
@@ -387,17 +388,20 @@ TEST_F_TIMEOUT(net, fig1_every_placement_exact_and_as_modelled, 600)
 		ASSERT_EQ(cases[i].congestion, json_object_get_double(get(resp, "job.congestion")));
 		ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, NULL));
 		check_exact(_metadata, r);
-		check_model(_metadata, &self->e, id, cases[i].congestion);
+		check_model(_metadata, &self->e, id, CHUNKS, cases[i].congestion);
 		json_object_put(request(&self->e, "{\"cmd\": \"end\", \"job\": %u}", id));
 		json_object_put(resp);
 		munmap(r, sizeof(*r));
 	}
 }
 
-static void kill_and_restart(struct env *self)
+static void kill_and_restart(struct env *self, struct run *r)
 {
-	usleep(200000);
+	usleep(20000);
 	stop_daemon(self, SIGKILL);
+	r->running_at_kill = 0;
+	for (int i = 0; i < r->nworkers; i++)
+		r->running_at_kill += r->w[i].checksum == ~0ULL;
 	usleep(200000);
 	self->daemon = start_daemon(self);
 }
@@ -408,14 +412,16 @@ TEST_F_TIMEOUT(net, daemon_sigkill_mid_run, 300)
 	struct run *r = new_run();
 
 	ASSERT_NE(NULL, resp);
-	ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, kill_and_restart));
+	/* Long enough that the daemon dies while every worker is still sending. */
+	ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), 5 * CHUNKS, r, kill_and_restart));
 	ASSERT_LT(0, self->e.daemon) TH_LOG("daemon did not come back");
+	EXPECT_EQ(r->nworkers, r->running_at_kill);
 	check_exact(_metadata, r);
 	/* The restarted daemon knows the job and still ends it cleanly. */
 	list = request(&self->e, "{\"cmd\": \"list\"}");
 	ASSERT_NE(NULL, list);
 	ASSERT_EQ(1, (int)json_object_array_length(get(list, "jobs")));
-	check_model(_metadata, &self->e, r->job, 5);
+	check_model(_metadata, &self->e, r->job, 5 * CHUNKS, 5);
 	json_object_put(list);
 	json_object_put(request(&self->e, "{\"cmd\": \"end\", \"job\": %u}", r->job));
 	json_object_put(resp);
