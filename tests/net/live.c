@@ -375,6 +375,8 @@ TEST_F_TIMEOUT(net, fig1_every_placement_exact_and_as_modelled, 600)
 		const char *algo;
 		double congestion;
 	} cases[] = { { "smc", 5 }, { "top", 8 }, { "max", 9 }, { "level", 6 } };
+	long long sent[7] = { 0 };	/* up each switch's uplink, all four jobs */
+	json_object *links;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_object *resp = request(&self->e,
@@ -389,10 +391,31 @@ TEST_F_TIMEOUT(net, fig1_every_placement_exact_and_as_modelled, 600)
 		ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, NULL));
 		check_exact(_metadata, r);
 		check_model(_metadata, &self->e, id, CHUNKS, cases[i].congestion);
+		links = get(resp, "job.links");
+		for (size_t l = 0; l < json_object_array_length(links); l++) {
+			json_object *o = json_object_array_get_idx(links, l);
+			const char *sw = json_object_get_string(get(o, "switch"));
+
+			sent[atoi(sw + 1)] += CHUNKS * json_object_get_int64(get(o, "messages"));
+		}
 		json_object_put(request(&self->e, "{\"cmd\": \"end\", \"job\": %u}", id));
 		json_object_put(resp);
 		munmap(r, sizeof(*r));
 	}
+	/* Per link, all jobs: each uplink's port sent what the four models add up to. */
+	json_object *st = request(&self->e, "{\"cmd\": \"stats\"}");
+
+	ASSERT_NE(NULL, st);
+	links = get(st, "links");
+	ASSERT_EQ(7, (int)json_object_array_length(links));
+	for (int v = 0; v < 7; v++) {
+		json_object *o = json_object_array_get_idx(links, v);
+
+		EXPECT_EQ(sent[v], json_object_get_int64(get(o, "sent_up")))
+			TH_LOG("%s", json_object_get_string(get(o, "switch")));
+		EXPECT_EQ(0, (int)json_object_object_length(get(o, "dropped")));
+	}
+	json_object_put(st);
 }
 
 static void kill_and_restart(struct env *self, struct run *r)

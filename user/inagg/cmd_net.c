@@ -79,6 +79,8 @@ const char help_job_end[] = "Ends a job: configuration removed, admissions relea
 const char help_stats[] =
 	"Per link of a job: messages per chunk measured by the switches' counters beside\n"
 	"the congestion model's prediction, and the measured network congestion.\n"
+	"Without -J: per uplink, all jobs together, what was sent up, the results that\n"
+	"came down, foreign traffic passed to the kernel, and drops by reason.\n"
 	"  -J, --job ID         the job\n"
 	"  -c, --chunks N       chunks the job ran (default: as counted at the root)\n"
 	"  -S, --socket PATH\n";
@@ -611,6 +613,18 @@ static int job_cmd(const char *cmd, const char *wire, int argc, char **argv, boo
 			print_job(json_object_array_get_idx(v, i));
 	} else if (!strcmp(wire, "end")) {
 		printf("job ended\n");
+	} else if (!strcmp(wire, "stats") && !json_object_object_get_ex(reply, "job", NULL)) {
+		printf("  %-8s %10s %12s %8s  %s\n", "uplink", "sent up", "results down",
+		       "passed", "dropped");
+		json_object_object_get_ex(reply, "links", &v);
+		for (size_t i = 0; v && i < json_object_array_length(v); i++) {
+			json_object *l = json_object_array_get_idx(v, i);
+
+			printf("  %-8s %10s %12s %8s  %s\n", jstr(l, "switch"), jstr(l, "sent_up"),
+			       jstr(l, "results_down"), jstr(l, "passed"),
+			       json_object_to_json_string_ext(json_object_object_get(l, "dropped"),
+							      JSON_C_TO_STRING_PLAIN));
+		}
 	} else if (!strcmp(wire, "stats")) {
 		printf("job %s over %s chunks: measured congestion %s (model %s)\n",
 		       jstr(reply, "job"), jstr(reply, "chunks"), jstr(reply, "congestion"),
@@ -665,5 +679,5 @@ int cmd_job_end(int argc, char **argv)
 
 int cmd_stats(int argc, char **argv)
 {
-	return job_cmd("stats", "stats", argc, argv, true);
+	return job_cmd("stats", "stats", argc, argv, false);
 }

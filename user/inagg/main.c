@@ -45,7 +45,7 @@ static const struct cmd main_cmds[] = {
 	{ "detach", cmd_detach, "detach dev IFACE [-n NETNS] [-s SWITCH]", help_detach },
 	{ "status", cmd_status, "status [-n NETNS] [-s SWITCH]", help_status },
 	{ "job", NULL, "job { submit | list | show | end } ...", NULL, job_cmds },
-	{ "stats", cmd_stats, "stats -J ID [-c CHUNKS] [-S SOCK]", help_stats },
+	{ "stats", cmd_stats, "stats [-J ID [-c CHUNKS]] [-S SOCK]", help_stats },
 	{ "worker", cmd_worker,
 	  "worker -J ID -i ID -p ADDR { -n N | -f FILE } [-w W] [-t MS] [-o FILE]", help_worker },
 	{ "ps", cmd_ps,

@@ -762,6 +762,47 @@ static json_object *do_list(struct daemon *d, bool detail, json_object *req)
 	return reply;
 }
 
+/* Counters of one port of switch v (0 on any failure). */
+static void port_counters(struct daemon *d, int v, int ifindex, struct ia_counters *c)
+{
+	struct ia_xdp *x;
+	int h = ia_netns_enter(d->sw[v].ns);
+
+	memset(c, 0, sizeof(*c));
+	if (h < 0)
+		return;
+	if (!ia_xdp_open(d->sw[v].ns, &x)) {
+		ia_xdp_port_counters(x, ifindex, c);
+		ia_xdp_close(x);
+	}
+	ia_netns_return(h);
+}
+
+/* Every uplink, all jobs together: what its port sent up and received down. */
+static json_object *link_stats(struct daemon *d)
+{
+	json_object *reply = ok_reply(), *links = json_object_new_array();
+
+	for (int v = 0; v < d->t->n; v++) {
+		json_object *l = json_object_new_object(), *drops = json_object_new_object();
+		struct ia_counters c;
+
+		port_counters(d, v, d->sw[v].up.ifindex, &c);
+		json_object_object_add(l, "switch", json_object_new_string(d->t->sw[v].name));
+		json_object_object_add(l, "sent_up", json_object_new_int64(c.c[IA_C_TX]));
+		json_object_object_add(l, "results_down", json_object_new_int64(c.c[IA_C_RESULT]));
+		json_object_object_add(l, "passed", json_object_new_int64(c.c[IA_C_PASS]));
+		for (int i = IA_C_DROP_SHORT; i < IA_C__COUNT; i++)
+			if (c.c[i])
+				json_object_object_add(drops, ia_ctr_name(i),
+						       json_object_new_int64(c.c[i]));
+		json_object_object_add(l, "dropped", drops);
+		json_object_array_add(links, l);
+	}
+	json_object_object_add(reply, "links", links);
+	return reply;
+}
+
 /*
  * Measured messages per chunk on each uplink of a job, from the switches'
  * counters, beside the model. chunks: given by the caller (who ran the job),
@@ -771,11 +812,14 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 {
 	const struct ia_topo *t = d->t;
 	json_object *err, *reply, *links;
-	struct job *j = req_job(d, req, &err);
+	struct job *j;
 	struct ia_counters *c;
 	long long chunks = 0;
 	double worst = 0, worst_model = 0;
 
+	if (!json_object_object_get_ex(req, "job", NULL))
+		return link_stats(d);
+	j = req_job(d, req, &err);
 	if (!j)
 		return err;
 	if (!get_int(req, "chunks", 1, LLONG_MAX, &chunks))
