@@ -231,7 +231,9 @@ static int save_state(struct daemon *d)
 
 /* ---- ledger and maps ---- */
 
-static int ledger_do(struct daemon *d, int v, const char *what, uint32_t id, uint32_t slots,
+enum ledger_op { LEDGER_ADMIT, LEDGER_RELEASE, LEDGER_LOOKUP };
+
+static int ledger_do(struct daemon *d, int v, enum ledger_op op, uint32_t id, uint32_t slots,
 		     char *why, size_t whylen)
 {
 	struct inagg_ledger_job entry;
@@ -242,12 +244,17 @@ static int ledger_do(struct daemon *d, int v, const char *what, uint32_t id, uin
 		snprintf(why, whylen, "ledger: %s", strerror(-ret));
 		return ret;
 	}
-	if (!strcmp(what, "admit"))
+	switch (op) {
+	case LEDGER_ADMIT:
 		ret = inagg_ledger_admit(l, id, slots);
-	else if (!strcmp(what, "release"))
+		break;
+	case LEDGER_RELEASE:
 		ret = inagg_ledger_release(l, id);
-	else
+		break;
+	default:
 		ret = inagg_ledger_job(l, id, &entry);
+		break;
+	}
 	if (ret)
 		snprintf(why, whylen, "%s", *inagg_ledger_errmsg(l) ? inagg_ledger_errmsg(l) :
 								       strerror(-ret));
@@ -399,12 +406,16 @@ static bool pushed(struct daemon *d, uint32_t id, int v)
 static void teardown(struct daemon *d, struct job *j)
 {
 	char why[256];
+	int ret;
 
 	for (int v = 0; v < d->t->n; v++) {
 		if (j->state != JOB_ADMITTING && j->plan.sw && j->plan.sw[v].on_path)
 			unpush_switch(d, j->id, v);
-		if (j->blue[v] && ledger_do(d, v, "release", j->id, 0, why, sizeof(why)) &&
-		    strcmp(why, strerror(ENOENT)))
+		if (!j->blue[v])
+			continue;
+		/* Not admitted there (a refusal, or a crash before) is fine. */
+		ret = ledger_do(d, v, LEDGER_RELEASE, j->id, 0, why, sizeof(why));
+		if (ret && ret != -ENOENT)
 			log_msg(LOG_WARN, "job %u: release on %s: %s", j->id, d->t->sw[v].name, why);
 	}
 }
@@ -648,7 +659,7 @@ static json_object *do_submit(struct daemon *d, json_object *req)
 		for (int s = 0; s < t->n && failed < 0; s++) {
 			if (!j.blue[s])
 				continue;
-			if (ledger_do(d, s, "admit", j.id, j.window, why, sizeof(why)))
+			if (ledger_do(d, s, LEDGER_ADMIT, j.id, j.window, why, sizeof(why)))
 				failed = s;
 		}
 		if (failed < 0)
@@ -662,7 +673,7 @@ static json_object *do_submit(struct daemon *d, json_object *req)
 			j.id, t->sw[failed].name, why);
 		for (int s = 0; s < failed; s++)
 			if (j.blue[s])
-				ledger_do(d, s, "release", j.id, 0, why, sizeof(why));
+				ledger_do(d, s, LEDGER_RELEASE, j.id, 0, why, sizeof(why));
 		avail[failed] = false;
 	}
 	ret = ia_plan_build(t, j.load, j.blue, &j.plan);
@@ -981,8 +992,8 @@ static int recover(struct daemon *d)
 		int fixed = 0;
 
 		for (int s = 0; s < t->n; s++) {
-			if (j.blue[s] && ledger_do(d, s, "job", j.id, 0, why, sizeof(why))) {
-				ledger_do(d, s, "admit", j.id, j.window, why, sizeof(why));
+			if (j.blue[s] && ledger_do(d, s, LEDGER_LOOKUP, j.id, 0, why, sizeof(why))) {
+				ledger_do(d, s, LEDGER_ADMIT, j.id, j.window, why, sizeof(why));
 				fixed++;
 			}
 			if (j.plan.sw[s].on_path && !pushed(d, j.id, s)) {
