@@ -853,8 +853,10 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 		}
 		ia_netns_return(h);
 	}
+	/* Received counts the results coming down too. */
 	if (!chunks && j->plan.sw[t->root].nmembers)
-		chunks = c[t->root].c[IA_C_RX] / j->plan.sw[t->root].nmembers;
+		chunks = (c[t->root].c[IA_C_RX] - c[t->root].c[IA_C_RESULT]) /
+			 j->plan.sw[t->root].nmembers;
 	reply = ok_reply();
 	links = json_object_new_array();
 	for (int v = 0; v < t->n; v++) {
