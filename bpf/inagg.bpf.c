@@ -37,6 +37,36 @@ struct {
 	__type(value, struct ia_member);
 } ia_members SEC(".maps");
 
+/*
+ * Hash-free copies of ia_jobs and ia_members (see maps.h). The ia_jfast
+ * inner array has one entry everywhere, so it is not an inner-map template
+ * (BPF_F_INNER_MAP) and the verifier inlines both of its lookups.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, IA_MAX_JOBS);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(max_entries, 1);
+		__type(key, __u32);
+		__type(value, struct ia_job_ent);
+	});
+} ia_jfast SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, IA_MAX_JOBS);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, BPF_F_INNER_MAP);	/* sized per job */
+		__uint(max_entries, 1);
+		__type(key, __u32);
+		__type(value, struct ia_mslot);
+	});
+} ia_mtab SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, IA_MAX_DOWN);
@@ -130,6 +160,48 @@ static __always_inline struct ia_counters *jstats(const struct ia_job_cfg *cfg)
 	__u32 slot = cfg->slot;
 
 	return bpf_map_lookup_elem(&ia_jstats, &slot);
+}
+
+/* A job's configuration: its ia_jfast copy if it has one, else ia_jobs. */
+static __always_inline struct ia_job_cfg *job_cfg(__u32 job)
+{
+	__u32 k = job % IA_MAX_JOBS, zero = 0;
+	struct ia_job_ent *e;
+	void *inner;
+
+	inner = bpf_map_lookup_elem(&ia_jfast, &k);
+	if (inner) {
+		e = bpf_map_lookup_elem(inner, &zero);
+		if (e && e->job == job)
+			return &e->cfg;
+	}
+	return bpf_map_lookup_elem(&ia_jobs, &job);
+}
+
+/* sender's entry for the job: its member table if it has one, else ia_members. */
+static __always_inline struct ia_member *member(const struct ia_job_cfg *cfg, __u32 job,
+						__u32 sender)
+{
+	struct ia_member_key mk = { .job = job, .sender = sender };
+	__u32 slot = cfg->slot, bits = cfg->mbits, k, i;
+	struct ia_mslot *e;
+	void *tab;
+
+	if (!cfg->mprobe)
+		return bpf_map_lookup_elem(&ia_members, &mk);
+	tab = bpf_map_lookup_elem(&ia_mtab, &slot);
+	if (!tab || bits < 1 || bits > IA_MTAB_MAX_BITS)
+		return NULL;
+	k = (sender * IA_MHASH_MUL) >> (32 - bits);
+	for (i = 0; i < IA_MPROBE_MAX && i < cfg->mprobe; i++) {
+		e = bpf_map_lookup_elem(tab, &k);
+		if (!e || !e->m.nworkers)
+			return NULL;	/* empty: not a member */
+		if (e->sender == sender)
+			return &e->m;
+		k = (k + 1) & ((1u << bits) - 1);
+	}
+	return NULL;
 }
 
 static __always_inline int drop(struct ia_counters *p, struct ia_counters *j, int why)
@@ -256,7 +328,8 @@ static __always_inline int blue_slot(struct ia_slot *s, const struct ia_job_cfg 
 		s->nworkers = 0;
 		s->nelem = n;
 		s->flags = 0;
-		for (i = 0; i < IA_MAX_FANIN / 64; i++)
+		/* Bits beyond expected are never set. */
+		for (i = 0; i < IA_MAX_FANIN / 64 && i < (cfg->expected + 63) / 64; i++)
 			s->seen[i] = 0;
 	} else {
 		/* Stale, too far ahead, or the previous chunk here is not done. */
@@ -284,6 +357,13 @@ out:
 	return v;
 }
 
+/*
+ * ia_hdr is packed (alignment 1), so its fields would be loaded byte by
+ * byte; its 32-bit fields are 4-byte aligned in the frame (wire.h).
+ */
+#define HDR32(h, f)	(*(__be32 *)((void *)(h) + __builtin_offsetof(struct ia_hdr, f)))
+#define HDR16(h, f)	(*(__be16 *)((void *)(h) + __builtin_offsetof(struct ia_hdr, f)))
+
 static __always_inline int send_up(struct xdp_md *ctx, const struct ia_job_cfg *cfg,
 				   struct ethhdr *eth, struct ia_counters *j)
 {
@@ -306,7 +386,6 @@ int ia_xdp(struct xdp_md *ctx)
 	struct ia_hdr *h = (void *)(udp + 1);
 	__u32 *pl = (void *)(h + 1);
 	struct ia_counters *p, *j;
-	struct ia_member_key mk;
 	struct ia_job_cfg *cfg;
 	struct ia_member *m;
 	struct ia_slot *s;
@@ -339,15 +418,15 @@ int ia_xdp(struct xdp_md *ctx)
 		return drop(p, NULL, IA_C_DROP_SHORT);
 	if (h->ver != IA_VERSION)
 		return drop(p, NULL, IA_C_DROP_VERSION);
-	n = bpf_ntohs(h->nelem);
+	n = bpf_ntohs(HDR16(h, nelem));
 	if (n == 0 || n > IA_MAX_ELEMS || bpf_ntohs(udp->len) != IA_UDP_LEN(n) ||
 	    bpf_ntohs(ip->tot_len) != 20 + IA_UDP_LEN(n))
 		return drop(p, NULL, IA_C_DROP_NELEM);
 	if ((void *)pl + 4 * n > end)
 		return drop(p, NULL, IA_C_DROP_SHORT);
 
-	job = bpf_ntohl(h->job);
-	cfg = bpf_map_lookup_elem(&ia_jobs, &job);
+	job = bpf_ntohl(HDR32(h, job));
+	cfg = job_cfg(job);
 	if (!cfg)
 		return drop(p, NULL, IA_C_DROP_JOB);
 	j = jstats(cfg);
@@ -364,10 +443,8 @@ int ia_xdp(struct xdp_md *ctx)
 	    ctx->ingress_ifindex == cfg->up_ifindex)
 		return drop(p, j, IA_C_DROP_TYPE);
 
-	mk.job = job;
-	mk.sender = bpf_ntohl(h->sender);
-	m = bpf_map_lookup_elem(&ia_members, &mk);
-	if (!m || m->nworkers != bpf_ntohl(h->nworkers))
+	m = member(cfg, job, bpf_ntohl(HDR32(h, sender)));
+	if (!m || m->nworkers != bpf_ntohl(HDR32(h, nworkers)))
 		return drop(p, j, IA_C_DROP_MEMBER);
 
 	if (cfg->role != IA_ROLE_BLUE) {
@@ -375,12 +452,16 @@ int ia_xdp(struct xdp_md *ctx)
 		return send_up(ctx, cfg, eth, j);
 	}
 
-	seq = bpf_ntohl(h->seq);
+	seq = bpf_ntohl(HDR32(h, seq));
 	idx = cfg->slot;
 	slots = bpf_map_lookup_elem(&ia_slots, &idx);
 	if (!slots || !cfg->window)
 		return drop(p, j, IA_C_DROP_JOB);
-	idx = seq % cfg->window;
+	/* A division costs more than the rest of the slot lookup. */
+	if (cfg->window & (cfg->window - 1))
+		idx = seq % cfg->window;
+	else
+		idx = seq & (cfg->window - 1);
 	s = bpf_map_lookup_elem(slots, &idx);
 	if (!s)
 		return drop(p, j, IA_C_DROP_WINDOW);
@@ -409,8 +490,8 @@ int ia_xdp(struct xdp_md *ctx)
 
 	/* The packet now carries the aggregate: make it this switch's message. */
 	h->type = IA_MSG_AGG;
-	h->sender = bpf_htonl(cfg->self_id);
-	h->nworkers = bpf_htonl(nw);
+	HDR32(h, sender) = bpf_htonl(cfg->self_id);
+	HDR32(h, nworkers) = bpf_htonl(nw);
 	h->flags = oflags;
 	/* The kernel drops what arrives from one of its own addresses. */
 	if (cfg->up_saddr && !(cfg->flags & IA_JOB_F_KERNEL_FWD))
@@ -444,7 +525,7 @@ int ia_egress(struct xdp_md *ctx)
 
 	if ((void *)(h + 1) > end || h->type != IA_MSG_RESULT)
 		return XDP_PASS;
-	k.job = bpf_ntohl(h->job);
+	k.job = bpf_ntohl(HDR32(h, job));
 	k.ifindex = ctx->egress_ifindex;
 	d = bpf_map_lookup_elem(&ia_down, &k);
 	if (!d)
@@ -456,7 +537,7 @@ int ia_egress(struct xdp_md *ctx)
 		udp->check = 0;
 	}
 	ctr(pstats(k.ifindex), IA_C_TX);
-	cfg = bpf_map_lookup_elem(&ia_jobs, &k.job);
+	cfg = job_cfg(k.job);
 	if (cfg)
 		ctr(jstats(cfg), IA_C_TX);
 	return XDP_PASS;
@@ -464,16 +545,18 @@ int ia_egress(struct xdp_md *ctx)
 
 /*
  * XDP_PASS for a host-side veth that receives redirected frames (a veth peer
- * needs a program to get them). It also anchors struct ia_slot in BTF:
+ * needs a program to get them). It also anchors the inner map values in BTF:
  * clang 14 emits only a forward declaration for a map-in-map inner value,
- * which libbpf cannot size, and the loader needs the full type for the
- * spin lock of every job's slot array.
+ * which libbpf cannot size, and the loader needs the full struct ia_slot for
+ * the spin lock of every job's slot array.
  */
 SEC("xdp")
 int ia_pass(struct xdp_md *ctx)
 {
 	volatile __u32 id = __builtin_btf_type_id(*(struct ia_slot *)0, 0);
 
+	id = __builtin_btf_type_id(*(struct ia_job_ent *)0, 0);
+	id = __builtin_btf_type_id(*(struct ia_mslot *)0, 0);
 	(void)id;
 	return XDP_PASS;
 }

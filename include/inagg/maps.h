@@ -5,7 +5,9 @@
  * IA_BPFFS_ROOT/<switch>/ and shared by every port the program is attached to.
  *
  *   ia_jobs      HASH           job id -> struct ia_job_cfg (a job exists iff present)
+ *   ia_jfast     ARRAY_OF_MAPS  job slot -> ARRAY[1] of struct ia_job_ent (fast path)
  *   ia_members   HASH           {job, sender} -> struct ia_member
+ *   ia_mtab      ARRAY_OF_MAPS  job slot -> ARRAY[2^mbits] of struct ia_mslot (fast path)
  *   ia_down      HASH           {job, ifindex} -> struct ia_down (result replication)
  *   ia_slots     ARRAY_OF_MAPS  job slot -> ARRAY[window] of struct ia_slot (blue only)
  *   ia_jstats    PERCPU_ARRAY   job slot -> struct ia_counters
@@ -16,8 +18,11 @@
  *   ia_dports    DEVMAP_HASH    ifindex -> port + egress program (broadcast set)
  *
  * Per-job and per-port state is array-indexed: a job slot (ia_job_cfg.slot)
- * and a port index are assigned by the loader, so the datapath does two hash
- * lookups per message (job, member) instead of five.
+ * and a port index are assigned by the loader. The job and member hashes are
+ * authoritative (and what other readers use); the datapath first tries their
+ * per-job copies, which it reaches without hashing: ia_jfast[job %
+ * IA_MAX_JOBS] (the slot the loader tries first for a job) and a linear-probed
+ * member table, and falls back to the hashes when those miss.
  */
 #ifndef INAGG_MAPS_H
 #define INAGG_MAPS_H
@@ -35,6 +40,9 @@
 #define IA_MAX_PORTS	256
 #define IA_MAX_DOWN	4096	/* down entries summed over jobs */
 #define IA_PORT_DIRECT	4096	/* ifindexes below this map to a port by array */
+#define IA_MTAB_MAX_BITS 14	/* member table: at most 2^14 entries per job */
+#define IA_MPROBE_MAX	8	/* probes of a member table lookup */
+#define IA_MHASH_MUL	0x9e3779b1u	/* member table: (sender * MUL) >> (32 - mbits) */
 
 enum ia_role {
 	IA_ROLE_RED	= 1,	/* forward every upward message to the parent */
@@ -54,7 +62,21 @@ struct ia_job_cfg {
 	__u8	up_smac[6];	/* rewritten on every upward message */
 	__u8	up_dmac[6];
 	__u32	flags;		/* IA_JOB_F_* */
-	__u32	slot;		/* index in ia_jstats and ia_slots (loader-assigned) */
+	__u32	slot;		/* index in ia_jstats, ia_slots, ia_jfast, ia_mtab (loader) */
+	__u32	mbits;		/* member table of 2^mbits entries, 1..IA_MTAB_MAX_BITS */
+	__u32	mprobe;		/* longest probe in it, 1..IA_MPROBE_MAX; 0: no table */
+};
+
+/*
+ * ia_jfast value: a published copy of the job's ia_job_cfg. It is created
+ * whole and then inserted into the outer map, so a reader never sees it
+ * half written; job tells whether the entry at job % IA_MAX_JOBS is this
+ * job's (a job whose slot is elsewhere is found through ia_jobs).
+ */
+struct ia_job_ent {
+	__u32	job;
+	__u32	rsvd;
+	struct ia_job_cfg cfg;
 };
 
 /*
@@ -73,6 +95,17 @@ struct ia_member_key {
 struct ia_member {
 	__u32	index;		/* bit in ia_slot.seen, < expected */
 	__u32	nworkers;	/* a message from this sender must carry this nworkers */
+};
+
+/*
+ * Member table entry (ia_mtab): sender's home is (sender * IA_MHASH_MUL) >>
+ * (32 - mbits), probed linearly; nworkers 0 marks an empty entry, which
+ * ends a probe. The sender id is always compared: an entry never vouches for
+ * another sender.
+ */
+struct ia_mslot {
+	__u32	sender;
+	struct ia_member m;
 };
 
 struct ia_down_key {

@@ -976,6 +976,145 @@ TEST_F(dp, job_slots_reused)
 	ASSERT_EQ(0, jctr(self->t.x, 70 + IA_MAX_JOBS, IA_C_RX));
 }
 
+/*
+ * Sender ids whose member-table home is entry 0 at every table size:
+ * c * IA_MHASH_MUL = i, whose top IA_MTAB_MAX_BITS bits are zero.
+ */
+static __u32 colliding(__u32 i)
+{
+	__u32 inv = IA_MHASH_MUL;
+	int k;
+
+	for (k = 0; k < 5; k++)	/* Newton: inverse of an odd number mod 2^32 */
+		inv *= 2 - IA_MHASH_MUL * inv;
+	return i * inv;
+}
+
+/* A blue job (window 4) whose members are senders[0..n-1]. */
+static int add_job_list(struct tctx *t, __u32 id, __u32 n, const __u32 *senders)
+{
+	struct ia_xdp_member m[16];
+	struct ia_xdp_job j = {
+		.id = id, .role = IA_ROLE_BLUE, .window = 4, .self_id = SELF_ID,
+		.nmembers = n, .members = m, .flags = job_flags,
+		.up = { .ifindex = t->port[0], .saddr = IP_SW, .daddr = IP_PS },
+	};
+	__u32 i;
+
+	for (i = 0; i < n && i < 16; i++) {
+		m[i].sender = senders[i];
+		m[i].nworkers = 1;
+	}
+	memcpy(j.up.smac, mac_up_s, 6);
+	memcpy(j.up.dmac, mac_up_d, 6);
+	return ia_xdp_job_add(t->x, &j);
+}
+
+/*
+ * Chunk 0 of job from senders[0..n-1]: every one but the last is consumed,
+ * the last emits the exact sum; a non-member with the same home, and a
+ * member claiming the wrong nworkers, are dropped on the way.
+ */
+static void probe_run(struct __test_metadata *_metadata, struct tctx *t, __u8 *in, __u8 *out,
+		      __u32 job, __u32 n, const __u32 *senders, __u32 outsider)
+{
+	__s32 v[8], sums[8] = {};
+	struct frame_spec f;
+	__u32 i, e, olen;
+	int len;
+
+	for (i = 0; i < n; i++) {
+		for (e = 0; e < 8; e++) {
+			v[e] = contrib_val(senders[i], 0, e);
+			sums[e] = (__s32)((__u32)sums[e] + (__u32)v[e]);
+		}
+		f = contrib(job, 0, senders[i], 8, v);
+		if (i == 1) {
+			f.nworkers = 2;
+			len = build_frame(in, &f);
+			ASSERT_EQ(XDP_DROP, run(t->x, t->port[1], in, len, out, &olen));
+			f.nworkers = 1;
+		}
+		len = build_frame(in, &f);
+		ASSERT_EQ(i + 1 < n ? XDP_DROP : XDP_REDIRECT,
+			  run(t->x, t->port[1], in, len, out, &olen));
+		if (i == 0) {
+			f = contrib(job, 0, outsider, 8, v);
+			len = build_frame(in, &f);
+			ASSERT_EQ(XDP_DROP, run(t->x, t->port[1], in, len, out, &olen));
+		}
+	}
+	for (e = 0; e < 8; e++)
+		ASSERT_EQ(sums[e], (__s32)le32toh(((__u32 *)(out + IA_PAYLOAD_OFF))[e]));
+	ASSERT_EQ(2, jctr(t->x, job, IA_C_DROP_MEMBER));
+	ASSERT_EQ(n, jctr(t->x, job, IA_C_AGGREGATED));
+	ASSERT_EQ(1, jctr(t->x, job, IA_C_EMIT));
+}
+
+/*
+ * Member table: members that all share one home are found by probing, and
+ * an outsider with that home is not taken for the member it probes past.
+ * Nine such members need a probe longer than IA_MPROBE_MAX at every size:
+ * that job has no table and is served from ia_members, alike.
+ */
+TEST_F(dp, member_table_probe)
+{
+	__u32 c[10], i;
+
+	for (i = 0; i < 10; i++)
+		c[i] = colliding(i + 1);
+	ASSERT_EQ(0, add_job_list(&self->t, 80, 4, c));
+	probe_run(_metadata, &self->t, self->in, self->out, 80, 4, c, c[4]);
+	ASSERT_EQ(0, add_job_list(&self->t, 81, 9, c));
+	probe_run(_metadata, &self->t, self->in, self->out, 81, 9, c, c[9]);
+	/* Members 1..1000 at their homes: every one found, 1001 not. */
+	ASSERT_EQ(0, add_job(&self->t, 82, IA_ROLE_BLUE, 1000, 1, NULL, 4));
+	for (i = 1; i <= 1000; i++)
+		ASSERT_EQ(i < 1000 ? XDP_DROP : XDP_REDIRECT,
+			  send1(&self->t, self->in, self->out, self->t.port[1], 82, 0, i));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[1], 82, 1, 1001));
+	ASSERT_EQ(1, jctr(self->t.x, 82, IA_C_DROP_MEMBER));
+	ASSERT_EQ(1000, jctr(self->t.x, 82, IA_C_AGGREGATED));
+}
+
+/*
+ * A job whose slot is not job % IA_MAX_JOBS has no fast copy there (that
+ * entry is another job's): it is found through ia_jobs, and neither job
+ * sees the other's members, slots or counters, also once one is removed.
+ */
+TEST_F(dp, job_off_home_slot)
+{
+	const __u32 a = 90, b = 90 + IA_MAX_JOBS;
+	struct ia_slot s;
+
+	ASSERT_EQ(0, add_job(&self->t, a, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	ASSERT_EQ(0, add_job(&self->t, b, IA_ROLE_BLUE, 2, 3, NULL, 4));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[1], b, 0, 3));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[1], b, 0, 1));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[1], a, 0, 3));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[1], a, 0, 1));
+	ASSERT_EQ(1, jctr(self->t.x, a, IA_C_DROP_MEMBER));
+	ASSERT_EQ(1, jctr(self->t.x, b, IA_C_DROP_MEMBER));
+	ASSERT_EQ(1, jctr(self->t.x, a, IA_C_AGGREGATED));
+	ASSERT_EQ(1, jctr(self->t.x, b, IA_C_AGGREGATED));
+	ASSERT_EQ(XDP_REDIRECT, send1(&self->t, self->in, self->out, self->t.port[1], b, 0, 4));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, a, 0, &s));
+	ASSERT_EQ(IA_SLOT_OPEN, s.state);
+
+	/* a gone: its fast copy too; b still served. */
+	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, a));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[1], a, 0, 2));
+	ASSERT_EQ(1, pctr(self->t.x, self->t.port[1], IA_C_DROP_JOB));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[1], b, 1, 3));
+	ASSERT_EQ(XDP_REDIRECT, send1(&self->t, self->in, self->out, self->t.port[1], b, 1, 4));
+	ASSERT_EQ(2, jctr(self->t.x, b, IA_C_EMIT));
+	/* a again, now elsewhere too if its slot went: still exact. */
+	ASSERT_EQ(0, add_job(&self->t, a, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	ASSERT_EQ(XDP_DROP, send1(&self->t, self->in, self->out, self->t.port[1], a, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send1(&self->t, self->in, self->out, self->t.port[1], a, 0, 2));
+	ASSERT_EQ(1, jctr(self->t.x, a, IA_C_EMIT));
+}
+
 /* Maps pinned per switch: a second opener sees the first one's jobs. */
 TEST(pinned_switch)
 {

@@ -399,40 +399,45 @@ static void del_job_keys(int fd, __u32 job)
 	}
 }
 
-/* Frees every job slot owned by job (also those of a half-done add). */
-static void job_slots_free(struct ia_xdp *x, __u32 job)
+/* The job slots owned by job (also those of a half-done add). */
+static int job_slots(struct ia_xdp *x, __u32 job, __u32 *out)
 {
 	int fd = bpf_map__fd(x->skel->maps.ia_owners);
 	struct ia_owner_key k, next, *prev = NULL;
-	__u32 owner, freed[IA_MAX_JOBS];
-	int n = 0, i;
+	__u32 owner;
+	int n = 0;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		k = next;
 		prev = &k;
 		if (k.kind == IA_OWN_JOB && !bpf_map_lookup_elem(fd, &k, &owner) &&
 		    owner == job && n < IA_MAX_JOBS)
-			freed[n++] = k.index;
+			out[n++] = k.index;
 	}
-	if (!n)
-		return;
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_slots), &freed[i]);
-	/* Packets that saw the job may still use its slot: reuse it only after them. */
-	rcu_wait();
-	for (i = 0; i < n; i++)
-		own_release(x, IA_OWN_JOB, freed[i]);
+	return n;
 }
 
 int ia_xdp_job_del(struct ia_xdp *x, __u32 job)
 {
-	int err;
+	__u32 slot[IA_MAX_JOBS];
+	int n = job_slots(x, job, slot), err, i;
 
-	/* Unpublish first: the datapath stops using the job before its state goes. */
+	/* Unpublish first (both copies): the datapath stops using the job before its state goes. */
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_jfast), &slot[i]);
 	err = bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_jobs), &job);
 	del_job_keys(bpf_map__fd(x->skel->maps.ia_members), job);
 	del_job_keys(bpf_map__fd(x->skel->maps.ia_down), job);
-	job_slots_free(x, job);
+	if (!n)
+		return err;
+	for (i = 0; i < n; i++) {
+		bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_mtab), &slot[i]);
+		bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_slots), &slot[i]);
+	}
+	/* Packets that saw the job may still use its slot: reuse it only after them. */
+	rcu_wait();
+	for (i = 0; i < n; i++)
+		own_release(x, IA_OWN_JOB, slot[i]);
 	return err;
 }
 
@@ -476,8 +481,82 @@ static int add_slots(struct ia_xdp *x, const struct ia_xdp_job *j, __u32 slot)
 	return err;
 }
 
+/* Creates an array, fills it and makes it outer[key]'s inner map (its only reference). */
+static int add_inner(int outer, __u32 key, const char *name, __u32 vsize, __u32 n,
+		     __u32 flags, const void *vals)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = flags);
+	__u32 i;
+	int fd, err = 0;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), vsize, n, &o);
+	if (fd < 0)
+		return fd;
+	for (i = 0; i < n && !err; i++)
+		err = bpf_map_update_elem(fd, &i, (const char *)vals + (size_t)i * vsize, BPF_ANY);
+	if (!err)
+		err = bpf_map_update_elem(outer, &key, &fd, BPF_ANY);
+	close(fd);
+	return err;
+}
+
+/*
+ * Lays the members out in a linear-probed table of 2^bits entries (see
+ * struct ia_mslot); returns the longest probe, or 0 if some probe would be
+ * longer than IA_MPROBE_MAX.
+ */
+static __u32 mtab_fill(const struct ia_xdp_job *j, __u32 bits, struct ia_mslot *t)
+{
+	__u32 i, k, d, longest = 0, mask = (1u << bits) - 1;
+
+	memset(t, 0, sizeof(*t) << bits);
+	for (i = 0; i < j->nmembers; i++) {
+		k = (j->members[i].sender * IA_MHASH_MUL) >> (32 - bits);
+		for (d = 0; t[k].m.nworkers; d++)
+			k = (k + 1) & mask;
+		if (d >= IA_MPROBE_MAX)
+			return 0;
+		t[k].sender = j->members[i].sender;
+		t[k].m.index = i;
+		t[k].m.nworkers = j->members[i].nworkers;
+		if (d + 1 > longest)
+			longest = d + 1;
+	}
+	return longest;
+}
+
+/*
+ * The job's member table, at most half full; grown until every probe is
+ * short. Without one (cfg->mprobe 0) the datapath uses ia_members.
+ */
+static int add_mtab(struct ia_xdp *x, const struct ia_xdp_job *j, struct ia_job_cfg *cfg)
+{
+	char name[BPF_OBJ_NAME_LEN];
+	struct ia_mslot *t;
+	__u32 bits = 1;
+	int err = 0;
+
+	while ((1u << bits) < 2 * j->nmembers)
+		bits++;
+	t = malloc(sizeof(*t) << IA_MTAB_MAX_BITS);
+	if (!t)
+		return -ENOMEM;
+	for (cfg->mprobe = 0; bits <= IA_MTAB_MAX_BITS && !cfg->mprobe; bits++)
+		cfg->mprobe = mtab_fill(j, bits, t);
+	if (cfg->mprobe) {
+		cfg->mbits = bits - 1;
+		snprintf(name, sizeof(name), "ia_mtab_%u", j->id);
+		err = add_inner(bpf_map__fd(x->skel->maps.ia_mtab), cfg->slot, name, sizeof(*t),
+				1u << cfg->mbits, BPF_F_INNER_MAP, t);
+	}
+	free(t);
+	return err;
+}
+
 int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 {
+	char name[BPF_OBJ_NAME_LEN];
+	struct ia_job_ent ent = { .job = j->id };
 	struct ia_job_cfg cfg = {
 		.role = j->role,
 		.expected = j->nmembers,
@@ -540,6 +619,9 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 		if (err)
 			goto err;
 	}
+	err = add_mtab(x, j, &cfg);
+	if (err)
+		goto err;
 	err = zero_counters(x, bpf_map__fd(x->skel->maps.ia_jstats), &cfg.slot, BPF_ANY);
 	if (err)
 		goto err;
@@ -547,6 +629,15 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 	err = bpf_map_update_elem(jobs, &j->id, &cfg, BPF_NOEXIST);
 	if (err)
 		goto err;
+	/* The datapath looks only at job % IA_MAX_JOBS: elsewhere it is found by hash. */
+	if (cfg.slot == j->id % IA_MAX_JOBS) {
+		ent.cfg = cfg;
+		snprintf(name, sizeof(name), "ia_jfast_%u", j->id);
+		err = add_inner(bpf_map__fd(x->skel->maps.ia_jfast), cfg.slot, name,
+				sizeof(ent), 1, 0, &ent);
+		if (err)
+			goto err;
+	}
 	return 0;
 err:
 	ia_xdp_job_del(x, j->id);
