@@ -215,6 +215,49 @@ static void cpu0_stat(unsigned long long *busy, unsigned long long *idle)
 
 static double cpu0_busy;	/* of the last live() window */
 
+/*
+ * Split rig: CPU time of the device under test itself, read from the
+ * scheduler's per-task run time (nanoseconds) of the NAPI kthreads and, for
+ * user space, the recvmmsg threads. Unlike CPU 0's busy share it stays
+ * exact at low load, where it only overstates the cost per packet (fewer
+ * packets per wakeup), so a per-core figure from it is conservative.
+ */
+#define DUT_TIDS_MAX	8
+static pid_t napi_tids[DUT_TIDS_MAX];
+static int n_napi_tids;
+static _Atomic pid_t us_tids[NCPU_MAX];
+static double dut_ns;		/* of the last live() window */
+static double live_pkts;	/* counted in the last live() window */
+
+static __u64 task_ns(pid_t tid)
+{
+	unsigned long long ns = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", tid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%llu", &ns) != 1)
+			ns = 0;
+		fclose(f);
+	}
+	return ns;
+}
+
+static __u64 dut_runtime(void)
+{
+	__u64 ns = 0;
+	int i;
+
+	for (i = 0; i < n_napi_tids; i++)
+		ns += task_ns(napi_tids[i]);
+	for (i = 0; i < NCPU_MAX; i++)
+		if (atomic_load(&us_tids[i]))
+			ns += task_ns(atomic_load(&us_tids[i]));
+	return ns;
+}
+
 /* Generates for LIVE_SECS on ncpu CPUs; returns the measured count's rate. */
 static double live(int ncpu, __u64 (*count)(void))
 {
@@ -230,10 +273,13 @@ static double live(int ncpu, __u64 (*count)(void))
 	usleep(200000);	/* warm up */
 	c0 = count();
 	cpu0_stat(&b0, &i0);
+	dut_ns = -(double)dut_runtime();
 	t0 = now();
 	usleep(LIVE_SECS * 1e6);
 	c1 = count();
 	t1 = now();
+	dut_ns += dut_runtime();
+	live_pkts = c1 - c0;
 	cpu0_stat(&b1, &i1);
 	cpu0_busy = b1 + i1 > b0 + i0 ? (double)(b1 - b0) / (b1 + i1 - b0 - i0) : 0;
 	atomic_store(&stop, 1);
@@ -299,6 +345,7 @@ static void *us_thread(void *arg)
 	struct iovec iov[UDP_BATCH];
 
 	pin_cpu(cpu);
+	atomic_store(&us_tids[cpu], (pid_t)gettid());
 	memset(mm, 0, sizeof(mm));
 	for (i = 0; i < UDP_BATCH; i++) {
 		iov[i].iov_base = bufs[cpu][i];
@@ -318,6 +365,7 @@ static void *us_thread(void *arg)
 		if (n > 0)
 			atomic_fetch_add(&us_msgs, n);
 	}
+	atomic_store(&us_tids[cpu], 0);
 	return NULL;
 }
 
@@ -396,6 +444,7 @@ static const char *const dut_name[D__N] = { "xdp_drop", "red_forward", "blue_agg
 					     "user-space" };
 
 static double busy[D__N];	/* CPU 0's busy share while measuring each DUT */
+static double dutnspp[D__N];	/* DUT CPU ns per packet (split rig) */
 
 /* Live rate of every DUT on ncpu CPUs. */
 static int live_all(int ncpu, double *r)
@@ -408,16 +457,19 @@ static int live_all(int ncpu, double *r)
 	pace = NULL;	/* overload only drops frames: its steady state */
 	r[D_DROP] = live(ncpu, cnt_dut_sink);
 	busy[D_DROP] = cpu0_busy;
+	dutnspp[D_DROP] = live_pkts ? dut_ns / live_pkts : 0;
 	if (set_dut(ia_xdp_prog_fd(sw)) || job(IA_ROLE_RED))
 		return -EIO;
 	pace = NULL;
 	r[D_RED] = live(ncpu, cnt_fwd);
 	busy[D_RED] = cpu0_busy;
+	dutnspp[D_RED] = live_pkts ? dut_ns / live_pkts : 0;
 	if (job(IA_ROLE_BLUE))
 		return -EIO;
 	pace = gen_first ? cnt_agg : NULL;
 	r[D_BLUE] = live(ncpu, cnt_agg);
 	busy[D_BLUE] = cpu0_busy;
+	dutnspp[D_BLUE] = live_pkts ? dut_ns / live_pkts : 0;
 	if (cnt_job(IA_C_DROP_WINDOW) || cnt_job(IA_C_DUP) ||
 	    cnt_job(IA_C_EMIT) * FANIN > cnt_job(IA_C_AGGREGATED))
 		printf("# warning: blue on %d CPUs: aggregated %llu emitted %llu window drops %llu "
@@ -433,6 +485,7 @@ static int live_all(int ncpu, double *r)
 	pace = NULL;	/* socket drops never stall it: overload is its steady state */
 	r[D_US] = live_us(ncpu);
 	busy[D_US] = cpu0_busy;
+	dutnspp[D_US] = live_pkts ? dut_ns / live_pkts : 0;
 	return r[D_US] < 0 ? -EIO : 0;
 }
 
@@ -479,8 +532,11 @@ static int napi_split(void)
 			continue;
 		/* napi/s0-<id>: only our namespace has an s0 with threaded NAPI. */
 		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "napi/s0-", 8) &&
-		    !sched_setaffinity(atoi(e->d_name), sizeof(set), &set))
+		    !sched_setaffinity(atoi(e->d_name), sizeof(set), &set)) {
+			if (n_napi_tids < DUT_TIDS_MAX)
+				napi_tids[n_napi_tids++] = atoi(e->d_name);
 			n++;
+		}
 		fclose(f);
 	}
 	if (d)
@@ -621,6 +677,20 @@ int main(int argc, char **argv)
 			       100 * busy[i]);
 	if (busy[D_BLUE] >= 0.9 && busy[D_US] >= 0.9 && busy[D_RED] >= 0.9)
 		print_ratios(0, rs);
+	printf("  DUT CPU ns/packet (run time of the NAPI kthread, + recvmmsg thread for "
+	       "user-space):");
+	for (i = 0; i < D__N; i++)
+		printf("  %s %.0f", dut_name[i], dutnspp[i]);
+	printf("\n  per core Mpps (1e9 / DUT ns):");
+	for (i = 0; i < D__N; i++)
+		printf("  %s %.3f", dut_name[i], dutnspp[i] > 0 ? 1e3 / dutnspp[i] : 0);
+	if (dutnspp[D_BLUE] > 0 && dutnspp[D_RED] > 0 && dutnspp[D_US] > 0 && dutnspp[D_DROP] > 0)
+		printf("\nratio, split, per core (DUT CPU time): blue/red_forward %.2f (target >= 0.5)"
+		       "  blue/user-space %.1f (target >= 8)  blue/xdp_drop %.2f\n",
+		       dutnspp[D_RED] / dutnspp[D_BLUE], dutnspp[D_US] / dutnspp[D_BLUE],
+		       dutnspp[D_DROP] / dutnspp[D_BLUE]);
+	else
+		printf("\n# warning: split: no DUT run time (threaded NAPI kthread not found)\n");
 	err = 0;
 out:
 	setns(home, CLONE_NEWNET);
