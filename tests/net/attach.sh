@@ -12,21 +12,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-fail=0
-# t NAME COMMAND...: one KTAP line from a command's exit status.
-t() {
-	local name=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		echo "ok $n $name"
-	else
-		echo "not ok $n $name"
-		sed 's/^/# /' "$tmp/log" | tail -10
-		fail=1
-	fi
-}
+. "$(dirname "$0")/../ktap.sh"
 
 setup() {
 	ip netns add "$NS" &&
@@ -65,11 +51,9 @@ bad_input() {
 	[[ $out == *"--mode"* ]] || { echo "$out"; return 1; }
 }
 
-echo "TAP version 13"
-echo "1..5"
 t "namespace with a veth pair" setup
 t "attach: XDP on eth1 with the switch's pinned maps" attach
 t "status -j lists interfaces, programs and the ledger backend" status_json
 t "detach removes the program" detach
 t "bad device, namespace or mode refused with a reason" bad_input
-exit $fail
+finish

@@ -18,29 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-results=()
-n=0
-# t NAME COMMAND...: one KTAP result from a command's exit status.
-t() {
-	local name=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		results+=("ok $n $name")
-	else
-		results+=("not ok $n $name")
-		while IFS= read -r l; do results+=("# $l"); done < <(tail -20 "$tmp/log")
-	fi
-}
-finish() {
-	echo "TAP version 13"
-	echo "1..$n"
-	printf '%s\n' "${results[@]}"
-	for r in "${results[@]}"; do
-		[[ $r == "not ok "* ]] && exit 1
-	done
-	exit 0
-}
+. "$(dirname "$0")/../ktap.sh"
 
 if ! "$INAGG" worker -h >/dev/null 2>&1 || ! "$INAGG" ps -h >/dev/null 2>&1; then
 	n=1

@@ -13,20 +13,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-fail=0
-t() {
-	local name=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		echo "ok $n $name"
-	else
-		echo "not ok $n $name"
-		sed 's/^/# /' "$tmp/log" | tail -10
-		fail=1
-	fi
-}
+. "$(dirname "$0")/../ktap.sh"
 count() {
 	ip netns list | awk '{ print $1 }' | grep -c "^ia-$TAG-"
 }
@@ -81,12 +68,10 @@ failed_build() {
 	[ "$(count)" = 0 ]
 }
 
-echo "TAP version 13"
-echo "1..6"
 t "topo up: one namespace per switch, worker and destination" up
 t "routed: workers reach the destination and each other" routes
 t "rate emulation: tbf at rate x unit on each uplink" shaping
 t "a second topo up of the same network is refused, the first intact" twice
 t "topo down removes every namespace, and is idempotent" down
 t "bad switch name or tag: refused, nothing left behind" failed_build
-exit $fail
+finish

@@ -6,29 +6,7 @@ INAGG=$BUILD/inagg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-results=()
-n=0
-# ok NAME COMMAND...: one KTAP result from a command's exit status.
-t() {
-	local name=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		results+=("ok $n $name")
-	else
-		results+=("not ok $n $name")
-		while IFS= read -r l; do results+=("# $l"); done < <(head -20 "$tmp/log")
-	fi
-}
-finish() {
-	echo "TAP version 13"
-	echo "1..$n"
-	printf '%s\n' "${results[@]}"
-	for r in "${results[@]}"; do
-		[[ $r == "not ok "* ]] && exit 1
-	done
-	exit 0
-}
+. "$(dirname "$0")/../ktap.sh"
 
 if [ ! -x "$INAGG" ]; then
 	t "inagg binary at $INAGG" false
