@@ -31,45 +31,13 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "nstest.h"
 #include "host.h"
 
 #define NW_MAX	4
 #define ERRLEN	256
 
 static pid_t main_pid;
-
-/* Runs a shell command; 0 if it succeeded. Failing commands are logged. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	ret = system(cmd);
-	if (ret)
-		fprintf(stderr, "# command failed (%d): %s\n", ret, cmd);
-	return ret ? -1 : 0;
-}
-
-static int enter_ns(const char *ns)
-{
-	char path[256];
-	int fd, ret;
-
-	if (!ns)
-		return 0;
-	snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = setns(fd, CLONE_NEWNET) ? -errno : 0;
-	close(fd);
-	return ret;
-}
 
 static void ns_name(char *buf, size_t len, const char *role)
 {

@@ -28,6 +28,7 @@
 #include <json-c/json.h>
 
 #include "kselftest_harness.h"
+#include "nstest.h"
 #include "ctl.h"
 #include "host.h"
 #include "plan.h"
@@ -46,36 +47,6 @@ static const char fig1[] =
 	"{\"name\": \"s6\", \"parent\": \"s2\", \"load\": 5, \"capacity\": 2}]}";
 
 static char build[PATH_MAX];
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	ret = system(cmd);
-	if (ret)
-		fprintf(stderr, "# failed (%d): %s\n", ret, cmd);
-	return ret;
-}
-
-static int enter_ns(const char *ns)
-{
-	char path[256];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = setns(fd, CLONE_NEWNET) ? -errno : 0;
-	close(fd);
-	return ret;
-}
 
 /* One network with its daemon. */
 struct env {
