@@ -10,7 +10,7 @@ BPF_CFLAGS	:= -O2 -g -target bpf -Wall -Wno-unused-function -Iinclude \
 		   $(if $(BPF_ARCH_INC),-I/usr/include/$(BPF_ARCH_INC))
 BPFTOOL		?= bpftool
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard include/inagg/*.h)
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard include/inagg/*.h bpf/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
 

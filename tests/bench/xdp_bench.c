@@ -6,26 +6,47 @@
  * measured in the same run. Prints figures and ratios; no pass/fail.
  *
  * Live rig (namespaces ia-bg/ia-bs/ia-bd-<pid>): a generator (LIVE_FRAMES
- * test_run of ia_gen, one thread per CPU) transmits on g0; the device under
- * test is the XDP program on the switch port s0; forwarded and aggregated
- * messages leave by u0 to a counting sink on d0. The DUT runs in the veth
- * NAPI of the generating CPU, so every measured CPU carries generator and
- * DUT alike. Every DUT is measured on 1 CPU (CPU 0) and on 2 CPUs:
+ * test_run of ia_gen) transmits on g0; the device under test is the XDP
+ * program on the switch port s0; forwarded and aggregated messages leave by
+ * u0 to a counting sink on d0. DUTs:
  *
- *   xdp_drop      counting XDP_DROP on s0 (what the generator and veth cost)
- *   red_forward   ia_xdp, red job: redirect to u0
+ *   xdp_drop       counting XDP_DROP on s0 (what veth itself costs)
+ *   add_floor      count, add the 256 elements into a per-CPU chunk slot, drop
+ *   lock_floor     the same under a bpf_spin_lock per slot
+ *   atomic_floor   per-CPU sums and one atomic OR on the chunk's member word
+ *   red_forward    ia_xdp, red job: redirect to u0
  *   blue_aggregate ia_xdp, blue job, fan-in FANIN: one aggregate to u0 per chunk
- *   user-space    ia_pass on s0, kernel UDP stack, one recvmmsg thread per
- *                 measured CPU on that CPU, each with its own SO_REUSEPORT
- *                 socket, steered by CPU so each thread sums its CPU's jobs
+ *   user-space     counting XDP_PASS on s0, kernel UDP stack, one recvmmsg
+ *                  thread per measured CPU on that CPU, each with its own
+ *                  SO_REUSEPORT socket, steered by CPU so each thread sums its
+ *                  CPU's jobs (no duplicate detection, nothing sent back)
+ *
+ * The floors do only what any XDP aggregator must, plus the one cross-CPU
+ * operation per message that exactly-once aggregation on several CPUs needs:
+ * user-space / floor is the most any XDP aggregator could reach here.
+ *
+ * Two rigs:
+ *  - shared: one generator thread per measured CPU (CPU 0, then both). veth
+ *    runs the receiver's XDP in the sender's NAPI, so each CPU carries
+ *    generator and DUT alike, and blue/xdp_drop bounds every ratio.
+ *  - split (-s: this rig only): the DUT on CPU 0 (threaded NAPI on s0, its
+ *    kthreads pinned, the recvmmsg thread too), the generator on CPU 1,
+ *    paced by ia_gen itself to stay at most PACE_LIMIT messages ahead of
+ *    what the DUT took (see inagg_bench.bpf.c): CPU 0 stays saturated and
+ *    nothing is dropped. Unpaced, the full ring made the receiver fight the
+ *    generator for every entry (red cost 2.3x, user space 1.6x its paced
+ *    cost) and blue's window stalled on dropped contributions. The DUT's
+ *    cost per packet is the scheduler's run time of its threads over the
+ *    packets it took, the median of SPLIT_ROUNDS rounds; it is the cost on
+ *    one core, and the ratios the targets are about.
  *
  * ia_gen is also attached to a spare veth (k0): a program run by test_run
  * but attached nowhere is added to and removed from the XDP dispatcher on
  * every run, each time a synchronize_rcu() that idled a lone generator CPU
- * half the time (2 generators hide it: the program never leaves). That was
- * why 1-CPU figures used to be far below half of the 2-CPU ones.
+ * half the time.
  */
 #include <dirent.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -39,6 +60,7 @@
 #include "xdp.h"
 #include "../bpf/xdp_common.h"
 #include "bpf/inagg_bench.skel.h"
+#include "../../bpf/inagg_bench.h"
 
 #define JOB		1
 #define FANIN		8
@@ -58,13 +80,15 @@ static int tmpl_len;
 static atomic_int stop;
 static int gen_first;	/* generators run on CPUs gen_first.. */
 /*
- * Split rig: a generator on its own CPU outruns the DUT and veth drops what
- * does not fit its ring; a blue switch then never completes those chunks
- * and its window stalls. With pace set, the (single) generator keeps at
- * most PACE_INFLIGHT messages ahead of what the DUT counted.
+ * Split rig: the generator on its own CPU is paced by ia_gen itself (see
+ * inagg_bench.bpf.c), at most PACE_LIMIT messages ahead of what the DUT
+ * took, read from the DUT's own count (pace_src).
  */
-#define PACE_INFLIGHT	224
-static __u64 (*pace)(void);
+#define GEN_BATCH	64
+#define PACE_LIMIT	192	/* veth's ring holds 256; > GEN_BATCH */
+#define PACE_OFF	-1
+static int pace_src = PACE_OFF;	/* of the next live() */
+static __u32 s0_port;	/* s0's index in the switch's ia_pstats */
 
 static double now(void)
 {
@@ -164,33 +188,71 @@ static double tr_cost(int prog)
 	return total / TR_PACKETS;
 }
 
+/* A map of the switch's datapath program, by name (the loader keeps them private). */
+static int sw_map_fd(const char *name)
+{
+	__u32 ids[32], n = 32, i;
+	struct bpf_prog_info pi = { .nr_map_ids = n, .map_ids = (__u64)(unsigned long)ids };
+	__u32 len = sizeof(pi);
+
+	if (bpf_obj_get_info_by_fd(ia_xdp_prog_fd(sw), &pi, &len))
+		return -1;
+	for (i = 0; i < pi.nr_map_ids && i < n; i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &mi, &mlen) && !strcmp(mi.name, name))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
+}
+
+static struct inagg_bench *dut_sink;	/* XDP_DROP, or counting XDP_PASS, on s0 */
+static struct inagg_bench *fwd_sink;	/* XDP_DROP on d0 */
+
+/* What the DUT took so far on CPU 0, as pacing reads it. */
+static __u64 dut_taken(int src)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct ia_counters c[256];
+	__u64 v[256];
+	__u32 k = 0;
+
+	if (ncpu > 256)
+		return 0;
+	switch (src) {
+	case PACE_USER:
+		return 0;
+	case PACE_SINK:
+		return bpf_map_lookup_elem(bpf_map__fd(dut_sink->maps.sink_count), &k, v) ? 0 : v[0];
+	default:
+		k = s0_port;
+		return bpf_map_lookup_elem(bpf_map__fd(gen->maps.gen_pace_ctr), &k, c) ? 0 :
+		       c[0].c[IA_C_RX];
+	}
+}
+
 static void *gen_thread(void *arg)
 {
 	struct xdp_md md = { .data_end = tmpl_len, .ingress_ifindex = g0 };
 	int cpu = (long)arg;
-	__u64 sent = 0, base = 0;
 	LIBBPF_OPTS(bpf_test_run_opts, o,
 		.data_in = tmpl, .data_size_in = tmpl_len,
 		.ctx_in = &md, .ctx_size_in = sizeof(md),
-		.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .repeat = 1 << 16, .batch_size = 64,
+		.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .repeat = 1 << 16, .batch_size = GEN_BATCH,
 	);
 
 	pin_cpu(cpu);
 	if (enter_netns(ns_gen))
 		return NULL;
-	if (pace) {
-		o.repeat = 64;
-		base = pace();
-	}
-	while (!atomic_load(&stop)) {
-		if (pace) {
-			while (sent > pace() - base + PACE_INFLIGHT - 64 && !atomic_load(&stop))
-				;
-		}
-		if (bpf_prog_test_run_opts(bpf_program__fd(gen->progs.ia_gen), &o))
+	while (!atomic_load(&stop))
+		if (bpf_prog_test_run_opts(bpf_program__fd(gen->progs.ia_gen), &o)) {
+			fprintf(stderr, "xdp_bench: generator: %s\n", strerror(errno));
 			break;
-		sent += o.repeat;
-	}
+		}
 	return NULL;
 }
 
@@ -268,6 +330,19 @@ static double live(int ncpu, __u64 (*count)(void))
 	long i;
 
 	atomic_store(&stop, 0);
+	gen->bss->pace_limit = 0;
+	if (pace_src != PACE_OFF && ncpu == 1) {
+		gen->bss->pace_src = pace_src;
+		gen->bss->pace_port = s0_port;
+		gen->bss->pace_cpu = 0;
+		gen->bss->pace_done = 0;
+		gen->bss->pace_done0 = dut_taken(pace_src);
+		gen->bss->pace_sent = 0;
+		gen->bss->pace_credit = 0;
+		gen->bss->pace_stalled = 0;
+		gen->bss->pace_moved = 0;
+		gen->bss->pace_limit = PACE_LIMIT;
+	}
 	for (i = 0; i < ncpu; i++)
 		pthread_create(&t[i], NULL, gen_thread, (void *)(gen_first + i));
 	usleep(200000);	/* warm up */
@@ -282,6 +357,9 @@ static double live(int ncpu, __u64 (*count)(void))
 	live_pkts = c1 - c0;
 	cpu0_stat(&b1, &i1);
 	cpu0_busy = b1 + i1 > b0 + i0 ? (double)(b1 - b0) / (b1 + i1 - b0 - i0) : 0;
+	/* The user-space receiver stops with the generator: unpace its last run. */
+	if (pace_src == PACE_USER)
+		gen->bss->pace_limit = 0;
 	atomic_store(&stop, 1);
 	for (i = 0; i < ncpu; i++)
 		pthread_join(t[i], NULL);
@@ -300,9 +378,6 @@ static __u64 sink_total(struct inagg_bench *b)
 		s += v[i];
 	return s;
 }
-
-static struct inagg_bench *dut_sink;	/* XDP_DROP on s0 */
-static struct inagg_bench *fwd_sink;	/* XDP_DROP on d0 */
 
 static __u64 cnt_dut_sink(void)
 {
@@ -362,8 +437,11 @@ static void *us_thread(void *arg)
 			for (e = 0; e < IA_MAX_ELEMS; e++)
 				s[e] += v[e];
 		}
-		if (n > 0)
+		if (n > 0) {
 			atomic_fetch_add(&us_msgs, n);
+			/* Read by ia_gen on another CPU (PACE_USER). */
+			__atomic_fetch_add(&gen->bss->pace_done, n, __ATOMIC_RELEASE);
+		}
 	}
 	atomic_store(&us_tids[cpu], 0);
 	return NULL;
@@ -439,54 +517,54 @@ static int set_dut(int prog_fd)
 	return err;
 }
 
-enum { D_DROP, D_RED, D_BLUE, D_US, D__N };
-static const char *const dut_name[D__N] = { "xdp_drop", "red_forward", "blue_aggregate",
+enum { D_DROP, D_FLOOR, D_LOCK, D_ATOMIC, D_RED, D_BLUE, D_US, D__N };
+static const char *const dut_name[D__N] = { "xdp_drop", "add_floor", "lock_floor",
+					     "atomic_floor", "red_forward", "blue_aggregate",
 					     "user-space" };
 
 static double busy[D__N];	/* CPU 0's busy share while measuring each DUT */
 static double dutnspp[D__N];	/* DUT CPU ns per packet (split rig) */
 
 /* Live rate of every DUT on ncpu CPUs. */
+static int measure(int d, int ncpu, double *r, __u64 (*count)(void), int src)
+{
+	pace_src = gen_first ? src : PACE_OFF;	/* only the split rig is paced */
+	r[d] = d == D_US ? live_us(ncpu) : live(ncpu, count);
+	if (pace_src != PACE_OFF && gen->bss->pace_stalled)
+		printf("# warning: split %s: the DUT took nothing for 1 s; pacing given up\n",
+		       dut_name[d]);
+	busy[d] = cpu0_busy;
+	dutnspp[d] = live_pkts ? dut_ns / live_pkts : 0;
+	return r[d] > 0 ? 0 : -EIO;
+}
+
 static int live_all(int ncpu, double *r)
 {
-	int home = netns_save(), err;
-
-	err = set_dut(bpf_program__fd(dut_sink->progs.ia_sink));
-	if (err)
-		return err;
-	pace = NULL;	/* overload only drops frames: its steady state */
-	r[D_DROP] = live(ncpu, cnt_dut_sink);
-	busy[D_DROP] = cpu0_busy;
-	dutnspp[D_DROP] = live_pkts ? dut_ns / live_pkts : 0;
-	if (set_dut(ia_xdp_prog_fd(sw)) || job(IA_ROLE_RED))
+	if (set_dut(bpf_program__fd(dut_sink->progs.ia_sink)) ||
+	    measure(D_DROP, ncpu, r, cnt_dut_sink, PACE_SINK))
 		return -EIO;
-	pace = NULL;
-	r[D_RED] = live(ncpu, cnt_fwd);
-	busy[D_RED] = cpu0_busy;
-	dutnspp[D_RED] = live_pkts ? dut_ns / live_pkts : 0;
-	if (job(IA_ROLE_BLUE))
+	if (set_dut(bpf_program__fd(dut_sink->progs.ia_add_floor)) ||
+	    measure(D_FLOOR, ncpu, r, cnt_dut_sink, PACE_SINK) ||
+	    set_dut(bpf_program__fd(dut_sink->progs.ia_lock_floor)) ||
+	    measure(D_LOCK, ncpu, r, cnt_dut_sink, PACE_SINK) ||
+	    set_dut(bpf_program__fd(dut_sink->progs.ia_atomic_floor)) ||
+	    measure(D_ATOMIC, ncpu, r, cnt_dut_sink, PACE_SINK))
 		return -EIO;
-	pace = gen_first ? cnt_agg : NULL;
-	r[D_BLUE] = live(ncpu, cnt_agg);
-	busy[D_BLUE] = cpu0_busy;
-	dutnspp[D_BLUE] = live_pkts ? dut_ns / live_pkts : 0;
+	if (set_dut(ia_xdp_prog_fd(sw)) || job(IA_ROLE_RED) ||
+	    measure(D_RED, ncpu, r, cnt_fwd, PACE_PORT_RX))
+		return -EIO;
+	if (job(IA_ROLE_BLUE) || measure(D_BLUE, ncpu, r, cnt_agg, PACE_PORT_RX))
+		return -EIO;
 	if (cnt_job(IA_C_DROP_WINDOW) || cnt_job(IA_C_DUP) ||
 	    cnt_job(IA_C_EMIT) * FANIN > cnt_job(IA_C_AGGREGATED))
 		printf("# warning: blue on %d CPUs: aggregated %llu emitted %llu window drops %llu "
 		       "duplicates %llu\n", ncpu, cnt_job(IA_C_AGGREGATED), cnt_job(IA_C_EMIT),
 		       cnt_job(IA_C_DROP_WINDOW), cnt_job(IA_C_DUP));
 	/* User space: XDP_PASS on s0, the kernel delivers to the sockets. */
-	err = enter_netns(ns_sw) ?: ia_xdp_attach_pass(sw, s0, XDP_FLAGS_DRV_MODE);
-	setns(home, CLONE_NEWNET);
-	close(home);
-	if (err)
-		return err;
+	if (set_dut(bpf_program__fd(dut_sink->progs.ia_count_pass)))
+		return -EIO;
 	atomic_store(&us_msgs, 0);
-	pace = NULL;	/* socket drops never stall it: overload is its steady state */
-	r[D_US] = live_us(ncpu);
-	busy[D_US] = cpu0_busy;
-	dutnspp[D_US] = live_pkts ? dut_ns / live_pkts : 0;
-	return r[D_US] < 0 ? -EIO : 0;
+	return measure(D_US, ncpu, r, NULL, PACE_USER);
 }
 
 static void print_rates(int ncpu, const double *r, const double *r1)
@@ -544,30 +622,74 @@ static int napi_split(void)
 	return n ? 0 : -ENOENT;
 }
 
-/* ncpu 0: the split rig (one DUT CPU, one generator CPU). */
+/* Generator included: blue/xdp_drop bounds every ratio to user space here. */
 static void print_ratios(int ncpu, const double *r)
 {
-	if (!ncpu)
-		printf("ratio, split, rates: blue/red_forward %.2f (target >= 0.5)  blue/user-space "
-		       "%.1f (target >= 8)  blue/xdp_drop %.2f\n", r[D_BLUE] / r[D_RED],
-		       r[D_BLUE] / r[D_US], r[D_BLUE] / r[D_DROP]);
-	if (!ncpu)
-		return;
-	printf("ratio, %d CPU%s: blue/red_forward %.2f (target >= 0.5)  blue/user-space %.1f "
-	       "(target >= 8)  blue/xdp_drop %.2f\n", ncpu, ncpu > 1 ? "s" : " ",
-	       r[D_BLUE] / r[D_RED], r[D_BLUE] / r[D_US], r[D_BLUE] / r[D_DROP]);
+	printf("ratio, %d CPU%s, generator included: blue/red_forward %.2f  blue/user-space %.1f  "
+	       "blue/xdp_drop %.2f\n", ncpu, ncpu > 1 ? "s" : " ", r[D_BLUE] / r[D_RED],
+	       r[D_BLUE] / r[D_US], r[D_BLUE] / r[D_DROP]);
+}
+
+/*
+ * Split rig, SPLIT_ROUNDS rounds of every DUT in turn: the median and range
+ * of the DUT's CPU time per packet, which is its cost on one core.
+ */
+#define SPLIT_ROUNDS	3
+static double split_rate[SPLIT_ROUNDS][D__N], split_ns[SPLIT_ROUNDS][D__N];
+
+static double median3(double (*v)[D__N], int d, double *lo, double *hi)
+{
+	double a = v[0][d], b = v[1][d], c = v[2][d];
+
+	*lo = fmin(a, fmin(b, c));
+	*hi = fmax(a, fmax(b, c));
+	return a + b + c - *lo - *hi;
+}
+
+static void print_split(void)
+{
+	double ns[D__N], rate, lo, hi;
+	int d;
+
+	printf("split, DUT on CPU 0 (NAPI kthread, + recvmmsg thread for user-space), paced "
+	       "generator on CPU 1, median of %d rounds:\n", SPLIT_ROUNDS);
+	printf("  live Mpps:");
+	for (d = 0; d < D__N; d++) {
+		rate = median3(split_rate, d, &lo, &hi);
+		printf("  %s %.3f", dut_name[d], rate / 1e6);
+	}
+	printf("\n  DUT CPU ns/packet (min-max):");
+	for (d = 0; d < D__N; d++) {
+		ns[d] = median3(split_ns, d, &lo, &hi);
+		printf("  %s %.0f (%.0f-%.0f)", dut_name[d], ns[d], lo, hi);
+	}
+	printf("\n  per core Mpps (1e9 / DUT ns):");
+	for (d = 0; d < D__N; d++)
+		printf("  %s %.3f", dut_name[d], ns[d] > 0 ? 1e3 / ns[d] : 0);
+	for (d = 0; d < D__N; d++)
+		if (ns[d] <= 0) {
+			printf("\n# warning: split: no DUT run time for %s\n", dut_name[d]);
+			return;
+		}
+	printf("\nratio, split, per core: blue/red_forward %.2f (target >= 0.5)  blue/user-space "
+	       "%.1f (target >= 8)  blue/xdp_drop %.2f\n", ns[D_RED] / ns[D_BLUE],
+	       ns[D_US] / ns[D_BLUE], ns[D_DROP] / ns[D_BLUE]);
+	printf("ratio, split, per core, floors/user-space (the most an XDP aggregator could be "
+	       "here): add_floor %.1f  lock_floor %.1f  atomic_floor %.1f\n", ns[D_US] / ns[D_FLOOR],
+	       ns[D_US] / ns[D_LOCK], ns[D_US] / ns[D_ATOMIC]);
 }
 
 int main(int argc, char **argv)
 {
-	double c_sink, c_red, c_blue, r1[D__N], r2[D__N], rs[D__N];
+	double c_sink, c_red, c_blue, r1[D__N], r2[D__N];
 	struct frame_spec f = {
 		.saddr = inet_addr("10.88.0.1"), .daddr = inet_addr("10.88.0.2"),
 		.type = IA_MSG_CONTRIB, .job = JOB, .nworkers = 1, .nelem = IA_MAX_ELEMS,
 	};
 	__s32 vals[IA_MAX_ELEMS];
 	struct ia_counters jc;
-	int home = netns_save(), err = 1, i;
+	int home = netns_save(), err = 1, pstats_fd = -1, ports_fd = -1, i;
+	__u32 k;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	snprintf(ns_gen, sizeof(ns_gen), "ia-bg-%d", getpid());
@@ -586,22 +708,30 @@ int main(int argc, char **argv)
 	}
 	if (rig())
 		goto out;
-	gen = inagg_bench__open();
-	if (!gen)
-		goto out;
-	gen->rodata->gen_fanin = FANIN;
-	gen->rodata->gen_job = JOB;
-	dut_sink = inagg_bench__open_and_load();
-	fwd_sink = inagg_bench__open_and_load();
-	if (inagg_bench__load(gen) || !dut_sink || !fwd_sink)
-		goto out;
-
 	/* Switch side: datapath on s0 and u0, sink behind u0. */
 	if (enter_netns(ns_sw) || ia_xdp_open(NULL, &sw))
 		goto out;
 	s0 = if_nametoindex("s0");
 	u0 = if_nametoindex("u0");
 	if (ia_xdp_attach(sw, s0, XDP_FLAGS_DRV_MODE) || ia_xdp_attach(sw, u0, XDP_FLAGS_DRV_MODE))
+		goto out;
+	pstats_fd = sw_map_fd("ia_pstats");
+	ports_fd = sw_map_fd("ia_ports");
+	k = s0;
+	if (pstats_fd < 0 || ports_fd < 0 || bpf_map_lookup_elem(ports_fd, &k, &s0_port) ||
+	    !s0_port)
+		goto out;
+
+	dut_sink = inagg_bench__open_and_load();
+	fwd_sink = inagg_bench__open_and_load();
+	gen = inagg_bench__open();
+	if (!dut_sink || !fwd_sink || !gen ||
+	    bpf_map__reuse_fd(gen->maps.gen_pace_ctr, pstats_fd) ||
+	    bpf_map__reuse_fd(gen->maps.gen_pace_sink, bpf_map__fd(dut_sink->maps.sink_count)))
+		goto out;
+	gen->rodata->gen_fanin = FANIN;
+	gen->rodata->gen_job = JOB;
+	if (inagg_bench__load(gen))
 		goto out;
 	if (enter_netns(ns_sink) ||
 	    bpf_xdp_attach(if_nametoindex("d0"), bpf_program__fd(fwd_sink->progs.ia_sink),
@@ -616,8 +746,8 @@ int main(int argc, char **argv)
 		goto out;
 	setns(home, CLONE_NEWNET);
 
-	printf("# payload %d x int32 (%d-byte frames), blue fan-in %d; generator and DUT share "
-	       "each measured CPU\n", IA_MAX_ELEMS, tmpl_len, FANIN);
+	printf("# payload %d x int32 (%d-byte frames), blue fan-in %d, window %d\n", IA_MAX_ELEMS,
+	       tmpl_len, FANIN, WINDOW);
 	/* Per-packet cost, BPF_PROG_TEST_RUN, one distinct message per run. */
 	c_sink = tr_cost(bpf_program__fd(dut_sink->progs.ia_sink));
 	if (job(IA_ROLE_RED))
@@ -637,66 +767,40 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Live over veth: every DUT on CPU 0 alone, then on both CPUs. */
-	if (live_all(1, r1) || live_all(2, r2))
-		goto out;
-	print_rates(1, r1, NULL);
-	print_rates(2, r2, r1);
-	printf("per core, ns/packet on CPU 0 (generator included): xdp_drop %.0f  "
-	       "red_forward %.0f  blue_aggregate %.0f  user-space %.0f\n",
-	       1e9 / r1[D_DROP], 1e9 / r1[D_RED], 1e9 / r1[D_BLUE], 1e9 / r1[D_US]);
-	printf("per core, DUT ns/packet above xdp_drop: red_forward %.0f  blue_aggregate %.0f  "
-	       "user-space %.0f\n", 1e9 / r1[D_RED] - 1e9 / r1[D_DROP],
-	       1e9 / r1[D_BLUE] - 1e9 / r1[D_DROP], 1e9 / r1[D_US] - 1e9 / r1[D_DROP]);
-	print_ratios(1, r1);
-	print_ratios(2, r2);
+	if (argc < 2 || strcmp(argv[1], "-s")) {	/* -s: the split rig only */
+		if (live_all(1, r1) || live_all(2, r2))
+			goto out;
+		print_rates(1, r1, NULL);
+		print_rates(2, r2, r1);
+		print_ratios(1, r1);
+		print_ratios(2, r2);
+	}
 
-	/* DUT on CPU 0 (threaded NAPI), generator on CPU 1. */
+	/* DUT on CPU 0 (threaded NAPI), generator on CPU 1, paced. */
 	gen_first = 1;
-	if (napi_split() || live_all(1, rs))
+	if (napi_split())
 		goto out;
-	printf("split, DUT (NAPI kthread%s) on CPU 0, generator on CPU 1:\n",
-	       " + recvmmsg thread for user-space");
-	printf("  live Mpps:");
-	for (i = 0; i < D__N; i++)
-		printf("  %s %.3f", dut_name[i], rs[i] / 1e6);
-	printf("\n  CPU 0 busy %%:");
-	for (i = 0; i < D__N; i++)
-		printf("  %s %.0f", dut_name[i], 100 * busy[i]);
-	/* Below 100% busy the generator, not CPU 0, set the rate. */
-	printf("\n  per core (CPU 0 busy ns/packet):");
-	for (i = 0; i < D__N; i++)
-		printf("  %s %.0f", dut_name[i], 1e9 * busy[i] / rs[i]);
-	printf("\n  per core Mpps (rate / CPU 0 busy share):");
-	for (i = 0; i < D__N; i++)
-		printf("  %s %.3f", dut_name[i], busy[i] > 0 ? rs[i] / busy[i] / 1e6 : 0);
-	printf("\n");
-	for (i = 0; i < D__N; i++)
-		if (busy[i] < 0.9)
-			printf("# warning: split %s: CPU 0 only %.0f%% busy, the generator set the "
-			       "rate: not a per-core figure, no ratio with it\n", dut_name[i],
-			       100 * busy[i]);
-	if (busy[D_BLUE] >= 0.9 && busy[D_US] >= 0.9 && busy[D_RED] >= 0.9)
-		print_ratios(0, rs);
-	printf("  DUT CPU ns/packet (run time of the NAPI kthread, + recvmmsg thread for "
-	       "user-space):");
-	for (i = 0; i < D__N; i++)
-		printf("  %s %.0f", dut_name[i], dutnspp[i]);
-	printf("\n  per core Mpps (1e9 / DUT ns):");
-	for (i = 0; i < D__N; i++)
-		printf("  %s %.3f", dut_name[i], dutnspp[i] > 0 ? 1e3 / dutnspp[i] : 0);
-	if (dutnspp[D_BLUE] > 0 && dutnspp[D_RED] > 0 && dutnspp[D_US] > 0 && dutnspp[D_DROP] > 0)
-		printf("\nratio, split, per core (DUT CPU time): blue/red_forward %.2f (target >= 0.5)"
-		       "  blue/user-space %.1f (target >= 8)  blue/xdp_drop %.2f\n",
-		       dutnspp[D_RED] / dutnspp[D_BLUE], dutnspp[D_US] / dutnspp[D_BLUE],
-		       dutnspp[D_DROP] / dutnspp[D_BLUE]);
-	else
-		printf("\n# warning: split: no DUT run time (threaded NAPI kthread not found)\n");
+	for (k = 0; k < SPLIT_ROUNDS; k++) {
+		if (live_all(1, split_rate[k]))
+			goto out;
+		for (i = 0; i < D__N; i++) {
+			split_ns[k][i] = dutnspp[i];
+			if (busy[i] < 0.9)
+				printf("# warning: split %s: CPU 0 only %.0f%% busy: the generator "
+				       "set the rate\n", dut_name[i], 100 * busy[i]);
+		}
+	}
+	print_split();
 	err = 0;
 out:
 	setns(home, CLONE_NEWNET);
 	if (err)
 		fprintf(stderr, "xdp_bench: setup failed\n");
 	cleanup();
+	if (pstats_fd >= 0)
+		close(pstats_fd);
+	if (ports_fd >= 0)
+		close(ports_fd);
 	inagg_bench__destroy(dut_sink);
 	inagg_bench__destroy(fwd_sink);
 	return err;
