@@ -208,8 +208,8 @@ int ia_count_pass(struct xdp_md *ctx)
  * the least any XDP aggregator does, and that plus the one cross-CPU
  * operation per message that exactly-once aggregation on several CPUs needs
  * (the slot's lock, or, with per-CPU sums, an atomic on the chunk's member
- * bitmap). They count, add a message's 256 elements into chunk slot
- * seq % 128, and drop it: no validation, no counters by reason, nothing sent.
+ * bitmap). They count, add a message's 256 elements into a chunk slot (64
+ * per job), and drop it: no validation, no counters by reason, nothing sent.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -251,7 +251,9 @@ static __always_inline int add_floor(struct xdp_md *ctx, int kind)
 	sink_inc();
 	if ((void *)(pl + IA_MAX_ELEMS) > end)
 		return XDP_DROP;
-	k = bpf_ntohl(*(__be32 *)((void *)h + __builtin_offsetof(struct ia_hdr, seq))) % 128;
+	/* As blue's per-CPU jobs: ia_gen on CPU c sends job gen_job + c. */
+	k = bpf_ntohl(*(__be32 *)((void *)h + __builtin_offsetof(struct ia_hdr, seq))) % 64 +
+	    64 * (bpf_ntohl(*(__be32 *)((void *)h + __builtin_offsetof(struct ia_hdr, job))) & 1);
 	if (kind == FLOOR_LOCK) {
 		l = bpf_map_lookup_elem(&floor_locked, &k);
 		if (!l)

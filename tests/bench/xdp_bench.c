@@ -634,7 +634,7 @@ static void print_ratios(int ncpu, const double *r)
  * Split rig, SPLIT_ROUNDS rounds of every DUT in turn: the median and range
  * of the DUT's CPU time per packet, which is its cost on one core.
  */
-#define SPLIT_ROUNDS	3
+#define SPLIT_ROUNDS	3	/* median3() */
 static double split_rate[SPLIT_ROUNDS][D__N], split_ns[SPLIT_ROUNDS][D__N];
 
 static double median3(double (*v)[D__N], int d, double *lo, double *hi)
