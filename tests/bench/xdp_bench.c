@@ -46,7 +46,6 @@
  * half the time.
  */
 #include <dirent.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -634,16 +633,28 @@ static void print_ratios(int ncpu, const double *r)
  * Split rig, SPLIT_ROUNDS rounds of every DUT in turn: the median and range
  * of the DUT's CPU time per packet, which is its cost on one core.
  */
-#define SPLIT_ROUNDS	3	/* median3() */
+#define SPLIT_ROUNDS	5
 static double split_rate[SPLIT_ROUNDS][D__N], split_ns[SPLIT_ROUNDS][D__N];
 
-static double median3(double (*v)[D__N], int d, double *lo, double *hi)
+static int cmp_double(const void *a, const void *b)
 {
-	double a = v[0][d], b = v[1][d], c = v[2][d];
+	double x = *(const double *)a, y = *(const double *)b;
 
-	*lo = fmin(a, fmin(b, c));
-	*hi = fmax(a, fmax(b, c));
-	return a + b + c - *lo - *hi;
+	return (x > y) - (x < y);
+}
+
+/* Median of DUT d over the rounds, and the range. */
+static double median(double (*v)[D__N], int d, double *lo, double *hi)
+{
+	double s[SPLIT_ROUNDS];
+	int k;
+
+	for (k = 0; k < SPLIT_ROUNDS; k++)
+		s[k] = v[k][d];
+	qsort(s, SPLIT_ROUNDS, sizeof(s[0]), cmp_double);
+	*lo = s[0];
+	*hi = s[SPLIT_ROUNDS - 1];
+	return s[SPLIT_ROUNDS / 2];
 }
 
 static void print_split(void)
@@ -655,12 +666,12 @@ static void print_split(void)
 	       "generator on CPU 1, median of %d rounds:\n", SPLIT_ROUNDS);
 	printf("  live Mpps:");
 	for (d = 0; d < D__N; d++) {
-		rate = median3(split_rate, d, &lo, &hi);
+		rate = median(split_rate, d, &lo, &hi);
 		printf("  %s %.3f", dut_name[d], rate / 1e6);
 	}
 	printf("\n  DUT CPU ns/packet (min-max):");
 	for (d = 0; d < D__N; d++) {
-		ns[d] = median3(split_ns, d, &lo, &hi);
+		ns[d] = median(split_ns, d, &lo, &hi);
 		printf("  %s %.0f (%.0f-%.0f)", dut_name[d], ns[d], lo, hi);
 	}
 	printf("\n  per core Mpps (1e9 / DUT ns):");
