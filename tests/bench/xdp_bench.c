@@ -47,6 +47,7 @@
  */
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <sys/socket.h>
@@ -77,6 +78,7 @@ static int s0, u0, g0;
 static __u8 tmpl[IA_FRAME_LEN(IA_MAX_ELEMS)];
 static int tmpl_len;
 static atomic_int stop;
+static volatile sig_atomic_t interrupted;	/* SIGINT or SIGTERM: clean up, stop */
 static int gen_first;	/* generators run on CPUs gen_first.. */
 /*
  * Split rig: the generator on its own CPU is paced by ia_gen itself (see
@@ -88,6 +90,25 @@ static int gen_first;	/* generators run on CPUs gen_first.. */
 #define PACE_OFF	-1
 static int pace_src = PACE_OFF;	/* of the next live() */
 static __u32 s0_port;	/* s0's index in the switch's ia_pstats */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* Worker threads leave SIGINT and SIGTERM to the main thread. */
+static void spawn(pthread_t *t, void *(*fn)(void *), long arg)
+{
+	sigset_t sigs, old;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	pthread_create(t, NULL, fn, (void *)arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
 
 static double now(void)
 {
@@ -177,7 +198,7 @@ static double tr_cost(int prog)
 		    .repeat = 1);
 
 	memcpy(buf, tmpl, tmpl_len);
-	for (n = 0; n < TR_PACKETS; n++) {
+	for (n = 0; n < TR_PACKETS && !interrupted; n++) {
 		h->seq = htonl(n / FANIN);
 		h->sender = htonl(n % FANIN);
 		if (bpf_prog_test_run_opts(prog, &o))
@@ -343,7 +364,7 @@ static double live(int ncpu, __u64 (*count)(void))
 		gen->bss->pace_limit = PACE_LIMIT;
 	}
 	for (i = 0; i < ncpu; i++)
-		pthread_create(&t[i], NULL, gen_thread, (void *)(gen_first + i));
+		spawn(&t[i], gen_thread, gen_first + i);
 	usleep(200000);	/* warm up */
 	c0 = count();
 	cpu0_stat(&b0, &i0);
@@ -362,7 +383,7 @@ static double live(int ncpu, __u64 (*count)(void))
 	atomic_store(&stop, 1);
 	for (i = 0; i < ncpu; i++)
 		pthread_join(t[i], NULL);
-	return (c1 - c0) / (t1 - t0);
+	return interrupted ? -1 : (c1 - c0) / (t1 - t0);
 }
 
 static __u64 sink_total(struct inagg_bench *b)
@@ -493,7 +514,7 @@ static double live_us(int ncpu)
 		return -1;
 	atomic_store(&stop, 0);
 	for (i = 0; i < ncpu; i++)
-		pthread_create(&t[i], NULL, us_thread, (void *)i);
+		spawn(&t[i], us_thread, i);
 	usleep(100000);
 	r = live(ncpu, cnt_us);
 	atomic_store(&stop, 1);
@@ -703,6 +724,8 @@ int main(int argc, char **argv)
 	__u32 k;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	snprintf(ns_gen, sizeof(ns_gen), "ia-bg-%d", getpid());
 	snprintf(ns_sw, sizeof(ns_sw), "ia-bs-%d", getpid());
 	snprintf(ns_sink, sizeof(ns_sink), "ia-bd-%d", getpid());
@@ -773,6 +796,8 @@ int main(int argc, char **argv)
 	printf("test_run ns/packet: xdp_drop %.1f  red_forward %.1f  blue_aggregate %.1f\n",
 	       c_sink, c_red, c_blue);
 
+	if (interrupted)
+		goto out;
 	if (argc > 1 && !strcmp(argv[1], "-t")) {	/* test_run only */
 		err = 0;
 		goto out;
@@ -806,7 +831,7 @@ int main(int argc, char **argv)
 out:
 	setns(home, CLONE_NEWNET);
 	if (err)
-		fprintf(stderr, "xdp_bench: setup failed\n");
+		fprintf(stderr, "xdp_bench: %s\n", interrupted ? "interrupted" : "setup failed");
 	cleanup();
 	if (pstats_fd >= 0)
 		close(pstats_fd);
