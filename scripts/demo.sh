@@ -10,19 +10,8 @@ build=${1:-build}
 inagg=$build/inagg
 out=$build/demo
 mkdir -p "$out"
-topo=$out/fig1.json
-
-cat >"$topo" <<'JSON'
-{"switches": [
-  {"name": "s0", "parent": null, "rate": 1, "load": 0},
-  {"name": "s1", "parent": "s0", "rate": 1, "load": 0},
-  {"name": "s2", "parent": "s0", "rate": 1, "load": 0},
-  {"name": "s3", "parent": "s1", "rate": 1, "load": 2},
-  {"name": "s4", "parent": "s1", "rate": 1, "load": 6},
-  {"name": "s5", "parent": "s2", "rate": 1, "load": 5},
-  {"name": "s6", "parent": "s2", "rate": 1, "load": 5}
-]}
-JSON
+# The topology is docs/fig1.json.
+topo=$(realpath --relative-to=. "$(dirname "$0")/../docs/fig1.json")
 
 # What Fig. 1 and Sec. III of the paper report (all-red/all-blue/brute follow
 # from the model: 18 messages reach d unaggregated, 1 when all aggregate, and

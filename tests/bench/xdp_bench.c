@@ -266,7 +266,7 @@ static void *gen_thread(void *arg)
 	);
 
 	pin_cpu(cpu);
-	if (enter_netns(ns_gen))
+	if (enter_ns(ns_gen))
 		return NULL;
 	while (!atomic_load(&stop))
 		if (bpf_prog_test_run_opts(bpf_program__fd(gen->progs.ia_gen), &o)) {
@@ -485,7 +485,7 @@ static int us_sockets(int ncpu)
 	struct timeval to = { 0, 10000 };
 	int home = netns_save(), one = 1, rcvbuf = 8 << 20, i, err = 0;
 
-	if (enter_netns(ns_sw))
+	if (enter_ns(ns_sw))
 		return -EIO;
 	for (i = 0; i < ncpu && !err; i++) {
 		us_fd[i] = socket(AF_INET, SOCK_DGRAM, 0);
@@ -529,7 +529,7 @@ static int set_dut(int prog_fd)
 {
 	int home = netns_save(), err;
 
-	err = enter_netns(ns_sw);
+	err = enter_ns(ns_sw);
 	if (!err)
 		err = bpf_xdp_attach(s0, prog_fd, XDP_FLAGS_DRV_MODE, NULL);
 	setns(home, CLONE_NEWNET);
@@ -743,7 +743,7 @@ int main(int argc, char **argv)
 	if (rig())
 		goto out;
 	/* Switch side: datapath on s0 and u0, sink behind u0. */
-	if (enter_netns(ns_sw) || ia_xdp_open(NULL, &sw))
+	if (enter_ns(ns_sw) || ia_xdp_open(NULL, &sw))
 		goto out;
 	s0 = if_nametoindex("s0");
 	u0 = if_nametoindex("u0");
@@ -767,11 +767,11 @@ int main(int argc, char **argv)
 	gen->rodata->gen_job = JOB;
 	if (inagg_bench__load(gen))
 		goto out;
-	if (enter_netns(ns_sink) ||
+	if (enter_ns(ns_sink) ||
 	    bpf_xdp_attach(if_nametoindex("d0"), bpf_program__fd(fwd_sink->progs.ia_sink),
 			   XDP_FLAGS_DRV_MODE, NULL))
 		goto out;
-	if (enter_netns(ns_gen))
+	if (enter_ns(ns_gen))
 		goto out;
 	g0 = if_nametoindex("g0");
 	/* Keeps ia_gen in the XDP dispatcher (see the top of this file). */

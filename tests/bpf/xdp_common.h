@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +16,11 @@
 #include <linux/ip.h>
 #include <linux/udp.h>
 #include <net/if.h>
-#include <sys/wait.h>
 #include <endian.h>
 
 #include "inagg/wire.h"
+#include "host.h"
+#include "../nstest.h"
 
 struct frame_spec {
 	__u8	smac[6], dmac[6];
@@ -71,14 +71,9 @@ static inline int build_frame(void *buf, const struct frame_spec *f)
 	udp->source = htons(f->sport ? f->sport : 40000);
 	udp->dest = htons(f->dport ? f->dport : IA_UDP_PORT);
 	udp->len = htons(IA_UDP_LEN(f->nelem));
-	h->ver = f->ver ? f->ver : IA_VERSION;
-	h->type = f->type;
-	h->job = htonl(f->job);
-	h->seq = htonl(f->seq);
-	h->sender = htonl(f->sender);
-	h->nworkers = htonl(f->nworkers);
-	h->nelem = htons(f->nelem);
-	h->flags = f->flags;
+	ia_hdr_fill(h, f->type, f->job, f->seq, f->sender, f->nworkers, f->nelem, f->flags);
+	if (f->ver)
+		h->ver = f->ver;
 	for (i = 0; i < f->nelem && f->vals; i++)
 		pl[i] = (__s32)htole32((__u32)f->vals[i]);
 	return IA_FRAME_LEN(f->nelem);
@@ -88,39 +83,6 @@ static inline int build_frame(void *buf, const struct frame_spec *f)
 static inline __s32 contrib_val(__u32 s, __u32 q, __u32 e)
 {
 	return (__s32)((s + 1) * 2654435761u + q * 40503u + e * e * 7919u);
-}
-
-/* Runs a shell command built from fmt; returns its exit status. */
-static inline int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	rc = rc == -1 ? -errno : WEXITSTATUS(rc);
-	if (rc)
-		fprintf(stderr, "# failed (%d): %s\n", rc, cmd);
-	return rc;
-}
-
-/* Moves the calling thread into a named network namespace. */
-static inline int enter_netns(const char *name)
-{
-	char path[256];
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "/var/run/netns/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (setns(fd, CLONE_NEWNET))
-		err = -errno;
-	close(fd);
-	return err;
 }
 
 /* The calling thread's namespace, to come back to with setns(fd, CLONE_NEWNET). */

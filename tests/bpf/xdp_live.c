@@ -65,7 +65,7 @@ static int attach_pass(const char *ns)
 	struct ia_xdp *h;
 	int err;
 
-	err = enter_netns(ns);
+	err = enter_ns(ns);
 	if (err)
 		return err;
 	err = ia_xdp_open(NULL, &h);
@@ -111,7 +111,7 @@ static int lv_setup(struct live *l)
 			return -EIO;
 	}
 
-	err = enter_netns(l->sw);
+	err = enter_ns(l->sw);
 	if (err)
 		goto out;
 	err = ia_xdp_open(l->sw, &l->x);
@@ -160,7 +160,7 @@ static int udp_sock(const char *ns, int cpu)
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || enter_netns(ns))
+	if (sched_setaffinity(0, sizeof(set), &set) || enter_ns(ns))
 		return -1;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -182,15 +182,7 @@ struct msg {
 
 static void fill(struct msg *m, __u8 type, __u32 seq, __u32 sender, __u32 nw, __u8 flags)
 {
-	m->h.ver = IA_VERSION;
-	m->h.type = type;
-	m->h.job = htonl(JOB);
-	m->h.seq = htonl(seq);
-	m->h.sender = htonl(sender);
-	m->h.nworkers = htonl(nw);
-	m->h.nelem = htons(NELEM);
-	m->h.flags = flags;
-	m->h.rsvd = 0;
+	ia_hdr_fill(&m->h, type, JOB, seq, sender, nw, NELEM, flags);
 }
 
 /* A received aggregate or result must be exactly the sum of all workers. */

@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "nstest.h"
+#include "../nstest.h"
 #include "host.h"
 
 #define NW_MAX	4
@@ -481,13 +481,7 @@ static size_t msg_make(struct msg *m, uint8_t type, uint32_t job, uint32_t seq, 
 	uint16_t i;
 
 	memset(m, 0, sizeof(*m));
-	m->h.ver = IA_VERSION;
-	m->h.type = type;
-	m->h.job = htonl(job);
-	m->h.seq = htonl(seq);
-	m->h.sender = htonl(sender);
-	m->h.nworkers = htonl(nw);
-	m->h.nelem = htons(nelem);
+	ia_hdr_fill(&m->h, type, job, seq, sender, nw, nelem, 0);
 	for (i = 0; i < nelem && i < IA_MAX_ELEMS; i++)
 		m->v[i] = htole32(base + i);
 	return IA_HDR_LEN + 4 * nelem;

@@ -28,7 +28,7 @@
 #include <json-c/json.h>
 
 #include "kselftest_harness.h"
-#include "nstest.h"
+#include "../nstest.h"
 #include "ctl.h"
 #include "host.h"
 #include "plan.h"

@@ -14,18 +14,7 @@ if [ ! -x "$INAGG" ]; then
 fi
 
 # The paper's Fig. 1 instance.
-fig1=$tmp/fig1.json
-cat >"$fig1" <<'JSON'
-{"switches": [
-  {"name": "s0", "parent": null, "rate": 1, "load": 0},
-  {"name": "s1", "parent": "s0", "rate": 1, "load": 0},
-  {"name": "s2", "parent": "s0", "rate": 1, "load": 0},
-  {"name": "s3", "parent": "s1", "rate": 1, "load": 2},
-  {"name": "s4", "parent": "s1", "rate": 1, "load": 6},
-  {"name": "s5", "parent": "s2", "rate": 1, "load": 5},
-  {"name": "s6", "parent": "s2", "rate": 1, "load": 5}
-]}
-JSON
+fig1=$(dirname "$0")/../../docs/fig1.json
 
 # Congestion of "inagg place" in text and JSON equals the expected value.
 place_is() {

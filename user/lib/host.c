@@ -267,8 +267,8 @@ static int open_socket(struct in_addr addr, uint16_t port, char *err, size_t err
 	return fd;
 }
 
-static void hdr_fill(struct ia_hdr *h, uint8_t type, uint32_t job, uint32_t seq, uint32_t sender,
-		     uint32_t nworkers, uint16_t nelem, uint8_t flags)
+void ia_hdr_fill(struct ia_hdr *h, uint8_t type, uint32_t job, uint32_t seq, uint32_t sender,
+		 uint32_t nworkers, uint16_t nelem, uint8_t flags)
 {
 	h->ver = IA_VERSION;
 	h->type = type;
@@ -464,8 +464,8 @@ static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now
 	uint64_t rto;
 	struct timer *t;
 
-	hdr_fill((struct ia_hdr *)buf, IA_MSG_CONTRIB, w->cfg.job, w->cfg.base_seq + (uint32_t)idx,
-		 w->cfg.id, 1, len, flags);
+	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_CONTRIB, w->cfg.job, w->cfg.base_seq + (uint32_t)idx,
+		    w->cfg.id, 1, len, flags);
 	payload_put(buf + IA_HDR_LEN, r->in + idx * w->cfg.chunk, len);
 	c->gen++;
 	c->state = CH_INFLIGHT;
@@ -792,9 +792,9 @@ static int ps_send_result(struct ia_ps *ps, uint64_t idx, const struct sockaddr_
 	uint32_t i;
 	int ret;
 
-	hdr_fill((struct ia_hdr *)buf, IA_MSG_RESULT, ps->cfg.job,
-		 ps->cfg.base_seq + (uint32_t)idx, ps->cfg.id, ps->cfg.nworkers, len,
-		 ps->ch[idx].flags & IA_F_MARK);
+	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_RESULT, ps->cfg.job,
+		    ps->cfg.base_seq + (uint32_t)idx, ps->cfg.id, ps->cfg.nworkers, len,
+		    ps->ch[idx].flags & IA_F_MARK);
 	payload_put(buf + IA_HDR_LEN, ps->sum + idx * ps->cfg.chunk, len);
 	if (ps->cfg.down_mode == IA_PS_DOWN_ADDR) {
 		ps->st.results++;

@@ -30,6 +30,10 @@
 #define IA_HOST_LINGER_MS	1000	/* default PS idle time after the last chunk */
 #define IA_HOST_MAX_CHUNKS	(1u << 24)
 
+/* Writes a whole inagg header (wire.h byte order, version IA_VERSION). */
+void ia_hdr_fill(struct ia_hdr *h, uint8_t type, uint32_t job, uint32_t seq, uint32_t sender,
+		 uint32_t nworkers, uint16_t nelem, uint8_t flags);
+
 /*
  * Test-only impairment of a host's own sends, in parts per million, drawn
  * from a seeded generator: a message is dropped, sent twice, or held back and

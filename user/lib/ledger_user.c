@@ -209,6 +209,17 @@ static struct inagg_ledger_job *ustate_find(struct ustate *s, __u32 id)
 	return NULL;
 }
 
+/* The admitted job id, or NULL with the ledger's reason set (-ENOENT). */
+static struct inagg_ledger_job *ustate_admitted(struct inagg_ledger *l, struct ustate *s,
+						__u32 id)
+{
+	struct inagg_ledger_job *j = ustate_find(s, id);
+
+	if (!j)
+		ledger_seterr(l, "job not admitted");
+	return j;
+}
+
 static void ustate_free(struct ustate *s)
 {
 	free(s->jobs);
@@ -415,9 +426,8 @@ int uledger_release(struct inagg_ledger *l, __u32 job)
 	ret = ubegin(l, true, &s, &fd);
 	if (ret)
 		return ret;
-	j = ustate_find(&s, job);
+	j = ustate_admitted(l, &s, job);
 	if (!j) {
-		ledger_seterr(l, "job not admitted");
 		ret = -ENOENT;
 	} else {
 		s.used_jobs--;
@@ -439,13 +449,11 @@ int uledger_job(struct inagg_ledger *l, __u32 job, struct inagg_ledger_job *out)
 	ret = ubegin(l, false, &s, &fd);
 	if (ret)
 		return ret;
-	j = ustate_find(&s, job);
-	if (!j) {
-		ledger_seterr(l, "job not admitted");
+	j = ustate_admitted(l, &s, job);
+	if (!j)
 		ret = -ENOENT;
-	} else {
+	else
 		*out = *j;
-	}
 	return uend(l, &s, fd, ret, false);
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Helpers shared by the network namespace tests. */
+/* Helpers shared by the tests and benchmarks that build network namespaces. */
 #ifndef INAGG_TESTS_NSTEST_H
 #define INAGG_TESTS_NSTEST_H
 
