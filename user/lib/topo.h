@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define IA_ERRLEN 256
+#include "err.h"
 /* Limits that keep every congestion comparison inside 128-bit arithmetic. */
 #define IA_RATE_MAX_DIGITS 9		/* fractional digits of a rate */
 #define IA_RATE_MAX 1000000		/* largest rate accepted */
