@@ -30,20 +30,20 @@
 #include "ledger.h"
 
 FIXTURE(ledger) {
-	struct inagg_ledger *l;
+	struct ia_ledger *l;
 	char dir[64];
 };
 
 FIXTURE_VARIANT(ledger) {
-	enum inagg_ledger_backend backend;
+	enum ia_ledger_backend backend;
 };
 
 FIXTURE_VARIANT_ADD(ledger, kernel) {
-	.backend = INAGG_LEDGER_KERNEL,
+	.backend = IA_LEDGER_KERNEL,
 };
 
 FIXTURE_VARIANT_ADD(ledger, user) {
-	.backend = INAGG_LEDGER_USER,
+	.backend = IA_LEDGER_USER,
 };
 
 FIXTURE_SETUP(ledger)
@@ -58,19 +58,19 @@ FIXTURE_SETUP(ledger)
 	ASSERT_EQ(0, setenv("INAGG_LEDGER_DIR", self->dir, 1));
 	unsetenv("INAGG_LEDGER");
 
-	ret = inagg_ledger_open(&self->l, variant->backend, NULL);
-	if (ret == -ENOENT && variant->backend == INAGG_LEDGER_KERNEL &&
+	ret = ia_ledger_open(&self->l, variant->backend, NULL);
+	if (ret == -ENOENT && variant->backend == IA_LEDGER_KERNEL &&
 	    !(expect && !strcmp(expect, "kernel")))
 		SKIP(return, "inagg.ko is not loaded");
 	ASSERT_EQ(0, ret);
-	ASSERT_EQ(variant->backend, inagg_ledger_backend(self->l));
+	ASSERT_EQ(variant->backend, ia_ledger_backend(self->l));
 }
 
 FIXTURE_TEARDOWN(ledger)
 {
 	char cmd[128];
 
-	inagg_ledger_close(self->l);
+	ia_ledger_close(self->l);
 	if (self->dir[0]) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
 		if (system(cmd))
@@ -82,8 +82,8 @@ FIXTURE_TEARDOWN(ledger)
 #define BEGIN() do { if (_metadata->skip) return; } while (0)
 
 #define ASSERT_CAP(l, mj, ms, uj, us) do {				\
-	struct inagg_ledger_cap __c;					\
-	ASSERT_EQ(0, inagg_ledger_get(l, &__c));			\
+	struct ia_ledger_cap __c;					\
+	ASSERT_EQ(0, ia_ledger_get(l, &__c));			\
 	EXPECT_EQ(mj, __c.max_jobs);					\
 	EXPECT_EQ(ms, __c.max_slots);					\
 	EXPECT_EQ(uj, __c.used_jobs);					\
@@ -91,7 +91,7 @@ FIXTURE_TEARDOWN(ledger)
 } while (0)
 
 #define ASSERT_MSG(l, text) do {					\
-	const char *__m = inagg_ledger_errmsg(l);			\
+	const char *__m = ia_ledger_errmsg(l);			\
 	if (!strstr(__m, text))						\
 		TH_LOG("message '%s' lacks '%s'", __m, text);		\
 	ASSERT_NE(NULL, strstr(__m, text));				\
@@ -101,24 +101,24 @@ FIXTURE_TEARDOWN(ledger)
 TEST(auto_backend)
 {
 	const char *expect = getenv("INAGG_EXPECT_BACKEND");
-	struct inagg_ledger *l;
+	struct ia_ledger *l;
 	bool loaded = access("/sys/module/inagg", F_OK) == 0;
 	char dir[] = "/tmp/ia-ledger-XXXXXX", cmd[64];
 
 	ASSERT_NE(NULL, mkdtemp(dir));
 	setenv("INAGG_LEDGER_DIR", dir, 1);
 	unsetenv("INAGG_LEDGER");
-	ASSERT_EQ(0, inagg_ledger_open(&l, INAGG_LEDGER_AUTO, NULL));
-	EXPECT_EQ(loaded ? INAGG_LEDGER_KERNEL : INAGG_LEDGER_USER, inagg_ledger_backend(l));
+	ASSERT_EQ(0, ia_ledger_open(&l, IA_LEDGER_AUTO, NULL));
+	EXPECT_EQ(loaded ? IA_LEDGER_KERNEL : IA_LEDGER_USER, ia_ledger_backend(l));
 	if (expect)
-		EXPECT_STREQ(expect, inagg_ledger_backend_name(inagg_ledger_backend(l)));
-	inagg_ledger_close(l);
+		EXPECT_STREQ(expect, ia_ledger_backend_name(ia_ledger_backend(l)));
+	ia_ledger_close(l);
 
 	/* INAGG_LEDGER=user forces the fallback. */
 	setenv("INAGG_LEDGER", "user", 1);
-	ASSERT_EQ(0, inagg_ledger_open(&l, INAGG_LEDGER_AUTO, NULL));
-	EXPECT_EQ(INAGG_LEDGER_USER, inagg_ledger_backend(l));
-	inagg_ledger_close(l);
+	ASSERT_EQ(0, ia_ledger_open(&l, IA_LEDGER_AUTO, NULL));
+	EXPECT_EQ(IA_LEDGER_USER, ia_ledger_backend(l));
+	ia_ledger_close(l);
 	unsetenv("INAGG_LEDGER");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	ASSERT_EQ(0, system(cmd));
@@ -126,28 +126,28 @@ TEST(auto_backend)
 
 TEST_F(ledger, defaults)
 {
-	struct inagg_ledger_job *jobs;
+	struct ia_ledger_job *jobs;
 	size_t n;
 
 	BEGIN();
 	ASSERT_CAP(self->l, INAGG_DEFAULT_MAX_JOBS, INAGG_DEFAULT_MAX_SLOTS, 0, 0);
-	ASSERT_EQ(0, inagg_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
 	EXPECT_EQ(0, n);
 	free(jobs);
 }
 
 TEST_F(ledger, round_trip)
 {
-	struct inagg_ledger_job *jobs, job;
+	struct ia_ledger_job *jobs, job;
 	size_t n;
 
 	BEGIN();
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 7, 10));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 3, 20));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 4000000000U, 1));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 7, 10));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 20));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 4000000000U, 1));
 	ASSERT_CAP(self->l, 16, 4096, 3, 31);
 
-	ASSERT_EQ(0, inagg_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
 	ASSERT_EQ(3, n);
 	EXPECT_EQ(3, jobs[0].id);
 	EXPECT_EQ(20, jobs[0].slots);
@@ -157,157 +157,157 @@ TEST_F(ledger, round_trip)
 	EXPECT_EQ(1, jobs[2].slots);
 	free(jobs);
 
-	ASSERT_EQ(0, inagg_ledger_job(self->l, 7, &job));
+	ASSERT_EQ(0, ia_ledger_job(self->l, 7, &job));
 	EXPECT_EQ(7, job.id);
 	EXPECT_EQ(10, job.slots);
 
-	ASSERT_EQ(0, inagg_ledger_release(self->l, 7));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 7));
 	ASSERT_CAP(self->l, 16, 4096, 2, 21);
-	ASSERT_EQ(-ENOENT, inagg_ledger_job(self->l, 7, &job));
-	ASSERT_EQ(0, inagg_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(-ENOENT, ia_ledger_job(self->l, 7, &job));
+	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
 	ASSERT_EQ(2, n);
 	EXPECT_EQ(3, jobs[0].id);
 	EXPECT_EQ(4000000000U, jobs[1].id);
 	free(jobs);
 
-	ASSERT_EQ(0, inagg_ledger_release(self->l, 3));
-	ASSERT_EQ(0, inagg_ledger_release(self->l, 4000000000U));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 3));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 4000000000U));
 	ASSERT_CAP(self->l, 16, 4096, 0, 0);
 	/* Released ids can be admitted again. */
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 7, 5));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 7, 5));
 	ASSERT_CAP(self->l, 16, 4096, 1, 5);
 }
 
 TEST_F(ledger, job_limit)
 {
 	BEGIN();
-	ASSERT_EQ(0, inagg_ledger_set(self->l, 2, INAGG_LEDGER_KEEP));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 1, 1));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 2, 1));
-	ASSERT_EQ(-ENOSPC, inagg_ledger_admit(self->l, 3, 1));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 2, IA_LEDGER_KEEP));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 1));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 2, 1));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 3, 1));
 	ASSERT_MSG(self->l, "max_jobs");
 	ASSERT_CAP(self->l, 2, 4096, 2, 2);
-	ASSERT_EQ(0, inagg_ledger_release(self->l, 1));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 3, 1));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 1));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 1));
 	/* Zero jobs: nothing is admitted. */
-	ASSERT_EQ(0, inagg_ledger_release(self->l, 2));
-	ASSERT_EQ(0, inagg_ledger_release(self->l, 3));
-	ASSERT_EQ(0, inagg_ledger_set(self->l, 0, INAGG_LEDGER_KEEP));
-	ASSERT_EQ(-ENOSPC, inagg_ledger_admit(self->l, 4, 1));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 2));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 3));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 0, IA_LEDGER_KEEP));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 4, 1));
 	ASSERT_MSG(self->l, "max_jobs");
 }
 
 TEST_F(ledger, slot_limit)
 {
 	BEGIN();
-	ASSERT_EQ(0, inagg_ledger_set(self->l, INAGG_LEDGER_KEEP, 100));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 1, 60));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 2, 40));	/* exactly full */
-	ASSERT_EQ(-ENOSPC, inagg_ledger_admit(self->l, 3, 1));
+	ASSERT_EQ(0, ia_ledger_set(self->l, IA_LEDGER_KEEP, 100));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 60));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 2, 40));	/* exactly full */
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 3, 1));
 	ASSERT_MSG(self->l, "max_slots");
 	ASSERT_CAP(self->l, 16, 100, 2, 100);
-	ASSERT_EQ(0, inagg_ledger_release(self->l, 2));
-	ASSERT_EQ(-ENOSPC, inagg_ledger_admit(self->l, 3, 41));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 2));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 3, 41));
 	ASSERT_MSG(self->l, "max_slots");
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 3, 40));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 40));
 	ASSERT_CAP(self->l, 16, 100, 2, 100);
 }
 
 TEST_F(ledger, already_admitted)
 {
 	BEGIN();
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 5, 3));
-	ASSERT_EQ(-EEXIST, inagg_ledger_admit(self->l, 5, 3));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 5, 3));
+	ASSERT_EQ(-EEXIST, ia_ledger_admit(self->l, 5, 3));
 	ASSERT_MSG(self->l, "already admitted");
-	ASSERT_EQ(-EEXIST, inagg_ledger_admit(self->l, 5, 1));
+	ASSERT_EQ(-EEXIST, ia_ledger_admit(self->l, 5, 1));
 	ASSERT_CAP(self->l, 16, 4096, 1, 3);
 }
 
 TEST_F(ledger, release_unknown)
 {
-	struct inagg_ledger_job job;
+	struct ia_ledger_job job;
 
 	BEGIN();
-	ASSERT_EQ(-ENOENT, inagg_ledger_release(self->l, 9));
+	ASSERT_EQ(-ENOENT, ia_ledger_release(self->l, 9));
 	ASSERT_MSG(self->l, "not admitted");
-	ASSERT_EQ(-ENOENT, inagg_ledger_job(self->l, 9, &job));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 9, 1));
-	ASSERT_EQ(0, inagg_ledger_release(self->l, 9));
-	ASSERT_EQ(-ENOENT, inagg_ledger_release(self->l, 9));
+	ASSERT_EQ(-ENOENT, ia_ledger_job(self->l, 9, &job));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 9, 1));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 9));
+	ASSERT_EQ(-ENOENT, ia_ledger_release(self->l, 9));
 	ASSERT_CAP(self->l, 16, 4096, 0, 0);
 }
 
 TEST_F(ledger, shrink_below_admitted)
 {
 	BEGIN();
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 1, 10));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 2, 10));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 3, 10));
-	ASSERT_EQ(-EBUSY, inagg_ledger_set(self->l, 2, INAGG_LEDGER_KEEP));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 10));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 2, 10));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 10));
+	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, 2, IA_LEDGER_KEEP));
 	ASSERT_MSG(self->l, "max_jobs");
-	ASSERT_EQ(-EBUSY, inagg_ledger_set(self->l, INAGG_LEDGER_KEEP, 29));
+	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, IA_LEDGER_KEEP, 29));
 	ASSERT_MSG(self->l, "max_slots");
 	/* A refused set changes neither limit. */
-	ASSERT_EQ(-EBUSY, inagg_ledger_set(self->l, 100, 29));
+	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, 100, 29));
 	ASSERT_CAP(self->l, 16, 4096, 3, 30);
 	/* Down to exactly what is admitted is fine. */
-	ASSERT_EQ(0, inagg_ledger_set(self->l, 3, 30));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 3, 30));
 	ASSERT_CAP(self->l, 3, 30, 3, 30);
-	ASSERT_EQ(-ENOSPC, inagg_ledger_admit(self->l, 4, 1));
-	ASSERT_EQ(0, inagg_ledger_set(self->l, 4, 31));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 4, 1));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 4, 1));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 4, 31));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 4, 1));
 }
 
 TEST_F(ledger, bad_values)
 {
 	BEGIN();
-	ASSERT_EQ(-EINVAL, inagg_ledger_set(self->l, INAGG_LEDGER_KEEP, INAGG_LEDGER_KEEP));
-	ASSERT_EQ(-ERANGE, inagg_ledger_set(self->l, INAGG_JOBS_LIMIT + 1, INAGG_LEDGER_KEEP));
-	ASSERT_EQ(-ERANGE, inagg_ledger_set(self->l, INAGG_LEDGER_KEEP, INAGG_SLOTS_LIMIT + 1));
-	ASSERT_EQ(-ERANGE, inagg_ledger_set(self->l, 1LL << 32, INAGG_LEDGER_KEEP));
-	ASSERT_EQ(-ERANGE, inagg_ledger_admit(self->l, 0, 1));
-	ASSERT_EQ(-ERANGE, inagg_ledger_admit(self->l, 1, 0));
-	ASSERT_EQ(-ERANGE, inagg_ledger_admit(self->l, 1, INAGG_SLOTS_LIMIT + 1));
-	ASSERT_EQ(-ERANGE, inagg_ledger_release(self->l, 0));
+	ASSERT_EQ(-EINVAL, ia_ledger_set(self->l, IA_LEDGER_KEEP, IA_LEDGER_KEEP));
+	ASSERT_EQ(-ERANGE, ia_ledger_set(self->l, INAGG_JOBS_LIMIT + 1, IA_LEDGER_KEEP));
+	ASSERT_EQ(-ERANGE, ia_ledger_set(self->l, IA_LEDGER_KEEP, INAGG_SLOTS_LIMIT + 1));
+	ASSERT_EQ(-ERANGE, ia_ledger_set(self->l, 1LL << 32, IA_LEDGER_KEEP));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit(self->l, 0, 1));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit(self->l, 1, 0));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit(self->l, 1, INAGG_SLOTS_LIMIT + 1));
+	ASSERT_EQ(-ERANGE, ia_ledger_release(self->l, 0));
 	ASSERT_CAP(self->l, 16, 4096, 0, 0);
 	/* The largest values are accepted. */
-	ASSERT_EQ(0, inagg_ledger_set(self->l, INAGG_JOBS_LIMIT, INAGG_SLOTS_LIMIT));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, UINT32_MAX, INAGG_SLOTS_LIMIT));
+	ASSERT_EQ(0, ia_ledger_set(self->l, INAGG_JOBS_LIMIT, INAGG_SLOTS_LIMIT));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, UINT32_MAX, INAGG_SLOTS_LIMIT));
 	ASSERT_CAP(self->l, INAGG_JOBS_LIMIT, INAGG_SLOTS_LIMIT, 1, INAGG_SLOTS_LIMIT);
 }
 
 /* The ledger outlives the client: a new handle, a new process see it. */
 TEST_F(ledger, survives_restart)
 {
-	struct inagg_ledger_job *jobs;
-	struct inagg_ledger *l2;
+	struct ia_ledger_job *jobs;
+	struct ia_ledger *l2;
 	int status;
 	size_t n;
 	pid_t pid;
 
 	BEGIN();
-	ASSERT_EQ(0, inagg_ledger_set(self->l, 5, 50));
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 42, 7));
-	inagg_ledger_close(self->l);
+	ASSERT_EQ(0, ia_ledger_set(self->l, 5, 50));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 42, 7));
+	ia_ledger_close(self->l);
 	self->l = NULL;
 
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		struct inagg_ledger_cap c;
+		struct ia_ledger_cap c;
 
-		if (inagg_ledger_open(&l2, variant->backend, NULL) ||
-		    inagg_ledger_get(l2, &c) || c.max_jobs != 5 || c.max_slots != 50 ||
-		    c.used_jobs != 1 || c.used_slots != 7 || inagg_ledger_release(l2, 42))
+		if (ia_ledger_open(&l2, variant->backend, NULL) ||
+		    ia_ledger_get(l2, &c) || c.max_jobs != 5 || c.max_slots != 50 ||
+		    c.used_jobs != 1 || c.used_slots != 7 || ia_ledger_release(l2, 42))
 			_exit(1);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, status);
 
-	ASSERT_EQ(0, inagg_ledger_open(&self->l, variant->backend, NULL));
+	ASSERT_EQ(0, ia_ledger_open(&self->l, variant->backend, NULL));
 	ASSERT_CAP(self->l, 5, 50, 0, 0);
-	ASSERT_EQ(0, inagg_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
 	EXPECT_EQ(0, n);
 	free(jobs);
 }
@@ -338,23 +338,23 @@ struct held {
 	__u32 slots;
 };
 
-static void put_back(struct inagg_ledger *l, struct shared *sh, struct held *h)
+static void put_back(struct ia_ledger *l, struct shared *sh, struct held *h)
 {
 	sh->held_jobs--;
 	sh->held_slots -= h->slots;
-	if (inagg_ledger_release(l, h->id))
+	if (ia_ledger_release(l, h->id))
 		sh->errors++;
 }
 
 /* Each worker keeps up to two jobs, so that together they want more than fits. */
-static void worker(struct shared *sh, enum inagg_ledger_backend b, int me)
+static void worker(struct shared *sh, enum ia_ledger_backend b, int me)
 {
 	unsigned int seed = me * 7919 + 1;
 	struct held h[2];
-	struct inagg_ledger *l;
+	struct ia_ledger *l;
 	int i, n = 0, ret;
 
-	if (inagg_ledger_open(&l, b, NULL)) {
+	if (ia_ledger_open(&l, b, NULL)) {
 		sh->errors++;
 		return;
 	}
@@ -371,7 +371,7 @@ static void worker(struct shared *sh, enum inagg_ledger_backend b, int me)
 			h[0] = h[1];
 			n = 1;
 		}
-		ret = inagg_ledger_admit(l, id, slots);
+		ret = ia_ledger_admit(l, id, slots);
 		if (ret == -ENOSPC) {
 			sh->refused++;
 			if (n && rand_r(&seed) % 2)
@@ -391,12 +391,12 @@ static void worker(struct shared *sh, enum inagg_ledger_backend b, int me)
 	}
 	while (n)
 		put_back(l, sh, &h[--n]);
-	inagg_ledger_close(l);
+	ia_ledger_close(l);
 }
 
 struct thread_arg {
 	struct shared *sh;
-	enum inagg_ledger_backend b;
+	enum ia_ledger_backend b;
 	int me;
 };
 
@@ -409,9 +409,9 @@ static void *worker_thread(void *p)
 }
 
 static void check_contention(struct __test_metadata *_metadata,
-			     struct inagg_ledger *l, struct shared *sh)
+			     struct ia_ledger *l, struct shared *sh)
 {
-	struct inagg_ledger_job *jobs;
+	struct ia_ledger_job *jobs;
 	size_t n;
 
 	TH_LOG("admitted %d refused %d", sh->admitted, sh->refused);
@@ -420,7 +420,7 @@ static void check_contention(struct __test_metadata *_metadata,
 	EXPECT_LT(0, sh->admitted);
 	EXPECT_LT(0, sh->refused);	/* the limits were really reached */
 	ASSERT_CAP(l, MAX_JOBS, MAX_SLOTS, 0, 0);
-	ASSERT_EQ(0, inagg_ledger_list(l, &jobs, &n));
+	ASSERT_EQ(0, ia_ledger_list(l, &jobs, &n));
 	EXPECT_EQ(0, n);
 	free(jobs);
 }
@@ -433,7 +433,7 @@ TEST_F_TIMEOUT(ledger, threads_never_overcommit, 300)
 	int i;
 
 	BEGIN();
-	ASSERT_EQ(0, inagg_ledger_set(self->l, MAX_JOBS, MAX_SLOTS));
+	ASSERT_EQ(0, ia_ledger_set(self->l, MAX_JOBS, MAX_SLOTS));
 	for (i = 0; i < N_WORKERS; i++) {
 		args[i] = (struct thread_arg){ &sh, variant->backend, i };
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, worker_thread, &args[i]));
@@ -453,7 +453,7 @@ TEST_F_TIMEOUT(ledger, processes_never_overcommit, 300)
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
 	memset(sh, 0, sizeof(*sh));
-	ASSERT_EQ(0, inagg_ledger_set(self->l, MAX_JOBS, MAX_SLOTS));
+	ASSERT_EQ(0, ia_ledger_set(self->l, MAX_JOBS, MAX_SLOTS));
 	for (i = 0; i < N_WORKERS; i++) {
 		pids[i] = fork();
 		ASSERT_LE(0, pids[i]);
@@ -490,28 +490,28 @@ TEST_F(ledger, mutations_need_net_admin)
 	pid_t pid;
 
 	BEGIN();
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 1, 4));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 4));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		struct inagg_ledger_job *jobs;
-		struct inagg_ledger_cap c;
-		struct inagg_ledger *l;
+		struct ia_ledger_job *jobs;
+		struct ia_ledger_cap c;
+		struct ia_ledger *l;
 		size_t n;
 
 		if (drop_net_admin())
 			_exit(10);
-		if (inagg_ledger_open(&l, variant->backend, NULL))
+		if (ia_ledger_open(&l, variant->backend, NULL))
 			_exit(11);
-		if (inagg_ledger_get(l, &c) || c.used_jobs != 1 || c.used_slots != 4)
+		if (ia_ledger_get(l, &c) || c.used_jobs != 1 || c.used_slots != 4)
 			_exit(12);
-		if (inagg_ledger_list(l, &jobs, &n) || n != 1 || jobs[0].id != 1)
+		if (ia_ledger_list(l, &jobs, &n) || n != 1 || jobs[0].id != 1)
 			_exit(13);
-		if (inagg_ledger_admit(l, 2, 1) != -EPERM)
+		if (ia_ledger_admit(l, 2, 1) != -EPERM)
 			_exit(14);
-		if (inagg_ledger_release(l, 1) != -EPERM)
+		if (ia_ledger_release(l, 1) != -EPERM)
 			_exit(15);
-		if (inagg_ledger_set(l, 1, 1) != -EPERM)
+		if (ia_ledger_set(l, 1, 1) != -EPERM)
 			_exit(16);
 		_exit(0);
 	}
@@ -525,50 +525,50 @@ TEST_F(ledger, mutations_need_net_admin)
 TEST_F(ledger, namespaces_independent)
 {
 	int ready[2], go[2], status;
-	struct inagg_ledger *other;
-	struct inagg_ledger_job job;
+	struct ia_ledger *other;
+	struct ia_ledger_job job;
 	char path[64], c;
 	pid_t pid;
 
 	BEGIN();
-	ASSERT_EQ(0, inagg_ledger_admit(self->l, 1, 10));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 10));
 	ASSERT_EQ(0, pipe(ready));
 	ASSERT_EQ(0, pipe(go));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		struct inagg_ledger_cap cap;
-		struct inagg_ledger *l;
+		struct ia_ledger_cap cap;
+		struct ia_ledger *l;
 
-		if (unshare(CLONE_NEWNET) || inagg_ledger_open(&l, variant->backend, NULL))
+		if (unshare(CLONE_NEWNET) || ia_ledger_open(&l, variant->backend, NULL))
 			_exit(1);
-		if (inagg_ledger_get(l, &cap) || cap.used_jobs || cap.used_slots)
+		if (ia_ledger_get(l, &cap) || cap.used_jobs || cap.used_slots)
 			_exit(2);
-		if (inagg_ledger_admit(l, 1, 5))	/* same id, other ledger */
+		if (ia_ledger_admit(l, 1, 5))	/* same id, other ledger */
 			_exit(3);
 		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(4);
 		/* The parent admitted job 9 here through our namespace's path. */
-		if (inagg_ledger_job(l, 9, &job) || job.slots != 2)
+		if (ia_ledger_job(l, 9, &job) || job.slots != 2)
 			_exit(5);
-		if (inagg_ledger_get(l, &cap) || cap.used_jobs != 2 || cap.used_slots != 7)
+		if (ia_ledger_get(l, &cap) || cap.used_jobs != 2 || cap.used_slots != 7)
 			_exit(6);
 		_exit(0);
 	}
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	ASSERT_EQ(0, inagg_ledger_open(&other, variant->backend, path));
-	ASSERT_EQ(0, inagg_ledger_job(other, 1, &job));
+	ASSERT_EQ(0, ia_ledger_open(&other, variant->backend, path));
+	ASSERT_EQ(0, ia_ledger_job(other, 1, &job));
 	EXPECT_EQ(5, job.slots);
-	ASSERT_EQ(0, inagg_ledger_admit(other, 9, 2));
-	inagg_ledger_close(other);
+	ASSERT_EQ(0, ia_ledger_admit(other, 9, 2));
+	ia_ledger_close(other);
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 
-	ASSERT_EQ(-ENOENT, inagg_ledger_job(self->l, 9, &job));
-	ASSERT_EQ(0, inagg_ledger_job(self->l, 1, &job));
+	ASSERT_EQ(-ENOENT, ia_ledger_job(self->l, 9, &job));
+	ASSERT_EQ(0, ia_ledger_job(self->l, 1, &job));
 	EXPECT_EQ(10, job.slots);
 	ASSERT_CAP(self->l, 16, 4096, 1, 10);
 }
@@ -576,10 +576,10 @@ TEST_F(ledger, namespaces_independent)
 /* A namespace that is not there is an error, not a fallback. */
 TEST_F(ledger, missing_namespace)
 {
-	struct inagg_ledger *l;
+	struct ia_ledger *l;
 
 	BEGIN();
-	ASSERT_EQ(-ENOENT, inagg_ledger_open(&l, variant->backend, "ia-no-such-ns"));
+	ASSERT_EQ(-ENOENT, ia_ledger_open(&l, variant->backend, "ia-no-such-ns"));
 }
 
 TEST_HARNESS_MAIN

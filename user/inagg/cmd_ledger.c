@@ -31,7 +31,7 @@ const char help_ledger[] =
 
 struct ledger_args {
 	const char *netns;
-	enum inagg_ledger_backend backend;
+	enum ia_ledger_backend backend;
 	long long jobs;		/* set: max_jobs */
 	long long slots;	/* set: max_slots; admit: the job's slots */
 	long long job;		/* admit, release: the job id */
@@ -58,7 +58,7 @@ static int parse_args(const char *cmd, int argc, char **argv, const char *allowe
 {
 	int i;
 
-	*a = (struct ledger_args){ .jobs = INAGG_LEDGER_KEEP, .slots = INAGG_LEDGER_KEEP,
+	*a = (struct ledger_args){ .jobs = IA_LEDGER_KEEP, .slots = IA_LEDGER_KEEP,
 				   .job = -1 };
 	for (i = 1; i < argc; i += 2) {
 		const char *key = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -73,11 +73,11 @@ static int parse_args(const char *cmd, int argc, char **argv, const char *allowe
 			a->netns = val;
 		} else if (!strcmp(key, "backend")) {
 			if (!strcmp(val, "auto"))
-				a->backend = INAGG_LEDGER_AUTO;
+				a->backend = IA_LEDGER_AUTO;
 			else if (!strcmp(val, "kernel"))
-				a->backend = INAGG_LEDGER_KERNEL;
+				a->backend = IA_LEDGER_KERNEL;
 			else if (!strcmp(val, "user"))
-				a->backend = INAGG_LEDGER_USER;
+				a->backend = IA_LEDGER_USER;
 			else
 				return out_err("ledger %s: unknown backend '%s' (auto, kernel, user)",
 					       cmd, val);
@@ -98,11 +98,11 @@ static int parse_args(const char *cmd, int argc, char **argv, const char *allowe
 	return 0;
 }
 
-static int open_ledger(const char *cmd, const struct ledger_args *a, struct inagg_ledger **l)
+static int open_ledger(const char *cmd, const struct ledger_args *a, struct ia_ledger **l)
 {
-	int ret = inagg_ledger_open(l, a->backend, a->netns);
+	int ret = ia_ledger_open(l, a->backend, a->netns);
 
-	if (ret == -ENOENT && a->backend == INAGG_LEDGER_KERNEL && !a->netns)
+	if (ret == -ENOENT && a->backend == IA_LEDGER_KERNEL && !a->netns)
 		return out_err("ledger %s: the inagg module is not loaded", cmd);
 	if (ret)
 		return out_err("ledger %s: cannot open the ledger%s%s: %s", cmd,
@@ -110,32 +110,32 @@ static int open_ledger(const char *cmd, const struct ledger_args *a, struct inag
 	return 0;
 }
 
-static int failed(const char *cmd, struct inagg_ledger *l, int ret)
+static int failed(const char *cmd, struct ia_ledger *l, int ret)
 {
-	const char *msg = inagg_ledger_errmsg(l);
+	const char *msg = ia_ledger_errmsg(l);
 	int status;
 
 	if (ret == -EPERM)
 		msg = "CAP_NET_ADMIN is needed";
 	status = out_err("ledger %s: %s%s%s", cmd, strerror(-ret), *msg ? ": " : "", msg);
-	inagg_ledger_close(l);
+	ia_ledger_close(l);
 	return status;
 }
 
 /* Prints the backend, the capacity and the jobs into the current document. */
-static int print_ledger(const char *cmd, struct inagg_ledger *l)
+static int print_ledger(const char *cmd, struct ia_ledger *l)
 {
-	struct inagg_ledger_job *jobs;
-	struct inagg_ledger_cap cap;
+	struct ia_ledger_job *jobs;
+	struct ia_ledger_cap cap;
 	size_t i, n;
 	int ret;
 
-	ret = inagg_ledger_get(l, &cap);
+	ret = ia_ledger_get(l, &cap);
 	if (!ret)
-		ret = inagg_ledger_list(l, &jobs, &n);
+		ret = ia_ledger_list(l, &jobs, &n);
 	if (ret)
 		return failed(cmd, l, ret);
-	out_str("backend", "backend  %s\n", inagg_ledger_backend_name(inagg_ledger_backend(l)));
+	out_str("backend", "backend  %s\n", ia_ledger_backend_name(ia_ledger_backend(l)));
 	out_uint("used_jobs", "jobs     %llu", cap.used_jobs);
 	out_uint("max_jobs", "/%llu\n", cap.max_jobs);
 	out_uint("used_slots", "slots    %llu", cap.used_slots);
@@ -149,13 +149,13 @@ static int print_ledger(const char *cmd, struct inagg_ledger *l)
 	}
 	out_arr_close();
 	free(jobs);
-	inagg_ledger_close(l);
+	ia_ledger_close(l);
 	return out_end();
 }
 
 static int cmd_ledger_show(int argc, char **argv)
 {
-	struct inagg_ledger *l;
+	struct ia_ledger *l;
 	struct ledger_args a;
 
 	if (parse_args("show", argc, argv, "", &a) || open_ledger("show", &a, &l))
@@ -166,17 +166,17 @@ static int cmd_ledger_show(int argc, char **argv)
 
 static int cmd_ledger_set(int argc, char **argv)
 {
-	struct inagg_ledger *l;
+	struct ia_ledger *l;
 	struct ledger_args a;
 	int ret;
 
 	if (parse_args("set", argc, argv, "jobs slots", &a))
 		return 1;
-	if (a.jobs == INAGG_LEDGER_KEEP && a.slots == INAGG_LEDGER_KEEP)
+	if (a.jobs == IA_LEDGER_KEEP && a.slots == IA_LEDGER_KEEP)
 		return out_err("ledger set: give jobs N and/or slots N");
 	if (open_ledger("set", &a, &l))
 		return 1;
-	ret = inagg_ledger_set(l, a.jobs, a.slots);
+	ret = ia_ledger_set(l, a.jobs, a.slots);
 	if (ret)
 		return failed("set", l, ret);
 	out_begin();
@@ -185,17 +185,17 @@ static int cmd_ledger_set(int argc, char **argv)
 
 static int cmd_ledger_admit(int argc, char **argv)
 {
-	struct inagg_ledger *l;
+	struct ia_ledger *l;
 	struct ledger_args a;
 	int ret;
 
 	if (parse_args("admit", argc, argv, "job slots", &a))
 		return 1;
-	if (a.job < 0 || a.slots == INAGG_LEDGER_KEEP)
+	if (a.job < 0 || a.slots == IA_LEDGER_KEEP)
 		return out_err("ledger admit: give job ID and slots N");
 	if (open_ledger("admit", &a, &l))
 		return 1;
-	ret = inagg_ledger_admit(l, a.job, a.slots);
+	ret = ia_ledger_admit(l, a.job, a.slots);
 	if (ret)
 		return failed("admit", l, ret);
 	out_begin();
@@ -206,8 +206,8 @@ static int cmd_ledger_admit(int argc, char **argv)
 
 static int cmd_ledger_release(int argc, char **argv)
 {
-	struct inagg_ledger_job job;
-	struct inagg_ledger *l;
+	struct ia_ledger_job job;
+	struct ia_ledger *l;
 	struct ledger_args a;
 	int ret;
 
@@ -218,9 +218,9 @@ static int cmd_ledger_release(int argc, char **argv)
 	if (open_ledger("release", &a, &l))
 		return 1;
 	/* The slots it held, for the report; a race only loses that detail. */
-	if (inagg_ledger_job(l, a.job, &job))
+	if (ia_ledger_job(l, a.job, &job))
 		job.slots = 0;
-	ret = inagg_ledger_release(l, a.job);
+	ret = ia_ledger_release(l, a.job);
 	if (ret)
 		return failed("release", l, ret);
 	out_begin();

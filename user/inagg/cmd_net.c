@@ -413,14 +413,14 @@ int cmd_status(int argc, char **argv)
 	}
 	out_arr_close();
 
-	struct inagg_ledger *l;
-	struct inagg_ledger_cap cap;
+	struct ia_ledger *l;
+	struct ia_ledger_cap cap;
 
-	if (!inagg_ledger_open(&l, INAGG_LEDGER_AUTO, NULL)) {
+	if (!ia_ledger_open(&l, IA_LEDGER_AUTO, NULL)) {
 		out_obj_open("ledger");
 		out_str("backend", "ledger (%s backend):",
-			inagg_ledger_backend_name(inagg_ledger_backend(l)));
-		if (!inagg_ledger_get(l, &cap)) {
+			ia_ledger_backend_name(ia_ledger_backend(l)));
+		if (!ia_ledger_get(l, &cap)) {
 			out_uint("used_jobs", " jobs %llu", cap.used_jobs);
 			out_uint("max_jobs", "/%llu", cap.max_jobs);
 			out_uint("used_slots", ", slots %llu", cap.used_slots);
@@ -428,7 +428,7 @@ int cmd_status(int argc, char **argv)
 		}
 		out_text("\n");
 		out_obj_close();
-		inagg_ledger_close(l);
+		ia_ledger_close(l);
 	}
 	ia_netns_return(h);
 	return out_end();

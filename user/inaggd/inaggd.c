@@ -236,9 +236,9 @@ enum ledger_op { LEDGER_ADMIT, LEDGER_RELEASE, LEDGER_LOOKUP };
 static int ledger_do(struct daemon *d, int v, enum ledger_op op, uint32_t id, uint32_t slots,
 		     char *why, size_t whylen)
 {
-	struct inagg_ledger_job entry;
-	struct inagg_ledger *l;
-	int ret = inagg_ledger_open(&l, INAGG_LEDGER_AUTO, d->sw[v].ns);
+	struct ia_ledger_job entry;
+	struct ia_ledger *l;
+	int ret = ia_ledger_open(&l, IA_LEDGER_AUTO, d->sw[v].ns);
 
 	if (ret) {
 		snprintf(why, whylen, "ledger: %s", strerror(-ret));
@@ -246,34 +246,34 @@ static int ledger_do(struct daemon *d, int v, enum ledger_op op, uint32_t id, ui
 	}
 	switch (op) {
 	case LEDGER_ADMIT:
-		ret = inagg_ledger_admit(l, id, slots);
+		ret = ia_ledger_admit(l, id, slots);
 		break;
 	case LEDGER_RELEASE:
-		ret = inagg_ledger_release(l, id);
+		ret = ia_ledger_release(l, id);
 		break;
 	default:
-		ret = inagg_ledger_job(l, id, &entry);
+		ret = ia_ledger_job(l, id, &entry);
 		break;
 	}
 	if (ret)
-		snprintf(why, whylen, "%s", *inagg_ledger_errmsg(l) ? inagg_ledger_errmsg(l) :
+		snprintf(why, whylen, "%s", *ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) :
 								       strerror(-ret));
-	inagg_ledger_close(l);
+	ia_ledger_close(l);
 	return ret;
 }
 
 /* Whether switch v can take one more job of this many slots. */
 static bool ledger_has_room(struct daemon *d, int v, uint32_t slots)
 {
-	struct inagg_ledger_cap cap;
-	struct inagg_ledger *l;
+	struct ia_ledger_cap cap;
+	struct ia_ledger *l;
 	bool room = false;
 
-	if (inagg_ledger_open(&l, INAGG_LEDGER_AUTO, d->sw[v].ns))
+	if (ia_ledger_open(&l, IA_LEDGER_AUTO, d->sw[v].ns))
 		return false;
-	if (!inagg_ledger_get(l, &cap))
+	if (!ia_ledger_get(l, &cap))
 		room = cap.used_jobs < cap.max_jobs && cap.used_slots + slots <= cap.max_slots;
-	inagg_ledger_close(l);
+	ia_ledger_close(l);
 	return room;
 }
 
@@ -281,19 +281,19 @@ static bool ledger_has_room(struct daemon *d, int v, uint32_t slots)
 static void init_ledgers(struct daemon *d)
 {
 	for (int v = 0; v < d->t->n; v++) {
-		struct inagg_ledger_cap cap;
-		struct inagg_ledger *l;
+		struct ia_ledger_cap cap;
+		struct ia_ledger *l;
 
-		if (inagg_ledger_open(&l, INAGG_LEDGER_AUTO, d->sw[v].ns))
+		if (ia_ledger_open(&l, IA_LEDGER_AUTO, d->sw[v].ns))
 			continue;
-		if (!inagg_ledger_get(l, &cap) && !cap.max_jobs && !cap.max_slots &&
+		if (!ia_ledger_get(l, &cap) && !cap.max_jobs && !cap.max_slots &&
 		    d->t->sw[v].capacity)
-			inagg_ledger_set(l, d->t->sw[v].capacity,
+			ia_ledger_set(l, d->t->sw[v].capacity,
 					 (long long)d->t->sw[v].capacity * IA_MAX_WINDOW);
 		if (v == 0)
 			log_msg(LOG_INFO, "ledger backend: %s",
-				inagg_ledger_backend_name(inagg_ledger_backend(l)));
-		inagg_ledger_close(l);
+				ia_ledger_backend_name(ia_ledger_backend(l)));
+		ia_ledger_close(l);
 	}
 }
 

@@ -4,7 +4,7 @@
  * "inagg" generic netlink family of inagg.ko, through libmnl).
  * The user-space backend is in ledger_user.c.
  */
-#define INAGG_LEDGER_INTERNAL
+#define IA_LEDGER_INTERNAL
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -23,27 +23,27 @@
 
 #define NL_BUFSIZE 32768
 
-void ledger_seterr(struct inagg_ledger *l, const char *msg)
+void ia_ledger_seterr(struct ia_ledger *l, const char *msg)
 {
 	snprintf(l->err, sizeof(l->err), "%s", msg ? msg : "");
 }
 
-const char *inagg_ledger_errmsg(const struct inagg_ledger *l)
+const char *ia_ledger_errmsg(const struct ia_ledger *l)
 {
 	return l->err;
 }
 
-enum inagg_ledger_backend inagg_ledger_backend(const struct inagg_ledger *l)
+enum ia_ledger_backend ia_ledger_backend(const struct ia_ledger *l)
 {
 	return l->backend;
 }
 
-const char *inagg_ledger_backend_name(enum inagg_ledger_backend b)
+const char *ia_ledger_backend_name(enum ia_ledger_backend b)
 {
 	switch (b) {
-	case INAGG_LEDGER_KERNEL:
+	case IA_LEDGER_KERNEL:
 		return "kernel";
-	case INAGG_LEDGER_USER:
+	case IA_LEDGER_USER:
 		return "user";
 	default:
 		return "auto";
@@ -61,7 +61,7 @@ static int ext_attr_cb(const struct nlattr *attr, void *data)
 	return MNL_CB_OK;
 }
 
-static void nl_extack(struct inagg_ledger *l, const struct nlmsghdr *nlh)
+static void nl_extack(struct ia_ledger *l, const struct nlmsghdr *nlh)
 {
 	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
 	const char *msg = NULL;
@@ -76,14 +76,14 @@ static void nl_extack(struct inagg_ledger *l, const struct nlmsghdr *nlh)
 	mnl_attr_parse_payload((const char *)e + off,
 			       mnl_nlmsg_get_payload_len(nlh) - off, ext_attr_cb, &msg);
 	if (msg)
-		ledger_seterr(l, msg);
+		ia_ledger_seterr(l, msg);
 }
 
 /*
  * Sends nlh and reads the answer: data messages go to cb (may be NULL);
  * returns 0 at the ACK or NLMSG_DONE, or the negative errno of the error.
  */
-static int nl_talk(struct inagg_ledger *l, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+static int nl_talk(struct ia_ledger *l, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	char *buf;
 	int ret = 0;
@@ -163,7 +163,7 @@ static int family_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 /* Opens a netlink socket in the current namespace and finds the family. */
-static int kernel_init(struct inagg_ledger *l)
+static int kernel_init(struct ia_ledger *l)
 {
 	char buf[256];
 	struct nlmsghdr *nlh;
@@ -188,7 +188,7 @@ static int kernel_init(struct inagg_ledger *l)
 		ret = -ENOENT;
 	if (ret)
 		goto err;
-	ledger_seterr(l, "");
+	ia_ledger_seterr(l, "");
 	return 0;
 err:
 	mnl_socket_close(l->nl);
@@ -197,41 +197,40 @@ err:
 }
 
 struct open_args {
-	struct inagg_ledger *l;
-	enum inagg_ledger_backend want;
+	struct ia_ledger *l;
+	enum ia_ledger_backend want;
 };
 
 static int open_here(struct open_args *a)
 {
-	struct inagg_ledger *l = a->l;
+	struct ia_ledger *l = a->l;
 	int ret;
 
-	if (a->want != INAGG_LEDGER_USER) {
+	if (a->want != IA_LEDGER_USER) {
 		ret = kernel_init(l);
 		if (!ret) {
-			l->backend = INAGG_LEDGER_KERNEL;
+			l->backend = IA_LEDGER_KERNEL;
 			return 0;
 		}
-		if (a->want == INAGG_LEDGER_KERNEL)
+		if (a->want == IA_LEDGER_KERNEL)
 			return ret;
 	}
-	l->backend = INAGG_LEDGER_USER;
-	return uledger_init(l);
+	l->backend = IA_LEDGER_USER;
+	return ia_uledger_init(l);
 }
 
-int inagg_ledger_open(struct inagg_ledger **lp, enum inagg_ledger_backend want,
-		      const char *netns)
+int ia_ledger_open(struct ia_ledger **lp, enum ia_ledger_backend want, const char *netns)
 {
 	struct open_args a = { .want = want };
 	int self = -1, target = -1, ret;
 	const char *env = getenv("INAGG_LEDGER");
 	char path[PATH_MAX];
 
-	if (want == INAGG_LEDGER_AUTO && env) {
+	if (want == IA_LEDGER_AUTO && env) {
 		if (!strcmp(env, "kernel"))
-			a.want = INAGG_LEDGER_KERNEL;
+			a.want = IA_LEDGER_KERNEL;
 		else if (!strcmp(env, "user"))
-			a.want = INAGG_LEDGER_USER;
+			a.want = IA_LEDGER_USER;
 	}
 	a.l = calloc(1, sizeof(*a.l));
 	if (!a.l)
@@ -266,14 +265,14 @@ out:
 	if (self >= 0)
 		close(self);
 	if (ret) {
-		inagg_ledger_close(a.l);
+		ia_ledger_close(a.l);
 		return ret;
 	}
 	*lp = a.l;
 	return 0;
 }
 
-void inagg_ledger_close(struct inagg_ledger *l)
+void ia_ledger_close(struct ia_ledger *l)
 {
 	if (!l)
 		return;
@@ -284,7 +283,7 @@ void inagg_ledger_close(struct inagg_ledger *l)
 
 static int cap_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct inagg_ledger_cap *cap = data;
+	struct ia_ledger_cap *cap = data;
 	struct nlattr *a;
 
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
@@ -308,77 +307,77 @@ static int cap_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int inagg_ledger_get(struct inagg_ledger *l, struct inagg_ledger_cap *cap)
+int ia_ledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap)
 {
 	char buf[256];
 	struct nlmsghdr *nlh;
 
-	ledger_seterr(l, "");
+	ia_ledger_seterr(l, "");
 	memset(cap, 0, sizeof(*cap));
-	if (l->backend == INAGG_LEDGER_USER)
-		return uledger_get(l, cap);
+	if (l->backend == IA_LEDGER_USER)
+		return ia_uledger_get(l, cap);
 	nlh = genl_put(buf, l->family, INAGG_CMD_CAP_GET, 0);
 	return nl_talk(l, nlh, cap_cb, cap);
 }
 
-int inagg_ledger_set(struct inagg_ledger *l, long long max_jobs, long long max_slots)
+int ia_ledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
 {
 	char buf[256];
 	struct nlmsghdr *nlh;
 
-	ledger_seterr(l, "");
+	ia_ledger_seterr(l, "");
 	if (max_jobs > UINT32_MAX || max_slots > UINT32_MAX ||
-	    (max_jobs < 0 && max_jobs != INAGG_LEDGER_KEEP) ||
-	    (max_slots < 0 && max_slots != INAGG_LEDGER_KEEP)) {
-		ledger_seterr(l, "integer out of range");
+	    (max_jobs < 0 && max_jobs != IA_LEDGER_KEEP) ||
+	    (max_slots < 0 && max_slots != IA_LEDGER_KEEP)) {
+		ia_ledger_seterr(l, "integer out of range");
 		return -ERANGE;
 	}
-	if (l->backend == INAGG_LEDGER_USER)
-		return uledger_set(l, max_jobs, max_slots);
+	if (l->backend == IA_LEDGER_USER)
+		return ia_uledger_set(l, max_jobs, max_slots);
 	nlh = genl_put(buf, l->family, INAGG_CMD_CAP_SET, 0);
-	if (max_jobs != INAGG_LEDGER_KEEP)
+	if (max_jobs != IA_LEDGER_KEEP)
 		mnl_attr_put_u32(nlh, INAGG_A_MAX_JOBS, max_jobs);
-	if (max_slots != INAGG_LEDGER_KEEP)
+	if (max_slots != IA_LEDGER_KEEP)
 		mnl_attr_put_u32(nlh, INAGG_A_MAX_SLOTS, max_slots);
 	return nl_talk(l, nlh, NULL, NULL);
 }
 
-int inagg_ledger_admit(struct inagg_ledger *l, __u32 job, __u32 slots)
+int ia_ledger_admit(struct ia_ledger *l, __u32 job, __u32 slots)
 {
 	char buf[256];
 	struct nlmsghdr *nlh;
 
-	ledger_seterr(l, "");
-	if (l->backend == INAGG_LEDGER_USER)
-		return uledger_admit(l, job, slots);
+	ia_ledger_seterr(l, "");
+	if (l->backend == IA_LEDGER_USER)
+		return ia_uledger_admit(l, job, slots);
 	nlh = genl_put(buf, l->family, INAGG_CMD_JOB_ADMIT, 0);
 	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
 	mnl_attr_put_u32(nlh, INAGG_A_JOB_SLOTS, slots);
 	return nl_talk(l, nlh, NULL, NULL);
 }
 
-int inagg_ledger_release(struct inagg_ledger *l, __u32 job)
+int ia_ledger_release(struct ia_ledger *l, __u32 job)
 {
 	char buf[256];
 	struct nlmsghdr *nlh;
 
-	ledger_seterr(l, "");
-	if (l->backend == INAGG_LEDGER_USER)
-		return uledger_release(l, job);
+	ia_ledger_seterr(l, "");
+	if (l->backend == IA_LEDGER_USER)
+		return ia_uledger_release(l, job);
 	nlh = genl_put(buf, l->family, INAGG_CMD_JOB_RELEASE, 0);
 	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
 	return nl_talk(l, nlh, NULL, NULL);
 }
 
 struct jobs_acc {
-	struct inagg_ledger_job *v;
+	struct ia_ledger_job *v;
 	size_t n, cap;
 	bool one;	/* doit: a single job expected */
 };
 
 static int job_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct inagg_ledger_job job = { 0 }, *v;
+	struct ia_ledger_job job = { 0 }, *v;
 	struct jobs_acc *acc = data;
 	struct nlattr *a;
 
@@ -403,16 +402,16 @@ static int job_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int inagg_ledger_job(struct inagg_ledger *l, __u32 job, struct inagg_ledger_job *out)
+int ia_ledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out)
 {
 	struct jobs_acc acc = { .one = true };
 	char buf[256];
 	struct nlmsghdr *nlh;
 	int ret;
 
-	ledger_seterr(l, "");
-	if (l->backend == INAGG_LEDGER_USER)
-		return uledger_job(l, job, out);
+	ia_ledger_seterr(l, "");
+	if (l->backend == IA_LEDGER_USER)
+		return ia_uledger_job(l, job, out);
 	nlh = genl_put(buf, l->family, INAGG_CMD_JOB_GET, 0);
 	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
 	ret = nl_talk(l, nlh, job_cb, &acc);
@@ -424,18 +423,18 @@ int inagg_ledger_job(struct inagg_ledger *l, __u32 job, struct inagg_ledger_job 
 	return ret;
 }
 
-int inagg_ledger_list(struct inagg_ledger *l, struct inagg_ledger_job **jobs, size_t *n)
+int ia_ledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n)
 {
 	struct jobs_acc acc = { 0 };
 	char buf[256];
 	struct nlmsghdr *nlh;
 	int ret, tries;
 
-	ledger_seterr(l, "");
+	ia_ledger_seterr(l, "");
 	*jobs = NULL;
 	*n = 0;
-	if (l->backend == INAGG_LEDGER_USER)
-		return uledger_list(l, jobs, n);
+	if (l->backend == IA_LEDGER_USER)
+		return ia_uledger_list(l, jobs, n);
 	/* A dump that the ledger changed under is taken again. */
 	for (tries = 0; tries < 10; tries++) {
 		acc.n = 0;

@@ -21,7 +21,7 @@
  *   max_slots N
  *   job ID SLOTS       (one line per job, by increasing id)
  */
-#define INAGG_LEDGER_INTERNAL
+#define IA_LEDGER_INTERNAL
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -49,7 +49,7 @@ struct ustate {
 	__u32 max_slots;
 	__u32 used_jobs;
 	__u32 used_slots;
-	struct inagg_ledger_job *jobs;	/* by increasing id */
+	struct ia_ledger_job *jobs;	/* by increasing id */
 	size_t n;
 	size_t cap;
 };
@@ -110,7 +110,7 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
-int uledger_init(struct inagg_ledger *l)
+int ia_uledger_init(struct ia_ledger *l)
 {
 	const char *dir = getenv("INAGG_LEDGER_DIR");
 	unsigned long long id;
@@ -139,7 +139,7 @@ static bool has_net_admin(void)
 }
 
 /* Takes the lock: returns its fd, or -1 for a reader that cannot create it. */
-static int ulock(struct inagg_ledger *l, bool write, int *fdp)
+static int ulock(struct ia_ledger *l, bool write, int *fdp)
 {
 	int fd;
 
@@ -171,7 +171,7 @@ static void uunlock(int fd)
 
 static int ustate_add(struct ustate *s, __u32 id, __u32 slots)
 {
-	struct inagg_ledger_job *v;
+	struct ia_ledger_job *v;
 	size_t i;
 
 	if (s->n == s->cap) {
@@ -185,14 +185,14 @@ static int ustate_add(struct ustate *s, __u32 id, __u32 slots)
 	}
 	for (i = s->n; i > 0 && s->jobs[i - 1].id > id; i--)
 		s->jobs[i] = s->jobs[i - 1];
-	s->jobs[i] = (struct inagg_ledger_job){ .id = id, .slots = slots };
+	s->jobs[i] = (struct ia_ledger_job){ .id = id, .slots = slots };
 	s->n++;
 	s->used_jobs++;
 	s->used_slots += slots;
 	return 0;
 }
 
-static struct inagg_ledger_job *ustate_find(struct ustate *s, __u32 id)
+static struct ia_ledger_job *ustate_find(struct ustate *s, __u32 id)
 {
 	size_t lo = 0, hi = s->n;
 
@@ -210,13 +210,13 @@ static struct inagg_ledger_job *ustate_find(struct ustate *s, __u32 id)
 }
 
 /* The admitted job id, or NULL with the ledger's reason set (-ENOENT). */
-static struct inagg_ledger_job *ustate_admitted(struct inagg_ledger *l, struct ustate *s,
-						__u32 id)
+static struct ia_ledger_job *ustate_admitted(struct ia_ledger *l, struct ustate *s,
+					     __u32 id)
 {
-	struct inagg_ledger_job *j = ustate_find(s, id);
+	struct ia_ledger_job *j = ustate_find(s, id);
 
 	if (!j)
-		ledger_seterr(l, "job not admitted");
+		ia_ledger_seterr(l, "job not admitted");
 	return j;
 }
 
@@ -227,7 +227,7 @@ static void ustate_free(struct ustate *s)
 }
 
 /* Reads the state; a missing file, or one of an earlier boot, is a new ledger. */
-static int uload(struct inagg_ledger *l, struct ustate *s)
+static int uload(struct ia_ledger *l, struct ustate *s)
 {
 	char boot[64], fboot[64], line[128];
 	unsigned int ver, a, b;
@@ -264,7 +264,7 @@ static int uload(struct inagg_ledger *l, struct ustate *s)
 	}
 	goto out;
 corrupt:
-	ledger_seterr(l, "user-space ledger state file is corrupt");
+	ia_ledger_seterr(l, "user-space ledger state file is corrupt");
 	ret = -EUCLEAN;
 out:
 	fclose(f);
@@ -273,7 +273,7 @@ out:
 	return ret;
 }
 
-static int usave(struct inagg_ledger *l, const struct ustate *s)
+static int usave(struct ia_ledger *l, const struct ustate *s)
 {
 	char tmp[PATH_MAX + 8], boot[64];
 	int ret;
@@ -310,7 +310,7 @@ static int usave(struct inagg_ledger *l, const struct ustate *s)
 }
 
 /* Opens a transaction: checks rights, locks and loads. */
-static int ubegin(struct inagg_ledger *l, bool write, struct ustate *s, int *fd)
+static int ubegin(struct ia_ledger *l, bool write, struct ustate *s, int *fd)
 {
 	int ret;
 
@@ -325,7 +325,7 @@ static int ubegin(struct inagg_ledger *l, bool write, struct ustate *s, int *fd)
 	return ret;
 }
 
-static int uend(struct inagg_ledger *l, struct ustate *s, int fd, int ret, bool save)
+static int uend(struct ia_ledger *l, struct ustate *s, int fd, int ret, bool save)
 {
 	if (!ret && save)
 		ret = usave(l, s);
@@ -334,7 +334,7 @@ static int uend(struct inagg_ledger *l, struct ustate *s, int fd, int ret, bool 
 	return ret;
 }
 
-int uledger_get(struct inagg_ledger *l, struct inagg_ledger_cap *cap)
+int ia_uledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap)
 {
 	struct ustate s;
 	int fd, ret;
@@ -349,13 +349,13 @@ int uledger_get(struct inagg_ledger *l, struct inagg_ledger_cap *cap)
 	return uend(l, &s, fd, 0, false);
 }
 
-static int out_of_range(struct inagg_ledger *l)
+static int out_of_range(struct ia_ledger *l)
 {
-	ledger_seterr(l, "integer out of range");
+	ia_ledger_seterr(l, "integer out of range");
 	return -ERANGE;
 }
 
-int uledger_set(struct inagg_ledger *l, long long max_jobs, long long max_slots)
+int ia_uledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
 {
 	struct ustate s;
 	int fd, ret;
@@ -364,29 +364,29 @@ int uledger_set(struct inagg_ledger *l, long long max_jobs, long long max_slots)
 		return -EPERM;
 	if (max_jobs > INAGG_JOBS_LIMIT || max_slots > INAGG_SLOTS_LIMIT)
 		return out_of_range(l);
-	if (max_jobs == INAGG_LEDGER_KEEP && max_slots == INAGG_LEDGER_KEEP) {
-		ledger_seterr(l, "set needs max_jobs or max_slots");
+	if (max_jobs == IA_LEDGER_KEEP && max_slots == IA_LEDGER_KEEP) {
+		ia_ledger_seterr(l, "set needs max_jobs or max_slots");
 		return -EINVAL;
 	}
 	ret = ubegin(l, true, &s, &fd);
 	if (ret)
 		return ret;
-	if (max_jobs != INAGG_LEDGER_KEEP && max_jobs < s.used_jobs) {
-		ledger_seterr(l, "max_jobs below the jobs admitted");
+	if (max_jobs != IA_LEDGER_KEEP && max_jobs < s.used_jobs) {
+		ia_ledger_seterr(l, "max_jobs below the jobs admitted");
 		ret = -EBUSY;
-	} else if (max_slots != INAGG_LEDGER_KEEP && max_slots < s.used_slots) {
-		ledger_seterr(l, "max_slots below the slots admitted");
+	} else if (max_slots != IA_LEDGER_KEEP && max_slots < s.used_slots) {
+		ia_ledger_seterr(l, "max_slots below the slots admitted");
 		ret = -EBUSY;
 	} else {
-		if (max_jobs != INAGG_LEDGER_KEEP)
+		if (max_jobs != IA_LEDGER_KEEP)
 			s.max_jobs = max_jobs;
-		if (max_slots != INAGG_LEDGER_KEEP)
+		if (max_slots != IA_LEDGER_KEEP)
 			s.max_slots = max_slots;
 	}
 	return uend(l, &s, fd, ret, true);
 }
 
-int uledger_admit(struct inagg_ledger *l, __u32 job, __u32 slots)
+int ia_uledger_admit(struct ia_ledger *l, __u32 job, __u32 slots)
 {
 	struct ustate s;
 	int fd, ret;
@@ -399,13 +399,13 @@ int uledger_admit(struct inagg_ledger *l, __u32 job, __u32 slots)
 	if (ret)
 		return ret;
 	if (ustate_find(&s, job)) {
-		ledger_seterr(l, "job already admitted");
+		ia_ledger_seterr(l, "job already admitted");
 		ret = -EEXIST;
 	} else if (s.used_jobs >= s.max_jobs) {
-		ledger_seterr(l, "job limit reached (max_jobs)");
+		ia_ledger_seterr(l, "job limit reached (max_jobs)");
 		ret = -ENOSPC;
 	} else if (slots > s.max_slots - s.used_slots) {
-		ledger_seterr(l, "slot limit reached (max_slots)");
+		ia_ledger_seterr(l, "slot limit reached (max_slots)");
 		ret = -ENOSPC;
 	} else {
 		ret = ustate_add(&s, job, slots);
@@ -413,9 +413,9 @@ int uledger_admit(struct inagg_ledger *l, __u32 job, __u32 slots)
 	return uend(l, &s, fd, ret, true);
 }
 
-int uledger_release(struct inagg_ledger *l, __u32 job)
+int ia_uledger_release(struct ia_ledger *l, __u32 job)
 {
-	struct inagg_ledger_job *j;
+	struct ia_ledger_job *j;
 	struct ustate s;
 	int fd, ret = 0;
 
@@ -438,9 +438,9 @@ int uledger_release(struct inagg_ledger *l, __u32 job)
 	return uend(l, &s, fd, ret, true);
 }
 
-int uledger_job(struct inagg_ledger *l, __u32 job, struct inagg_ledger_job *out)
+int ia_uledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out)
 {
-	struct inagg_ledger_job *j;
+	struct ia_ledger_job *j;
 	struct ustate s;
 	int fd, ret = 0;
 
@@ -457,7 +457,7 @@ int uledger_job(struct inagg_ledger *l, __u32 job, struct inagg_ledger_job *out)
 	return uend(l, &s, fd, ret, false);
 }
 
-int uledger_list(struct inagg_ledger *l, struct inagg_ledger_job **jobs, size_t *n)
+int ia_uledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n)
 {
 	struct ustate s;
 	int fd, ret;

@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# libinagg's exported names (KTAP): every symbol an application can link
+# against starts with ia_; the job transaction and its ledger, control and
+# error parts never end the process (abort/exit): they return errors.
+BUILD=${BUILD:-build}
+LIB=$BUILD/libinagg.a
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+. "$(dirname "$0")/../ktap.sh"
+
+# Global definitions of every object: "T name", "D name", "B name", ...
+defined() {
+	nm -g --defined-only "$LIB" | awk 'NF == 3 { print $3 }' | sort -u
+}
+
+prefixed() {
+	local bad
+	[ -f "$LIB" ] || { echo "no library at $LIB"; return 1; }
+	defined >"$tmp/syms"
+	[ -s "$tmp/syms" ] || { echo "nm found no symbols in $LIB"; return 1; }
+	bad=$(grep -v '^ia_' "$tmp/syms")
+	[ -z "$bad" ] || { echo "exported without the ia_ prefix:"; echo "$bad"; return 1; }
+	echo "$(wc -l <"$tmp/syms") symbols, all ia_"
+}
+
+# The daemon's library parts report errors; only their caller may end the process.
+no_exit() {
+	local bad
+	bad=$(nm -A -u "$LIB" | grep -E ':(job|ledger[a-z_]*|ctl|err)\.o:' |
+		grep -wE 'abort|exit|_exit')
+	[ -z "$bad" ] || { echo "calls that end the process:"; echo "$bad"; return 1; }
+}
+
+t "libinagg exports only ia_ symbols" prefixed
+t "job, ledger, ctl and err never abort or exit" no_exit
+finish
