@@ -5,6 +5,10 @@
  * that completes the aggregation of whatever reaches it unaggregated and
  * sends each chunk's result down. See docs/hosts.md.
  *
+ * Files: host_worker.c, host_ps.c (the two ends), host_io.c (sockets and
+ * test impairment, internal), host_vec.h (chunks, test vectors, checksums),
+ * host_fx.h (fixed point).
+ *
  * A vector of n int32 elements is cut into C = ceil(n / chunk) chunks of
  * `chunk` elements (the last one shorter), sent as chunk sequence numbers
  * base_seq .. base_seq + C - 1 in messages of include/inagg/wire.h. Sums wrap
@@ -23,6 +27,8 @@
 #include <netinet/in.h>
 
 #include "inagg/wire.h"
+#include "host_fx.h"
+#include "host_vec.h"
 
 #define IA_HOST_WINDOW		64	/* default chunks in flight per worker */
 #define IA_HOST_TIMEOUT_MS	200	/* default retransmission timeout */
@@ -161,31 +167,5 @@ const int32_t *ia_ps_result(const struct ia_ps *ps);
 void ia_ps_stats(const struct ia_ps *ps, struct ia_ps_stats *st);
 void ia_ps_close(struct ia_ps *ps);
 const char *ia_ps_drop_name(enum ia_ps_drop d);
-
-/* Chunks of a vector of n elements; 0 if n or chunk is 0. */
-uint64_t ia_host_nchunks(uint64_t n, uint32_t chunk);
-
-/* Deterministic test vectors: element i of the vector of seed. Full int32 range. */
-int32_t ia_host_rand(uint64_t seed, uint64_t i);
-void ia_host_fill(int32_t *v, size_t n, uint64_t seed);
-/* In place v[i] += w[i] modulo 2^32 (the aggregation of wire.h). */
-void ia_host_add(int32_t *v, const int32_t *w, size_t n);
-/* FNV-1a 64 over the little-endian bytes of v: a checksum to compare results. */
-uint64_t ia_host_checksum(const int32_t *v, size_t n);
-
-/*
- * Fixed-point floats: x is sent as round(x * 2^frac) (half away from zero),
- * saturated to int32 (NaN as 0); a received s means s / 2^frac. The sum of
- * N workers is exact to 2^-frac per worker as long as it does not wrap:
- * choose frac so that N * max|x| * 2^frac < 2^31 (ia_fx_frac_for()).
- */
-#define IA_FX_FRAC_DEFAULT	16
-int32_t ia_fx_encode(double x, unsigned int frac, bool *saturated);
-double ia_fx_decode(int32_t s, unsigned int frac);
-/* Encodes n values; returns how many saturated. */
-size_t ia_fx_encode_vec(const double *x, int32_t *s, size_t n, unsigned int frac);
-void ia_fx_decode_vec(const int32_t *s, double *x, size_t n, unsigned int frac);
-/* Largest frac <= 30 for which nworkers values of magnitude max_abs sum without wrap; -ERANGE if none. */
-int ia_fx_frac_for(double max_abs, uint32_t nworkers);
 
 #endif

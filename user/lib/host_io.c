@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/* UDP sockets, batched receive and (test) impaired sending of host_io.h. */
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "err.h"
+#include "host_io.h"
+
+#define SOCK_BUF	(8 << 20)
+
+uint64_t ia_io_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int ia_io_ms_until(uint64_t t, uint64_t now)
+{
+	uint64_t d;
+
+	if (t <= now)
+		return 0;
+	d = (t - now + 999999) / 1000000;
+	return d > IA_IO_POLL_MAX_MS ? IA_IO_POLL_MAX_MS : (int)d;
+}
+
+void ia_hdr_fill(struct ia_hdr *h, uint8_t type, uint32_t job, uint32_t seq, uint32_t sender,
+		 uint32_t nworkers, uint16_t nelem, uint8_t flags)
+{
+	h->ver = IA_VERSION;
+	h->type = type;
+	h->job = htonl(job);
+	h->seq = htonl(seq);
+	h->sender = htonl(sender);
+	h->nworkers = htonl(nworkers);
+	h->nelem = htons(nelem);
+	h->flags = flags;
+	h->rsvd = 0;
+}
+
+void ia_io_payload_put(uint8_t *p, const int32_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t le = htole32((uint32_t)v[i]);
+
+		memcpy(p + 4 * i, &le, 4);
+	}
+}
+
+uint32_t ia_io_payload_get(const uint8_t *p, size_t i)
+{
+	uint32_t le;
+
+	memcpy(&le, p + 4 * i, 4);
+	return le32toh(le);
+}
+
+int ia_io_udp_open(struct in_addr addr, uint16_t port, char *err, size_t errlen)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr = addr,
+	};
+	int fd, v = SOCK_BUF, ret;
+	char ip[INET_ADDRSTRLEN];
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ia_fail(err, errlen, -errno, "socket: %s", strerror(errno));
+	/* Large buffers: a window of chunks from many workers arrives at once. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+	/* A PS may send results down to a subnet's broadcast address. */
+	v = 1;
+	setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &v, sizeof(v));
+	/*
+	 * No UDP checksum (allowed for IPv4): a veth leaves it to be completed
+	 * by "hardware", which never happens once XDP redirects the frame.
+	 */
+	if (setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &v, sizeof(v))) {
+		ret = -errno;
+		close(fd);
+		return ia_fail(err, errlen, ret, "SO_NO_CHECK: %s", strerror(-ret));
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		inet_ntop(AF_INET, &addr, ip, sizeof(ip));
+		close(fd);
+		return ia_fail(err, errlen, ret, "bind %s:%u: %s", ip, port, strerror(-ret));
+	}
+	return fd;
+}
+
+void ia_io_tx_init(struct ia_io_tx *t, int fd, const struct ia_host_faults *f)
+{
+	t->fd = fd;
+	t->f = *f;
+	t->rng = f->seed;
+	t->held = false;
+	t->send_err = 0;
+}
+
+static bool faults_on(const struct ia_host_faults *f)
+{
+	return f->loss_ppm || f->dup_ppm || f->reorder_ppm;
+}
+
+static bool draw(struct ia_io_tx *t, uint32_t ppm)
+{
+	return ppm && ia_splitmix64(&t->rng) % 1000000 < ppm;
+}
+
+static int raw_send(struct ia_io_tx *t, const void *buf, size_t len, const struct sockaddr_in *to)
+{
+	if (sendto(t->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) >= 0)
+		return 0;
+	/* Treated as loss: the retransmission timer recovers. */
+	if (errno == EAGAIN || errno == ENOBUFS || errno == EHOSTUNREACH ||
+	    errno == ENETUNREACH || errno == ECONNREFUSED || errno == EINTR) {
+		t->send_err++;
+		return 0;
+	}
+	return -errno;
+}
+
+int ia_io_tx_flush(struct ia_io_tx *t)
+{
+	if (!t->held)
+		return 0;
+	t->held = false;
+	return raw_send(t, t->held_buf, t->held_len, &t->held_to);
+}
+
+int ia_io_tx_send(struct ia_io_tx *t, const void *buf, size_t len, const struct sockaddr_in *to)
+{
+	int ret;
+
+	if (!faults_on(&t->f))
+		return raw_send(t, buf, len, to);
+	if (draw(t, t->f.loss_ppm))
+		return 0;
+	if (!t->held && draw(t, t->f.reorder_ppm)) {
+		memcpy(t->held_buf, buf, len);
+		t->held_len = len;
+		t->held_to = *to;
+		t->held = true;
+		return 0;
+	}
+	ret = raw_send(t, buf, len, to);
+	if (!ret && draw(t, t->f.dup_ppm))
+		ret = raw_send(t, buf, len, to);
+	if (!ret)
+		ret = ia_io_tx_flush(t);
+	return ret;
+}
+
+void ia_io_rx_init(struct ia_io_rx *r)
+{
+	int i;
+
+	for (i = 0; i < IA_IO_RX_BATCH; i++) {
+		r->iov[i].iov_base = r->buf[i];
+		r->iov[i].iov_len = sizeof(r->buf[i]);
+		r->mm[i].msg_hdr = (struct msghdr){
+			.msg_name = &r->from[i],
+			.msg_namelen = sizeof(r->from[i]),
+			.msg_iov = &r->iov[i],
+			.msg_iovlen = 1,
+		};
+	}
+}
+
+int ia_io_rx_wait(int fd, struct ia_io_rx *r, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int i, n;
+
+	n = poll(&p, 1, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (n == 0)
+		return 0;
+	for (i = 0; i < IA_IO_RX_BATCH; i++)
+		r->mm[i].msg_hdr.msg_namelen = sizeof(r->from[i]);
+	n = recvmmsg(fd, r->mm, IA_IO_RX_BATCH, MSG_DONTWAIT, NULL);
+	if (n < 0)
+		return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
+	return n;
+}

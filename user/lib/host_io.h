@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Socket I/O shared by the worker and the destination (PS): a UDP socket set
+ * up for inagg, batched receive, and sending with the test-only impairment of
+ * struct ia_host_faults. Internal to the host endpoint (host_*.c).
+ */
+#ifndef INAGG_HOST_IO_H
+#define INAGG_HOST_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "host.h"
+
+#define IA_IO_MSG_MAX		(IA_HDR_LEN + 4 * IA_MAX_ELEMS)
+#define IA_IO_RX_BATCH		64
+#define IA_IO_POLL_MAX_MS	100	/* how often a stop flag is looked at */
+
+/* A socket's sending side, with its impairment (loss, duplication, reordering). */
+struct ia_io_tx {
+	int fd;
+	struct ia_host_faults f;
+	uint64_t rng;
+	bool held;		/* a message waiting to be sent after the next */
+	size_t held_len;
+	struct sockaddr_in held_to;
+	uint8_t held_buf[IA_IO_MSG_MAX];
+	uint64_t send_err;	/* transient errors (buffer full, no route) */
+};
+
+/* A batch of datagrams from recvmmsg(). */
+struct ia_io_rx {
+	struct mmsghdr mm[IA_IO_RX_BATCH];
+	struct iovec iov[IA_IO_RX_BATCH];
+	struct sockaddr_in from[IA_IO_RX_BATCH];
+	uint8_t buf[IA_IO_RX_BATCH][IA_IO_MSG_MAX + 4];	/* + 4: see a longer datagram as such */
+};
+
+/* A bound, non-blocking-use UDP socket for inagg messages; fd or -errno. */
+int ia_io_udp_open(struct in_addr addr, uint16_t port, char *err, size_t errlen);
+void ia_io_tx_init(struct ia_io_tx *t, int fd, const struct ia_host_faults *f);
+/* Sends (or, impaired, drops, duplicates or holds back) one message. */
+int ia_io_tx_send(struct ia_io_tx *t, const void *buf, size_t len, const struct sockaddr_in *to);
+/* Sends a held-back message, if any. */
+int ia_io_tx_flush(struct ia_io_tx *t);
+
+void ia_io_rx_init(struct ia_io_rx *r);
+/* Waits up to timeout_ms for datagrams; returns how many (0 on timeout) or -errno. */
+int ia_io_rx_wait(int fd, struct ia_io_rx *r, int timeout_ms);
+
+/* Payload elements in wire order (little-endian int32). */
+void ia_io_payload_put(uint8_t *p, const int32_t *v, size_t n);
+uint32_t ia_io_payload_get(const uint8_t *p, size_t i);
+
+uint64_t ia_io_now_ns(void);
+/* Milliseconds from now until t, rounded up, at most IA_IO_POLL_MAX_MS. */
+int ia_io_ms_until(uint64_t t, uint64_t now);
+
+#endif

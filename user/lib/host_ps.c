@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Destination (PS): completes the aggregation of what reaches it
+ * unaggregated, exactly once per sender, and sends each chunk's result down.
+ * See host.h and docs/hosts.md.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "err.h"
+#include "host.h"
+#include "host_io.h"
+
+enum { PC_EMPTY, PC_OPEN, PC_DONE };
+
+struct pchunk {
+	uint8_t state;		/* PC_EMPTY (nothing yet), PC_OPEN, PC_DONE */
+	uint8_t flags;		/* IA_F_MARK seen in an accepted contribution */
+	uint32_t nworkers;	/* sum over distinct senders */
+	uint32_t nsenders, cap;
+	uint32_t *senders;	/* freed on completion: anything later is "late" */
+};
+
+struct ia_ps {
+	struct ia_ps_cfg cfg;
+	struct ia_ps_member *members;
+	uint64_t nchunks;
+	struct pchunk *ch;
+	int32_t *sum;
+	struct sockaddr_in down;
+	struct sockaddr_in *waddr;	/* unicast: worker addresses heard from */
+	uint32_t nwaddr, capwaddr;
+	struct ia_io_tx tx;
+	struct ia_ps_stats st;
+	uint64_t t_first;
+	struct ia_io_rx rx;
+};
+
+static const char *const drop_names[IA_PS_DROP__COUNT] = {
+	[IA_PS_DROP_SHORT] = "short",	[IA_PS_DROP_VERSION] = "version",
+	[IA_PS_DROP_TYPE] = "type",	[IA_PS_DROP_JOB] = "job",
+	[IA_PS_DROP_NELEM] = "nelem",	[IA_PS_DROP_MEMBER] = "member",
+	[IA_PS_DROP_WINDOW] = "window", [IA_PS_DROP_OVER] = "over",
+};
+
+const char *ia_ps_drop_name(enum ia_ps_drop d)
+{
+	return d < IA_PS_DROP__COUNT ? drop_names[d] : "?";
+}
+
+int ia_ps_open(const struct ia_ps_cfg *cfg, struct ia_ps **out, char *err, size_t errlen)
+{
+	struct ia_ps *ps;
+	uint32_t chunk = cfg->chunk ? cfg->chunk : IA_MAX_ELEMS;
+	uint64_t nchunks;
+	int fd, ret;
+	uint32_t i;
+
+	if (cfg->chunk > IA_MAX_ELEMS)
+		return ia_fail(err, errlen, -EINVAL, "chunk of %u elements: at most %u", cfg->chunk,
+			    IA_MAX_ELEMS);
+	if (!cfg->nworkers)
+		return ia_fail(err, errlen, -EINVAL, "the job needs at least one worker");
+	nchunks = ia_host_nchunks(cfg->nelem, chunk);
+	if (!nchunks)
+		return ia_fail(err, errlen, -EINVAL, "empty vector");
+	if (nchunks > IA_HOST_MAX_CHUNKS)
+		return ia_fail(err, errlen, -E2BIG, "%llu chunks: at most %u",
+			    (unsigned long long)nchunks, IA_HOST_MAX_CHUNKS);
+	if (cfg->down_mode == IA_PS_DOWN_ADDR && !cfg->down.s_addr)
+		return ia_fail(err, errlen, -EINVAL, "no down address for results (or use unicast)");
+	ps = calloc(1, sizeof(*ps));
+	if (!ps)
+		return ia_fail(err, errlen, -ENOMEM, "out of memory");
+	ps->cfg = *cfg;
+	ps->cfg.chunk = chunk;
+	if (!ps->cfg.port)
+		ps->cfg.port = IA_UDP_PORT;
+	ps->nchunks = nchunks;
+	ps->ch = calloc(nchunks, sizeof(*ps->ch));
+	ps->sum = calloc(cfg->nelem, sizeof(*ps->sum));
+	if (cfg->nmembers)
+		ps->members = calloc(cfg->nmembers, sizeof(*ps->members));
+	if (!ps->ch || !ps->sum || (cfg->nmembers && !ps->members)) {
+		ret = ia_fail(err, errlen, -ENOMEM, "out of memory");
+		goto err;
+	}
+	for (i = 0; i < cfg->nmembers; i++) {
+		if (!cfg->members[i].nworkers) {
+			ret = ia_fail(err, errlen, -EINVAL, "member %u: nworkers must be >= 1",
+				   cfg->members[i].sender);
+			goto err;
+		}
+		ps->members[i] = cfg->members[i];
+	}
+	ps->cfg.members = ps->members;
+	ps->down = (struct sockaddr_in){
+		.sin_family = AF_INET,
+		.sin_port = htons(ps->cfg.port),
+		.sin_addr = cfg->down,
+	};
+	fd = ia_io_udp_open(cfg->addr, ps->cfg.port, err, errlen);
+	if (fd < 0) {
+		ret = fd;
+		goto err;
+	}
+	ia_io_tx_init(&ps->tx, fd, &cfg->faults);
+	ps->st.chunks = nchunks;
+	ia_io_rx_init(&ps->rx);
+	*out = ps;
+	return 0;
+err:
+	free(ps->members);
+	free(ps->sum);
+	free(ps->ch);
+	free(ps);
+	return ret;
+}
+
+void ia_ps_close(struct ia_ps *ps)
+{
+	uint64_t i;
+
+	if (!ps)
+		return;
+	close(ps->tx.fd);
+	for (i = 0; i < ps->nchunks; i++)
+		free(ps->ch[i].senders);
+	free(ps->waddr);
+	free(ps->members);
+	free(ps->sum);
+	free(ps->ch);
+	free(ps);
+}
+
+const int32_t *ia_ps_result(const struct ia_ps *ps)
+{
+	return ps->sum;
+}
+
+void ia_ps_stats(const struct ia_ps *ps, struct ia_ps_stats *st)
+{
+	*st = ps->st;
+}
+
+static const struct ia_ps_member *ps_member(const struct ia_ps *ps, uint32_t sender)
+{
+	uint32_t i;
+
+	for (i = 0; i < ps->cfg.nmembers; i++)
+		if (ps->members[i].sender == sender)
+			return &ps->members[i];
+	return NULL;
+}
+
+static int ps_learn(struct ia_ps *ps, const struct sockaddr_in *from)
+{
+	struct sockaddr_in *n;
+	uint32_t i;
+
+	for (i = 0; i < ps->nwaddr; i++)
+		if (ps->waddr[i].sin_addr.s_addr == from->sin_addr.s_addr &&
+		    ps->waddr[i].sin_port == from->sin_port)
+			return 0;
+	if (ps->nwaddr == ps->capwaddr) {
+		n = realloc(ps->waddr, (ps->capwaddr * 2 + 4) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		ps->waddr = n;
+		ps->capwaddr = ps->capwaddr * 2 + 4;
+	}
+	ps->waddr[ps->nwaddr++] = *from;
+	return 0;
+}
+
+/* Sends chunk idx's result down, or only to one host (a late worker) if to != NULL. */
+static int ps_send_result(struct ia_ps *ps, uint64_t idx, const struct sockaddr_in *to)
+{
+	uint32_t len = ia_host_chunk_len(ps->cfg.nelem, ps->cfg.chunk, idx);
+	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
+	size_t mlen = IA_HDR_LEN + 4 * len;
+	uint32_t i;
+	int ret;
+
+	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_RESULT, ps->cfg.job,
+		    ps->cfg.base_seq + (uint32_t)idx, ps->cfg.id, ps->cfg.nworkers, len,
+		    ps->ch[idx].flags & IA_F_MARK);
+	ia_io_payload_put(buf + IA_HDR_LEN, ps->sum + idx * ps->cfg.chunk, len);
+	if (ps->cfg.down_mode == IA_PS_DOWN_ADDR) {
+		ps->st.results++;
+		return ia_io_tx_send(&ps->tx, buf, mlen, &ps->down);
+	}
+	if (to) {
+		ps->st.results++;
+		return ia_io_tx_send(&ps->tx, buf, mlen, to);
+	}
+	for (i = 0; i < ps->nwaddr; i++) {
+		ps->st.results++;
+		ret = ia_io_tx_send(&ps->tx, buf, mlen, &ps->waddr[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int ps_drop(struct ia_ps *ps, enum ia_ps_drop why)
+{
+	ps->st.drop[why]++;
+	return 0;
+}
+
+static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
+		   const struct sockaddr_in *from)
+{
+	const struct ia_hdr *h = (const struct ia_hdr *)buf;
+	const struct ia_ps_member *m;
+	uint32_t sender, nw, nelem, i;
+	struct pchunk *c;
+	bool unicast = ps->cfg.down_mode == IA_PS_DOWN_UNICAST;
+	uint64_t idx;
+	int32_t *dst;
+	int ret;
+
+	ps->st.rx++;
+	if (len < IA_HDR_LEN)
+		return ps_drop(ps, IA_PS_DROP_SHORT);
+	if (h->ver != IA_VERSION)
+		return ps_drop(ps, IA_PS_DROP_VERSION);
+	if (h->type != IA_MSG_CONTRIB && h->type != IA_MSG_AGG)
+		return ps_drop(ps, IA_PS_DROP_TYPE);
+	if (ntohl(h->job) != ps->cfg.job)
+		return ps_drop(ps, IA_PS_DROP_JOB);
+	nelem = ntohs(h->nelem);
+	if (!nelem || nelem > IA_MAX_ELEMS)
+		return ps_drop(ps, IA_PS_DROP_NELEM);
+	if (len < IA_HDR_LEN + 4 * nelem)
+		return ps_drop(ps, IA_PS_DROP_SHORT);
+	if (len != IA_HDR_LEN + 4 * nelem)
+		return ps_drop(ps, IA_PS_DROP_NELEM);
+	idx = (uint32_t)(ntohl(h->seq) - ps->cfg.base_seq);
+	if (idx >= ps->nchunks)
+		return ps_drop(ps, IA_PS_DROP_WINDOW);
+	if (nelem != ia_host_chunk_len(ps->cfg.nelem, ps->cfg.chunk, idx))
+		return ps_drop(ps, IA_PS_DROP_NELEM);
+	sender = ntohl(h->sender);
+	nw = ntohl(h->nworkers);
+	if (!nw)
+		return ps_drop(ps, IA_PS_DROP_MEMBER);
+	if (ps->cfg.nmembers) {
+		m = ps_member(ps, sender);
+		if (!m || m->nworkers != nw)
+			return ps_drop(ps, IA_PS_DROP_MEMBER);
+	}
+	if (unicast && h->type == IA_MSG_CONTRIB) {
+		ret = ps_learn(ps, from);
+		if (ret)
+			return ret;
+	}
+	c = &ps->ch[idx];
+	if (c->state == PC_DONE) {
+		/* A retransmission that missed the result: send it again, count nothing. */
+		ps->st.late++;
+		return ps_send_result(ps, idx,
+				      unicast && h->type == IA_MSG_CONTRIB ? from : NULL);
+	}
+	for (i = 0; i < c->nsenders; i++)
+		if (c->senders[i] == sender) {
+			ps->st.dup++;
+			return 0;
+		}
+	if (nw > ps->cfg.nworkers - c->nworkers)
+		return ps_drop(ps, IA_PS_DROP_OVER);
+	if (c->nsenders == c->cap) {
+		uint32_t cap = c->cap ? 2 * c->cap : 4;
+		uint32_t *s = realloc(c->senders, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		c->senders = s;
+		c->cap = cap;
+	}
+	c->senders[c->nsenders++] = sender;
+	c->state = PC_OPEN;
+	c->nworkers += nw;
+	if (!ps->t_first)
+		ps->t_first = ia_io_now_ns();
+	if (h->type == IA_MSG_CONTRIB)
+		ps->st.contrib++;
+	else
+		ps->st.agg++;
+	if (h->flags & IA_F_MARK) {
+		ps->st.marks++;
+		c->flags |= IA_F_MARK;
+	}
+	dst = ps->sum + idx * ps->cfg.chunk;
+	for (i = 0; i < nelem; i++)
+		dst[i] = (int32_t)((uint32_t)dst[i] + ia_io_payload_get(buf + IA_HDR_LEN, i));
+	if (c->nworkers < ps->cfg.nworkers)
+		return 0;
+	c->state = PC_DONE;
+	free(c->senders);
+	c->senders = NULL;
+	c->nsenders = c->cap = 0;
+	ps->st.done++;
+	ps->st.elapsed = (ia_io_now_ns() - ps->t_first) / 1e9;
+	return ps_send_result(ps, idx, NULL);
+}
+
+int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
+{
+	uint64_t idle_since = 0, now;
+	int i, k, ret, wait;
+
+	for (;;) {
+		if (ps->cfg.stop && *ps->cfg.stop) {
+			if (ps->st.done == ps->nchunks)
+				return 0;
+			return ia_fail(err, errlen, -EINTR, "interrupted with %u of %u chunks complete",
+				    ps->st.done, ps->st.chunks);
+		}
+		ret = ia_io_tx_flush(&ps->tx);
+		if (ret)
+			return ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
+		now = ia_io_now_ns();
+		wait = IA_IO_POLL_MAX_MS;
+		if (ps->st.done == ps->nchunks && ps->cfg.linger_ms >= 0) {
+			uint64_t end;
+
+			if (!idle_since)
+				idle_since = now;
+			end = idle_since + ps->cfg.linger_ms * 1000000ull;
+			if (now >= end)
+				return 0;
+			wait = ia_io_ms_until(end, now);
+		}
+		k = ia_io_rx_wait(ps->tx.fd, &ps->rx, wait);
+		if (k < 0)
+			return ia_fail(err, errlen, k, "receive: %s", strerror(-k));
+		for (i = 0; i < k; i++) {
+			ret = ps_recv(ps, ps->rx.buf[i], ps->rx.mm[i].msg_len, &ps->rx.from[i]);
+			if (ret)
+				return ia_fail(err, errlen, ret, "%s", strerror(-ret));
+		}
+		if (k)
+			idle_since = 0;
+	}
+}
