@@ -109,6 +109,41 @@ TEST(fig1_smc_plan)
 	ia_topo_free(t);
 }
 
+/* One layout: ports in uplink, children, workers order; workers numbered switch by switch. */
+TEST(layout_ports_and_workers)
+{
+	struct ia_topo *t = random_topo(40);
+	char name[IFNAMSIZ];
+	int g = 0;
+
+	for (int v = 0; v < t->n; v++) {
+		int nc = t->child_start[v + 1] - t->child_start[v];
+
+		ASSERT_EQ(1 + nc + (int)t->sw[v].load, ia_port_count(t, v));
+		ASSERT_STREQ("up", ia_port_nth(t, v, 0, name));
+		for (int i = 0; i < nc; i++) {
+			char want[IFNAMSIZ];
+
+			snprintf(want, sizeof(want), "d%d", i);
+			ASSERT_STREQ(want, ia_port_nth(t, v, 1 + i, name));
+			/* Child i's downlink number is i. */
+			ASSERT_EQ(i, ia_topo_child_pos(t, t->child[t->child_start[v] + i]));
+		}
+		for (uint32_t j = 0; j < t->sw[v].load; j++) {
+			char want[IFNAMSIZ];
+
+			snprintf(want, sizeof(want), "h%u", j);
+			ASSERT_STREQ(want, ia_port_nth(t, v, 1 + nc + j, name));
+			ASSERT_EQ(g, ia_net_worker_index(t, v, j));
+			g++;
+		}
+	}
+	ASSERT_EQ(-1, ia_topo_child_pos(t, t->root));
+	ASSERT_EQ((uint64_t)g, ia_topo_total_load(t));
+	ASSERT_EQ(g, t->first_worker[t->n]);
+	ia_topo_free(t);
+}
+
 TEST(job_load_above_topology_refused)
 {
 	struct ia_topo *t = random_topo(3);

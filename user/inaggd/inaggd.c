@@ -163,13 +163,13 @@ static int resolve_ports(struct daemon *d)
 		s->host = calloc(t->sw[v].load ? t->sw[v].load : 1, sizeof(struct port));
 		if (!s->down || !s->host)
 			return -ENOMEM;
-		ret = read_port(s->ns, "up", &s->up);
+		ret = read_port(s->ns, IA_PORT_UP, &s->up);
 		for (int i = 0; !ret && i < nc; i++) {
-			snprintf(name, sizeof(name), "d%d", i);
+			ia_port_name(IA_PORT_CHILD, i, name);
 			ret = read_port(s->ns, name, &s->down[i]);
 		}
 		for (uint32_t j = 0; !ret && j < t->sw[v].load; j++) {
-			snprintf(name, sizeof(name), "h%u", j);
+			ia_port_name(IA_PORT_HOST, j, name);
 			ret = read_port(s->ns, name, &s->host[j]);
 			ia_net_worker_ns(d->tag, t->sw[v].name, j, ns, sizeof(ns));
 			if (!ret)
@@ -329,7 +329,7 @@ static int push_switch(struct daemon *d, struct job *j, int v, char *why, size_t
 		down[ndown++] = hop(&s->down[ia_topo_child_pos(t, ps->down[i])], none, none);
 	for (uint32_t w = 0; w < j->load[v]; w++)
 		down[ndown++] = hop(&s->host[w], none,
-				    ia_net_worker_addr(j->plan.first_worker[v] + w));
+				    ia_net_worker_addr(ia_net_worker_index(t, v, w)));
 
 	struct ia_xdp_job cfg = {
 		.id = j->id,
@@ -474,7 +474,7 @@ static json_object *job_json(const struct daemon *d, const struct job *j, bool d
 	for (int v = 0; v < t->n; v++) {
 		for (uint32_t w = 0; w < j->load[v]; w++) {
 			json_object *wo = json_object_new_object();
-			int g = j->plan.first_worker[v] + w;
+			int g = ia_net_worker_index(t, v, w);
 			char ns[128];
 
 			ia_net_worker_ns(d->tag, t->sw[v].name, w, ns, sizeof(ns));

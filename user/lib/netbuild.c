@@ -7,59 +7,61 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <limits.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "netbuild.h"
 
-#define NS_DIR "/run/netns"
-
+/* A growing script for one iproute2 batch; oom sticks until the batch runs. */
 struct sbuf {
 	char *s;
 	size_t len, cap;
+	bool oom;
 };
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void sb_printf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
+	size_t cap;
+	char *s;
 	int n;
 
-	for (;;) {
+	while (!b->oom) {
 		va_start(ap, fmt);
 		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
 		va_end(ap);
-		if (n < 0)
+		if (n < 0) {
+			b->oom = true;
 			return;
+		}
 		if (b->s && b->len + n < b->cap) {
 			b->len += n;
 			return;
 		}
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-
+		cap = b->cap ? b->cap * 2 : 4096;
 		while (cap < b->len + n + 1)
 			cap *= 2;
-		char *s = realloc(b->s, cap);
-
-		if (!s)
-			abort();
+		s = realloc(b->s, cap);
+		if (!s) {
+			b->oom = true;
+			return;
+		}
 		b->s = s;
 		b->cap = cap;
 	}
 }
 
-static void set_err(char *err, size_t len, const char *fmt, ...)
+static void sb_reset(struct sbuf *b)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
+	b->len = 0;
+	if (b->s)
+		b->s[0] = '\0';
 }
 
 /* Runs argv with input on stdin; on failure err gets the tool's first error line. */
@@ -109,82 +111,28 @@ static int run_tool(char *const argv[], const char *input, char *err, size_t err
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		return 0;
 	msg[strcspn(msg, "\n")] = '\0';
-	set_err(err, errlen, "%s: %s", argv[0], *msg ? msg : "failed");
-	return -EIO;
+	return ia_fail(err, errlen, -EIO, "%s: %s", argv[0], *msg ? msg : "failed");
 }
 
-static int ip_batch(const char *ns, const char *tool, const char *script, char *err,
+/* Runs the script in sb with "tool [-n ns] -batch -"; ns NULL: the caller's namespace. */
+static int ip_batch(const char *ns, const char *tool, const struct sbuf *sb, char *err,
 		    size_t errlen)
 {
 	char *argv[] = { (char *)tool, "-n", (char *)ns, "-batch", "-", NULL };
 
+	if (sb->oom)
+		return ia_fail(err, errlen, -ENOMEM, "%s: out of memory for its script", tool);
 	if (!ns) {
 		argv[1] = "-batch";
 		argv[2] = "-";
 		argv[3] = NULL;
 	}
-	return run_tool(argv, script, err, errlen);
-}
-
-void ia_net_switch_ns(const char *tag, const char *sw, char *buf, size_t len)
-{
-	snprintf(buf, len, "ia-%s-%s", tag, sw);
-}
-
-void ia_net_worker_ns(const char *tag, const char *sw, int j, char *buf, size_t len)
-{
-	snprintf(buf, len, "ia-%s-%s-w%d", tag, sw, j);
-}
-
-void ia_net_dest_ns(const char *tag, char *buf, size_t len)
-{
-	snprintf(buf, len, "ia-%s-dest", tag);
-}
-
-int ia_net_worker_index(const struct ia_topo *t, int v, int j)
-{
-	int g = 0;
-
-	for (int u = 0; u < v; u++)
-		g += t->sw[u].load;
-	return g + j;
-}
-
-static struct in_addr addr_of(uint32_t host_order)
-{
-	return (struct in_addr){ htonl(host_order) };
-}
-
-struct in_addr ia_net_worker_addr(int g)
-{
-	return addr_of(0x0a800000u + 4u * g + 2);
-}
-
-struct in_addr ia_net_worker_gw(int g)
-{
-	return addr_of(0x0a800000u + 4u * g + 1);
-}
-
-struct in_addr ia_net_uplink_addr(int v, bool upper)
-{
-	return addr_of(0x0a400000u + 4u * v + (upper ? 1 : 2));
-}
-
-struct in_addr ia_net_dest_addr(const struct ia_topo *t)
-{
-	return ia_net_uplink_addr(t->root, true);
+	return run_tool(argv, sb->s, err, errlen);
 }
 
 static const char *a2s(struct in_addr a, char *buf)
 {
 	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
-}
-
-static bool valid_tag(const char *tag)
-{
-	size_t n = strlen(tag);
-
-	return n && n <= IA_NET_TAG_MAX && strspn(tag, "abcdefghijklmnopqrstuvwxyz0123456789") == n;
 }
 
 /* Names become namespace names: keep them to a safe alphabet. */
@@ -196,7 +144,7 @@ static bool valid_name(const char *s)
 	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == n;
 }
 
-/* Namespaces of a tag, or of any inagg network when tag is NULL. */
+/* Namespaces of a tag. */
 static int list_ns(const char *tag, char ***names)
 {
 	char prefix[32];
@@ -206,7 +154,7 @@ static int list_ns(const char *tag, char ***names)
 
 	*names = NULL;
 	snprintf(prefix, sizeof(prefix), "ia-%s-", tag);
-	dir = opendir(NS_DIR);
+	dir = opendir(IA_NETNS_DIR);
 	if (!dir)
 		return errno == ENOENT ? 0 : -errno;
 	while ((d = readdir(dir))) {
@@ -219,7 +167,10 @@ static int list_ns(const char *tag, char ***names)
 				break;
 			*names = n;
 		}
-		(*names)[cnt++] = strdup(d->d_name);
+		(*names)[cnt] = strdup(d->d_name);
+		if (!(*names)[cnt])
+			break;
+		cnt++;
 	}
 	closedir(dir);
 	return cnt;
@@ -231,23 +182,19 @@ int ia_net_down(const char *tag, char *err, size_t errlen)
 	char **names;
 	int cnt, ret = 0;
 
-	if (!valid_tag(tag)) {
-		set_err(err, errlen, "network tag \"%s\": use 1 to %d of [a-z0-9]", tag,
-			IA_NET_TAG_MAX);
-		return -EINVAL;
-	}
+	if (!ia_net_tag_valid(tag))
+		return ia_fail(err, errlen, -EINVAL, "network tag \"%s\": use 1 to %d of [a-z0-9]",
+			       tag, IA_NET_TAG_MAX);
 	cnt = list_ns(tag, &names);
-	if (cnt < 0) {
-		set_err(err, errlen, "%s: %s", NS_DIR, strerror(-cnt));
-		return cnt;
-	}
+	if (cnt < 0)
+		return ia_fail(err, errlen, cnt, "%s: %s", IA_NETNS_DIR, strerror(-cnt));
 	for (int i = 0; i < cnt; i++) {
 		sb_printf(&sb, "netns del %s\n", names[i]);
 		free(names[i]);
 	}
 	free(names);
 	if (cnt)
-		ret = ip_batch(NULL, "ip", sb.s, err, errlen);
+		ret = ip_batch(NULL, "ip", &sb, err, errlen);
 	free(sb.s);
 	return ret;
 }
@@ -267,7 +214,7 @@ static int enable_forwarding(const struct ia_topo *t, const char *tag, char *err
 			int fd, ok;
 
 			ia_net_switch_ns(tag, t->sw[v].name, ns, sizeof(ns));
-			snprintf(path, sizeof(path), NS_DIR "/%s", ns);
+			snprintf(path, sizeof(path), IA_NETNS_DIR "/%s", ns);
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 			if (fd < 0 || setns(fd, CLONE_NEWNET))
 				_exit(1);
@@ -284,92 +231,111 @@ static int enable_forwarding(const struct ia_topo *t, const char *tag, char *err
 	waitpid(pid, &status, 0);
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		return 0;
-	set_err(err, errlen, "cannot enable IPv4 forwarding in the switch namespaces");
-	return -EIO;
+	return ia_fail(err, errlen, -EIO, "cannot enable IPv4 forwarding in the switch namespaces");
 }
 
-static int build(const struct ia_topo *t, const struct ia_net_opts *o, char *err, size_t errlen)
+/* Namespaces and veth pairs, created directly inside the namespaces. */
+static int build_links(const struct ia_topo *t, const char *tag, char *err, size_t errlen)
 {
-	const char *tag = o->tag;
-	char ns[128], peer[128], a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
-	struct sbuf root = { 0 }, sb = { 0 };
-	int ret, *first = malloc((t->n + 1) * sizeof(int));
+	char ns[128], peer[128], port[IFNAMSIZ], hport[IFNAMSIZ];
+	struct sbuf sb = { 0 };
+	int ret;
 
-	if (!first)
-		return -ENOMEM;
-	for (int v = 0, g = 0; v <= t->n; v++) {
-		first[v] = g;	/* first global worker number of switch v */
-		if (v < t->n)
-			g += t->sw[v].load;
-	}
-
-	/* Namespaces and veth pairs, created directly inside the namespaces. */
 	ia_net_dest_ns(tag, ns, sizeof(ns));
-	sb_printf(&root, "netns add %s\n", ns);
+	sb_printf(&sb, "netns add %s\n", ns);
 	for (int v = 0; v < t->n; v++) {
 		ia_net_switch_ns(tag, t->sw[v].name, ns, sizeof(ns));
-		sb_printf(&root, "netns add %s\n", ns);
+		sb_printf(&sb, "netns add %s\n", ns);
 		for (uint32_t j = 0; j < t->sw[v].load; j++) {
 			ia_net_worker_ns(tag, t->sw[v].name, j, peer, sizeof(peer));
-			sb_printf(&root, "netns add %s\n", peer);
+			sb_printf(&sb, "netns add %s\n", peer);
 		}
 	}
 	for (int v = 0; v < t->n; v++) {
 		ia_net_switch_ns(tag, t->sw[v].name, ns, sizeof(ns));
 		if (t->sw[v].parent < 0) {
 			ia_net_dest_ns(tag, peer, sizeof(peer));
-			sb_printf(&root, "link add name up netns %s type veth peer name eth0 netns %s\n", ns,
-				  peer);
+			snprintf(port, sizeof(port), IA_HOST_PORT);
 		} else {
 			ia_net_switch_ns(tag, t->sw[t->sw[v].parent].name, peer, sizeof(peer));
-			sb_printf(&root, "link add name up netns %s type veth peer name d%d netns %s\n", ns,
-				  ia_topo_child_pos(t, v), peer);
+			ia_port_name(IA_PORT_CHILD, ia_topo_child_pos(t, v), port);
 		}
+		sb_printf(&sb, "link add name %s netns %s type veth peer name %s netns %s\n",
+			  IA_PORT_UP, ns, port, peer);
 		for (uint32_t j = 0; j < t->sw[v].load; j++) {
 			ia_net_worker_ns(tag, t->sw[v].name, j, peer, sizeof(peer));
-			sb_printf(&root, "link add name h%u netns %s type veth peer name eth0 netns %s\n", j,
-				  ns, peer);
+			sb_printf(&sb, "link add name %s netns %s type veth peer name %s netns %s\n",
+				  ia_port_name(IA_PORT_HOST, j, hport), ns, IA_HOST_PORT, peer);
 		}
 	}
-	ret = ip_batch(NULL, "ip", root.s, err, errlen);
+	ret = ip_batch(NULL, "ip", &sb, err, errlen);
+	free(sb.s);
+	return ret;
+}
+
+/* An address on a port, the port up. */
+static void addr_up(struct sbuf *sb, struct in_addr a, const char *port)
+{
+	char buf[INET_ADDRSTRLEN];
+
+	sb_printf(sb, "addr add %s/30 dev %s\nlink set dev %s up\n", a2s(a, buf), port, port);
+}
+
+/* A host (worker or destination): one port, default route to gw. */
+static int build_host(const char *ns, struct in_addr a, struct in_addr gw, struct sbuf *sb,
+		      char *err, size_t errlen)
+{
+	char buf[INET_ADDRSTRLEN];
+
+	sb_reset(sb);
+	sb_printf(sb, "link set lo up\n");
+	addr_up(sb, a, IA_HOST_PORT);
+	sb_printf(sb, "route add default via %s dev %s\n", a2s(gw, buf), IA_HOST_PORT);
+	return ip_batch(ns, "ip", sb, err, errlen);
+}
+
+static int build(const struct ia_topo *t, const struct ia_net_opts *o, char *err, size_t errlen)
+{
+	const char *tag = o->tag;
+	char ns[128], port[IFNAMSIZ], a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+	struct sbuf sb = { 0 };
+	int ret;
+
+	ret = build_links(t, tag, err, errlen);
 	if (ret)
-		goto out;
+		return ret;
 
 	/* Switches: addresses, default route up, a host route down per worker below. */
 	for (int v = 0; v < t->n; v++) {
-		sb.len = 0;
-		sb_printf(&sb, "link set lo up\naddr add %s/30 dev up\nlink set dev up up\n",
-			  a2s(ia_net_uplink_addr(v, false), a));
-		sb_printf(&sb, "route add default via %s dev up\n",
-			  a2s(ia_net_uplink_addr(v, true), a));
-		for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++) {
-			int u = t->child[c], i = c - t->child_start[v];
-
-			sb_printf(&sb, "addr add %s/30 dev d%d\nlink set dev d%d up\n",
-				  a2s(ia_net_uplink_addr(u, true), a), i, i);
-		}
+		sb_reset(&sb);
+		sb_printf(&sb, "link set lo up\n");
+		addr_up(&sb, ia_net_uplink_addr(v, false), IA_PORT_UP);
+		sb_printf(&sb, "route add default via %s dev %s\n",
+			  a2s(ia_net_uplink_addr(v, true), a), IA_PORT_UP);
+		for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++)
+			addr_up(&sb, ia_net_uplink_addr(t->child[c], true),
+				ia_port_name(IA_PORT_CHILD, c - t->child_start[v], port));
 		for (uint32_t j = 0; j < t->sw[v].load; j++)
-			sb_printf(&sb, "addr add %s/30 dev h%u\nlink set dev h%u up\n",
-				  a2s(ia_net_worker_gw(first[v] + j), a), j, j);
+			addr_up(&sb, ia_net_worker_gw(ia_net_worker_index(t, v, j)),
+				ia_port_name(IA_PORT_HOST, j, port));
 		ia_net_switch_ns(tag, t->sw[v].name, ns, sizeof(ns));
-		ret = ip_batch(ns, "ip", sb.s, err, errlen);
+		ret = ip_batch(ns, "ip", &sb, err, errlen);
 		if (ret)
 			goto out;
 	}
 	/* Every worker's address, routed on each ancestor toward its subtree. */
 	for (int w = 0; w < t->n; w++) {
-		for (int u = w; t->sw[u].parent >= 0; u = t->sw[u].parent) {
+		for (int u = w; t->sw[w].load && t->sw[u].parent >= 0; u = t->sw[u].parent) {
 			int p = t->sw[u].parent;
 
-			if (!t->sw[w].load)
-				break;
-			sb.len = 0;
+			sb_reset(&sb);
+			ia_port_name(IA_PORT_CHILD, ia_topo_child_pos(t, u), port);
 			for (uint32_t j = 0; j < t->sw[w].load; j++)
-				sb_printf(&sb, "route add %s/32 via %s dev d%d\n",
-					  a2s(ia_net_worker_addr(first[w] + j), a),
-					  a2s(ia_net_uplink_addr(u, false), b), ia_topo_child_pos(t, u));
+				sb_printf(&sb, "route add %s/32 via %s dev %s\n",
+					  a2s(ia_net_worker_addr(ia_net_worker_index(t, w, j)), a),
+					  a2s(ia_net_uplink_addr(u, false), b), port);
 			ia_net_switch_ns(tag, t->sw[p].name, ns, sizeof(ns));
-			ret = ip_batch(ns, "ip", sb.s, err, errlen);
+			ret = ip_batch(ns, "ip", &sb, err, errlen);
 			if (ret)
 				goto out;
 		}
@@ -377,29 +343,20 @@ static int build(const struct ia_topo *t, const struct ia_net_opts *o, char *err
 	/* Hosts. */
 	for (int v = 0; v < t->n; v++) {
 		for (uint32_t j = 0; j < t->sw[v].load; j++) {
-			int g = first[v] + j;
+			int g = ia_net_worker_index(t, v, j);
 
-			sb.len = 0;
-			sb_printf(&sb, "link set lo up\naddr add %s/30 dev eth0\nlink set dev eth0 up\n",
-				  a2s(ia_net_worker_addr(g), a));
-			sb_printf(&sb, "route add default via %s dev eth0\n",
-				  a2s(ia_net_worker_gw(g), a));
 			ia_net_worker_ns(tag, t->sw[v].name, j, ns, sizeof(ns));
-			ret = ip_batch(ns, "ip", sb.s, err, errlen);
+			ret = build_host(ns, ia_net_worker_addr(g), ia_net_worker_gw(g), &sb, err,
+					 errlen);
 			if (ret)
 				goto out;
 		}
 	}
-	sb.len = 0;
-	sb_printf(&sb, "link set lo up\naddr add %s/30 dev eth0\nlink set dev eth0 up\n",
-		  a2s(ia_net_dest_addr(t), a));
-	sb_printf(&sb, "route add default via %s dev eth0\n",
-		  a2s(ia_net_uplink_addr(t->root, false), a));
 	ia_net_dest_ns(tag, ns, sizeof(ns));
-	ret = ip_batch(ns, "ip", sb.s, err, errlen);
-	if (ret)
-		goto out;
-	ret = enable_forwarding(t, tag, err, errlen);
+	ret = build_host(ns, ia_net_dest_addr(t), ia_net_uplink_addr(t->root, false), &sb, err,
+			 errlen);
+	if (!ret)
+		ret = enable_forwarding(t, tag, err, errlen);
 	if (ret || o->rate_mbit <= 0)
 		goto out;
 
@@ -407,18 +364,16 @@ static int build(const struct ia_topo *t, const struct ia_net_opts *o, char *err
 	for (int v = 0; v < t->n; v++) {
 		double mbit = ia_ratio_double(t->sw[v].rate) * o->rate_mbit;
 
-		sb.len = 0;
-		sb_printf(&sb, "qdisc add dev up root tbf rate %.0fkbit burst 16kb latency 1s\n",
-			  mbit * 1000 < 8 ? 8 : mbit * 1000);
+		sb_reset(&sb);
+		sb_printf(&sb, "qdisc add dev %s root tbf rate %.0fkbit burst 16kb latency 1s\n",
+			  IA_PORT_UP, mbit * 1000 < 8 ? 8 : mbit * 1000);
 		ia_net_switch_ns(tag, t->sw[v].name, ns, sizeof(ns));
-		ret = ip_batch(ns, "tc", sb.s, err, errlen);
+		ret = ip_batch(ns, "tc", &sb, err, errlen);
 		if (ret)
 			goto out;
 	}
 out:
-	free(root.s);
 	free(sb.s);
-	free(first);
 	return ret;
 }
 
@@ -427,91 +382,26 @@ int ia_net_up(const struct ia_topo *t, const struct ia_net_opts *o, char *err, s
 	char **names, dummy[IA_ERRLEN];
 	int cnt, ret;
 
-	if (!valid_tag(o->tag)) {
-		set_err(err, errlen, "network tag \"%s\": use 1 to %d of [a-z0-9]", o->tag,
-			IA_NET_TAG_MAX);
-		return -EINVAL;
-	}
+	if (!ia_net_tag_valid(o->tag))
+		return ia_fail(err, errlen, -EINVAL, "network tag \"%s\": use 1 to %d of [a-z0-9]",
+			       o->tag, IA_NET_TAG_MAX);
 	for (int v = 0; v < t->n; v++) {
-		if (!valid_name(t->sw[v].name) || !strcmp(t->sw[v].name, "dest")) {
-			set_err(err, errlen,
-				"switch \"%s\": field \"name\": must be [A-Za-z0-9_.], at most 64, not \"dest\", to name a namespace",
-				t->sw[v].name);
-			return -EINVAL;
-		}
+		if (!valid_name(t->sw[v].name) || !strcmp(t->sw[v].name, "dest"))
+			return ia_fail(err, errlen, -EINVAL,
+				       "switch \"%s\": field \"name\": must be [A-Za-z0-9_.], at most 64, not \"dest\", to name a namespace",
+				       t->sw[v].name);
 	}
-	if (ia_topo_total_load(t) > (1u << 20) || t->n > (1 << 20)) {
-		set_err(err, errlen, "topology too large for namespaces");
-		return -E2BIG;
-	}
+	if (ia_topo_total_load(t) > (1u << 20) || t->n > (1 << 20))
+		return ia_fail(err, errlen, -E2BIG, "topology too large for namespaces");
 	cnt = list_ns(o->tag, &names);
 	for (int i = 0; i < cnt; i++)
 		free(names[i]);
 	free(names);
-	if (cnt > 0) {
-		set_err(err, errlen, "network \"%s\" is already up (inagg topo down first)", o->tag);
-		return -EEXIST;
-	}
+	if (cnt > 0)
+		return ia_fail(err, errlen, -EEXIST,
+			       "network \"%s\" is already up (inagg topo down first)", o->tag);
 	ret = build(t, o, err, errlen);
 	if (ret)	/* nothing half-built is left behind */
 		ia_net_down(o->tag, dummy, sizeof(dummy));
-	return ret;
-}
-
-int ia_netns_enter(const char *ns)
-{
-	char path[PATH_MAX];
-	int self, fd;
-
-	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (self < 0)
-		return -errno;
-	if (!ns)
-		return self;
-	snprintf(path, sizeof(path), NS_DIR "/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-		int err = -errno;
-
-		if (fd >= 0)
-			close(fd);
-		close(self);
-		return err;
-	}
-	close(fd);
-	return self;
-}
-
-void ia_netns_return(int handle)
-{
-	if (handle < 0)
-		return;
-	if (setns(handle, CLONE_NEWNET))
-		abort();	/* carrying on in the wrong namespace would be worse */
-	close(handle);
-}
-
-int ia_if_info(const char *ifname, int *ifindex, unsigned char mac[6])
-{
-	struct ifreq ifr = { 0 };
-	int fd, ret = 0;
-
-	if (strlen(ifname) >= IFNAMSIZ)
-		return -ENAMETOOLONG;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	strcpy(ifr.ifr_name, ifname);
-	if (ioctl(fd, SIOCGIFINDEX, &ifr))
-		ret = -errno;
-	else
-		*ifindex = ifr.ifr_ifindex;
-	if (!ret && mac) {
-		if (ioctl(fd, SIOCGIFHWADDR, &ifr))
-			ret = -errno;
-		else
-			memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-	}
-	close(fd);
 	return ret;
 }

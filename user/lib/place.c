@@ -55,27 +55,6 @@ void ia_placement_free(struct ia_placement *p)
 	p->msgs = NULL;
 }
 
-struct ia_ratio ia_congestion(uint64_t msgs, struct ia_ratio rate)
-{
-	/* msgs / (num / den) = msgs * den / num; see topo.h for the bounds. */
-	struct ia_ratio c = { msgs * rate.den, rate.num };
-	uint64_t a = c.num, b = c.den;
-
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	if (a > 1) {
-		c.num /= a;
-		c.den /= a;
-	}
-	if (!c.num)
-		c.den = 1;
-	return c;
-}
-
 uint32_t ia_problem_load(const struct ia_problem *pb, int v)
 {
 	return pb->load ? pb->load[v] : pb->topo->sw[v].load;

@@ -89,7 +89,4 @@ int ia_multi_place(const struct ia_topo *t, const struct ia_workload *w, int nw,
 		   enum ia_algo algo, bool aware, struct ia_multi_result *r);
 void ia_multi_free(struct ia_multi_result *r);
 
-/* Congestion value helpers: messages / rate as an exact ratio. */
-struct ia_ratio ia_congestion(uint64_t msgs, struct ia_ratio rate);
-
 #endif

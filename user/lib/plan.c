@@ -14,7 +14,6 @@ void ia_plan_free(struct ia_plan *p)
 	}
 	free(p->sw);
 	free(p->dest);
-	free(p->first_worker);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -40,8 +39,7 @@ int ia_plan_build(const struct ia_topo *t, const uint32_t *load, const bool *blu
 	memset(p, 0, sizeof(*p));
 	p->n = t->n;
 	p->sw = calloc(t->n, sizeof(*p->sw));
-	p->first_worker = calloc(t->n + 1, sizeof(int));
-	if (!p->sw || !p->first_worker)
+	if (!p->sw)
 		goto nomem;
 	for (int v = 0; v < t->n; v++) {
 		uint32_t l = load ? load[v] : t->sw[v].load;
@@ -50,7 +48,6 @@ int ia_plan_build(const struct ia_topo *t, const uint32_t *load, const bool *blu
 			ia_plan_free(p);
 			return -ERANGE;
 		}
-		p->first_worker[v + 1] = p->first_worker[v] + t->sw[v].load;
 	}
 
 	/* Children before parents: members are what the children send up. */
@@ -77,7 +74,7 @@ int ia_plan_build(const struct ia_topo *t, const uint32_t *load, const bool *blu
 			goto nomem;
 		for (uint32_t j = 0; j < l; j++)
 			s->members[s->nmembers++] =
-				(struct ia_sender){ ia_worker_id(p->first_worker[v] + j), 1 };
+				(struct ia_sender){ ia_worker_id(ia_net_worker_index(t, v, j)), 1 };
 		s->ndown = 0;
 		for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++) {
 			int u = t->child[c];

@@ -4,33 +4,13 @@
  * senders it accepts per chunk, and where results go back down. A pure
  * function of the topology, the job's workers and the blue set; the daemon
  * turns it into BPF map entries.
- *
- * Sender ids: worker g (numbered switch by switch, see netbuild.h) is g + 1;
- * the aggregates of switch v carry IA_SENDER_SWITCH | v; the destination's
- * results carry IA_SENDER_DEST.
+ * Sender ids and worker numbers are those of netplan.h.
  */
 #ifndef INAGG_PLAN_H
 #define INAGG_PLAN_H
 
+#include "netplan.h"
 #include "place.h"
-
-#define IA_SENDER_SWITCH 0x80000000u
-#define IA_SENDER_DEST 0xffffffffu
-
-static inline uint32_t ia_worker_id(int g)
-{
-	return (uint32_t)g + 1;
-}
-
-static inline uint32_t ia_switch_id(int v)
-{
-	return IA_SENDER_SWITCH | (uint32_t)v;
-}
-
-struct ia_sender {
-	uint32_t id;
-	uint32_t nworkers;	/* workers its messages represent */
-};
 
 struct ia_plan_switch {
 	bool on_path;		/* some of the job's workers are in its subtree */
@@ -49,7 +29,6 @@ struct ia_plan {
 	uint32_t nworkers;		/* in the job */
 	uint32_t ndest;			/* senders reaching the destination per chunk */
 	struct ia_sender *dest;
-	int *first_worker;		/* global number of each switch's first worker */
 };
 
 /*

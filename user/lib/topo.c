@@ -1,168 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Topology model: JSON parsing, validation and the derived tree arrays. */
 #include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "topo.h"
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
-
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
-static struct ia_ratio ratio_reduce(uint64_t num, uint64_t den)
-{
-	uint64_t g = gcd64(num, den);
-
-	if (g > 1) {
-		num /= g;
-		den /= g;
-	}
-	return (struct ia_ratio){ num, den };
-}
-
-/*
- * Exact parse of a JSON number's text. Accepts "12", "1.5", "2.5e-1"; the
- * value must have at most IA_RATE_MAX_DIGITS fractional digits so that every
- * congestion comparison stays exact in 128-bit arithmetic.
- */
-int ia_ratio_parse(const char *s, struct ia_ratio *out)
-{
-	uint64_t num = 0;
-	int frac = 0, digits = 0, exp = 0;
-	bool neg = false, dot = false;
-	const char *p = s;
-
-	if (*p == '-' || *p == '+')
-		neg = *p++ == '-';
-	for (; *p; p++) {
-		if (*p == '.' && !dot) {
-			dot = true;
-			continue;
-		}
-		if (*p < '0' || *p > '9')
-			break;
-		if (num > (UINT64_MAX - 9) / 10)
-			return -ERANGE;
-		num = num * 10 + (*p - '0');
-		digits++;
-		if (dot)
-			frac++;
-	}
-	if (!digits)
-		return -EINVAL;
-	if (*p == 'e' || *p == 'E') {
-		char *end;
-		long e = strtol(p + 1, &end, 10);
-
-		if (end == p + 1 || *end || e < -30 || e > 30)
-			return -EINVAL;
-		exp = (int)e;
-		p = end;
-	}
-	if (*p)
-		return -EINVAL;
-	frac -= exp;
-	/* Drop trailing zeros of the fraction before checking the digit limit. */
-	while (frac > 0 && num % 10 == 0 && num) {
-		num /= 10;
-		frac--;
-	}
-	if (num == 0)
-		frac = 0;
-	if (frac > IA_RATE_MAX_DIGITS)
-		return -ERANGE;
-	uint64_t den = 1;
-
-	for (; frac > 0; frac--)
-		den *= 10;
-	for (; frac < 0; frac++) {
-		if (num > UINT64_MAX / 10)
-			return -ERANGE;
-		num *= 10;
-	}
-	if (neg && num)
-		return -EDOM;
-	*out = ratio_reduce(num, den);
-	return 0;
-}
-
-/* Rounded to IA_RATE_MAX_DIGITS decimals, so that it survives a JSON round trip. */
-struct ia_ratio ia_ratio_from_double(double v)
-{
-	const uint64_t den = 1000000000ull;
-
-	return ratio_reduce((uint64_t)llround(v * (double)den), den);
-}
-
-double ia_ratio_double(struct ia_ratio r)
-{
-	return (double)r.num / (double)r.den;
-}
-
-int ia_ratio_cmp(struct ia_ratio a, struct ia_ratio b)
-{
-	unsigned __int128 l = (unsigned __int128)a.num * b.den;
-	unsigned __int128 r = (unsigned __int128)b.num * a.den;
-
-	return l < r ? -1 : l > r;
-}
-
-void ia_ratio_format(struct ia_ratio r, char *buf, size_t len)
-{
-	uint64_t den = r.den, twos = 0, fives = 0;
-
-	while (den % 2 == 0) {
-		den /= 2;
-		twos++;
-	}
-	while (den % 5 == 0) {
-		den /= 5;
-		fives++;
-	}
-	uint64_t digits = twos > fives ? twos : fives;
-
-	if (den != 1 || digits > 12) {
-		snprintf(buf, len, "%.6g", ia_ratio_double(r));
-		return;
-	}
-	/* Terminating decimal: print it exactly, without trailing zeros. */
-	uint64_t scale = 1;
-
-	for (uint64_t i = 0; i < digits; i++)
-		scale *= 10;
-	unsigned __int128 scaled = (unsigned __int128)r.num * (scale / r.den);
-	uint64_t ip = (uint64_t)(scaled / scale), fp = (uint64_t)(scaled % scale);
-
-	if (!digits) {
-		snprintf(buf, len, "%llu", (unsigned long long)ip);
-		return;
-	}
-	snprintf(buf, len, "%llu.%0*llu", (unsigned long long)ip, (int)digits,
-		 (unsigned long long)fp);
-}
 
 struct ia_topo *ia_topo_new(int n)
 {
@@ -192,7 +36,10 @@ static void topo_free_derived(struct ia_topo *t)
 	free(t->child);
 	free(t->order);
 	free(t->depth);
+	free(t->child_pos);
+	free(t->first_worker);
 	t->child_start = t->child = t->order = t->depth = NULL;
+	t->child_pos = t->first_worker = NULL;
 }
 
 void ia_topo_free(struct ia_topo *t)
@@ -211,18 +58,6 @@ int ia_topo_find(const struct ia_topo *t, const char *name)
 	for (int i = 0; i < t->n; i++)
 		if (t->sw[i].name && !strcmp(t->sw[i].name, name))
 			return i;
-	return -1;
-}
-
-int ia_topo_child_pos(const struct ia_topo *t, int u)
-{
-	int p = t->sw[u].parent;
-
-	if (p < 0)
-		return -1;
-	for (int c = t->child_start[p]; c < t->child_start[p + 1]; c++)
-		if (t->child[c] == u)
-			return c - t->child_start[p];
 	return -1;
 }
 
@@ -249,7 +84,7 @@ int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen)
 
 	topo_free_derived(t);
 	if (n <= 0) {
-		set_err(err, errlen, "topology: no switches");
+		ia_fail(err, errlen, -EINVAL, "topology: no switches");
 		return -EINVAL;
 	}
 	t->root = -1;
@@ -257,22 +92,22 @@ int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen)
 		struct ia_switch *s = &t->sw[i];
 
 		if (!s->name || !*s->name) {
-			set_err(err, errlen, "switch #%d: field \"name\": missing or empty", i);
+			ia_fail(err, errlen, -EINVAL, "switch #%d: field \"name\": missing or empty", i);
 			return -EINVAL;
 		}
 		if (s->parent < -1 || s->parent >= n || s->parent == i) {
-			set_err(err, errlen, "switch \"%s\": field \"parent\": invalid", s->name);
+			ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"parent\": invalid", s->name);
 			return -EINVAL;
 		}
 		if (s->rate.num == 0 || s->rate.den == 0) {
-			set_err(err, errlen, "switch \"%s\": field \"rate\": must be > 0", s->name);
+			ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"rate\": must be > 0", s->name);
 			return -EINVAL;
 		}
 		total += s->load;
 		if (s->parent >= 0)
 			continue;
 		if (t->root >= 0) {
-			set_err(err, errlen,
+			ia_fail(err, errlen, -EINVAL,
 				"switch \"%s\": field \"parent\": null, but \"%s\" is already the root",
 				s->name, t->sw[t->root].name);
 			return -EINVAL;
@@ -280,11 +115,11 @@ int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen)
 		t->root = i;
 	}
 	if (t->root < 0) {
-		set_err(err, errlen, "topology: no root (one switch needs \"parent\": null)");
+		ia_fail(err, errlen, -EINVAL, "topology: no root (one switch needs \"parent\": null)");
 		return -EINVAL;
 	}
 	if (total > IA_LOAD_MAX) {
-		set_err(err, errlen, "topology: field \"load\": total %llu exceeds %u",
+		ia_fail(err, errlen, -EINVAL, "topology: field \"load\": total %llu exceeds %u",
 			(unsigned long long)total, IA_LOAD_MAX);
 		return -ERANGE;
 	}
@@ -294,8 +129,11 @@ int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen)
 	t->child = malloc(n * sizeof(int));
 	t->order = malloc(n * sizeof(int));
 	t->depth = malloc(n * sizeof(int));
-	if (!by_name || !t->child_start || !t->child || !t->order || !t->depth) {
-		set_err(err, errlen, "topology: out of memory");
+	t->child_pos = malloc(n * sizeof(int));
+	t->first_worker = malloc((n + 1) * sizeof(int));
+	if (!by_name || !t->child_start || !t->child || !t->order || !t->depth || !t->child_pos ||
+	    !t->first_worker) {
+		ia_fail(err, errlen, -EINVAL, "topology: out of memory");
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -304,7 +142,7 @@ int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen)
 	qsort_r(by_name, n, sizeof(int), cmp_name_idx, t);
 	for (int i = 1; i < n; i++) {
 		if (!strcmp(t->sw[by_name[i]].name, t->sw[by_name[i - 1]].name)) {
-			set_err(err, errlen, "switch \"%s\": field \"name\": duplicate",
+			ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"name\": duplicate",
 				t->sw[by_name[i]].name);
 			goto out;
 		}
@@ -320,9 +158,17 @@ int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen)
 
 	for (int i = 0; i < n; i++)
 		fill[i] = t->child_start[i];
+	for (int i = 0; i < n; i++) {
+		int p = t->sw[i].parent;
+
+		t->child_pos[i] = p < 0 ? -1 : fill[p] - t->child_start[p];
+		if (p >= 0)
+			t->child[fill[p]++] = i;
+	}
+	/* Workers numbered switch by switch, in index order (netplan.h). */
+	t->first_worker[0] = 0;
 	for (int i = 0; i < n; i++)
-		if (t->sw[i].parent >= 0)
-			t->child[fill[t->sw[i].parent]++] = i;
+		t->first_worker[i + 1] = t->first_worker[i] + (int)t->sw[i].load;
 
 	/* BFS from the root; a switch never reached lies on a cycle. */
 	t->order[seen++] = t->root;
@@ -347,7 +193,7 @@ int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen)
 			t->depth[t->order[h]] = 0;
 		for (int i = 0; i < n; i++) {
 			if (t->depth[i] < 0) {
-				set_err(err, errlen,
+				ia_fail(err, errlen, -EINVAL,
 					"switch \"%s\": field \"parent\": forms a cycle (not connected to the root)",
 					t->sw[i].name);
 				break;
@@ -373,14 +219,14 @@ static int get_uint(json_object *v, const char *sw, const char *field, uint64_t 
 	if (ia_ratio_parse(json_object_get_string(v), &r) || r.den != 1)
 		goto bad;
 	if (r.num > max) {
-		set_err(err, errlen, "switch \"%s\": field \"%s\": larger than %llu", sw, field,
+		ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"%s\": larger than %llu", sw, field,
 			(unsigned long long)max);
 		return -ERANGE;
 	}
 	*out = r.num;
 	return 0;
 bad:
-	set_err(err, errlen, "switch \"%s\": field \"%s\": must be an integer >= 0, got %s", sw,
+	ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"%s\": must be an integer >= 0, got %s", sw,
 		field, json_object_to_json_string(v));
 	return -EINVAL;
 }
@@ -394,12 +240,12 @@ static int parse_switch(json_object *o, int i, struct ia_topo *t, char **parents
 	int ret;
 
 	if (!json_object_is_type(o, json_type_object)) {
-		set_err(err, errlen, "switch #%d: not a JSON object", i);
+		ia_fail(err, errlen, -EINVAL, "switch #%d: not a JSON object", i);
 		return -EINVAL;
 	}
 	if (!json_object_object_get_ex(o, "name", &v) || !json_object_is_type(v, json_type_string) ||
 	    !json_object_get_string_len(v)) {
-		set_err(err, errlen, "switch #%d: field \"name\": missing or not a non-empty string", i);
+		ia_fail(err, errlen, -EINVAL, "switch #%d: field \"name\": missing or not a non-empty string", i);
 		return -EINVAL;
 	}
 	s->name = strdup(json_object_get_string(v));
@@ -409,19 +255,19 @@ static int parse_switch(json_object *o, int i, struct ia_topo *t, char **parents
 	json_object_object_foreach(o, key, val) {
 		if (strcmp(key, "name") && strcmp(key, "parent") && strcmp(key, "rate") &&
 		    strcmp(key, "load") && strcmp(key, "available") && strcmp(key, "capacity")) {
-			set_err(err, errlen, "switch \"%s\": field \"%s\": unknown", s->name, key);
+			ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"%s\": unknown", s->name, key);
 			return -EINVAL;
 		}
 		(void)val;
 	}
 
 	if (!json_object_object_get_ex(o, "parent", &v)) {
-		set_err(err, errlen, "switch \"%s\": field \"parent\": missing (null for the root)",
+		ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"parent\": missing (null for the root)",
 			s->name);
 		return -EINVAL;
 	}
 	if (v && !json_object_is_type(v, json_type_string)) {
-		set_err(err, errlen, "switch \"%s\": field \"parent\": must be a name or null",
+		ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"parent\": must be a name or null",
 			s->name);
 		return -EINVAL;
 	}
@@ -430,24 +276,24 @@ static int parse_switch(json_object *o, int i, struct ia_topo *t, char **parents
 	if (json_object_object_get_ex(o, "rate", &v)) {
 		if (!json_object_is_type(v, json_type_int) &&
 		    !json_object_is_type(v, json_type_double)) {
-			set_err(err, errlen, "switch \"%s\": field \"rate\": must be a number",
+			ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"rate\": must be a number",
 				s->name);
 			return -EINVAL;
 		}
 		ret = ia_ratio_parse(json_object_get_string(v), &s->rate);
 		if (ret == -ERANGE) {
-			set_err(err, errlen,
+			ia_fail(err, errlen, -EINVAL,
 				"switch \"%s\": field \"rate\": %s has more than %d decimal places or is too large",
 				s->name, json_object_get_string(v), IA_RATE_MAX_DIGITS);
 			return ret;
 		}
 		if (ret || s->rate.num == 0) {
-			set_err(err, errlen, "switch \"%s\": field \"rate\": must be > 0, got %s",
+			ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"rate\": must be > 0, got %s",
 				s->name, json_object_get_string(v));
 			return -EINVAL;
 		}
 		if (ia_ratio_double(s->rate) > IA_RATE_MAX) {
-			set_err(err, errlen, "switch \"%s\": field \"rate\": larger than %d", s->name,
+			ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"rate\": larger than %d", s->name,
 				IA_RATE_MAX);
 			return -ERANGE;
 		}
@@ -460,7 +306,7 @@ static int parse_switch(json_object *o, int i, struct ia_topo *t, char **parents
 	}
 	if (json_object_object_get_ex(o, "available", &v)) {
 		if (!json_object_is_type(v, json_type_boolean)) {
-			set_err(err, errlen, "switch \"%s\": field \"available\": must be true or false",
+			ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"available\": must be true or false",
 				s->name);
 			return -EINVAL;
 		}
@@ -501,19 +347,19 @@ int ia_topo_parse(const char *json, struct ia_topo **out, char *err, size_t errl
 				why = "unexpected end of input";
 			else if (jerr != json_tokener_success)
 				why = json_tokener_error_desc(jerr);
-			set_err(err, errlen, "topology: not valid JSON (%s at offset %zu)", why, end);
+			ia_fail(err, errlen, -EINVAL, "topology: not valid JSON (%s at offset %zu)", why, end);
 			goto out;
 		}
 	}
 	if (!json_object_is_type(root, json_type_object) ||
 	    !json_object_object_get_ex(root, "switches", &arr) ||
 	    !json_object_is_type(arr, json_type_array)) {
-		set_err(err, errlen, "topology: field \"switches\": missing or not an array");
+		ia_fail(err, errlen, -EINVAL, "topology: field \"switches\": missing or not an array");
 		goto out;
 	}
 	n = (int)json_object_array_length(arr);
 	if (!n) {
-		set_err(err, errlen, "topology: field \"switches\": empty");
+		ia_fail(err, errlen, -EINVAL, "topology: field \"switches\": empty");
 		goto out;
 	}
 	t = ia_topo_new(n);
@@ -530,7 +376,7 @@ int ia_topo_parse(const char *json, struct ia_topo **out, char *err, size_t errl
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < i; j++) {
 			if (!strcmp(t->sw[i].name, t->sw[j].name)) {
-				set_err(err, errlen, "switch \"%s\": field \"name\": duplicate",
+				ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"name\": duplicate",
 					t->sw[i].name);
 				ret = -EINVAL;
 				goto out;
@@ -540,7 +386,7 @@ int ia_topo_parse(const char *json, struct ia_topo **out, char *err, size_t errl
 			continue;
 		t->sw[i].parent = ia_topo_find(t, parents[i]);
 		if (t->sw[i].parent < 0 || t->sw[i].parent == i) {
-			set_err(err, errlen, "switch \"%s\": field \"parent\": %s \"%s\"",
+			ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"parent\": %s \"%s\"",
 				t->sw[i].name, t->sw[i].parent == i ? "is itself" : "unknown switch",
 				parents[i]);
 			ret = -EINVAL;
@@ -595,14 +441,14 @@ int ia_topo_load(const char *path, struct ia_topo **out, char *err, size_t errle
 	*out = NULL;
 	if (!f) {
 		ret = -errno;
-		set_err(err, errlen, "%s: %s", path, strerror(errno));
+		ia_fail(err, errlen, -EINVAL, "%s: %s", path, strerror(errno));
 		return ret;
 	}
 	buf = read_all(f);
 	if (f != stdin)
 		fclose(f);
 	if (!buf) {
-		set_err(err, errlen, "%s: out of memory", path);
+		ia_fail(err, errlen, -EINVAL, "%s: out of memory", path);
 		return -ENOMEM;
 	}
 	ret = ia_topo_parse(buf, out, err, errlen);

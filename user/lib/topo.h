@@ -13,16 +13,7 @@
 #include <stdio.h>
 
 #include "err.h"
-/* Limits that keep every congestion comparison inside 128-bit arithmetic. */
-#define IA_RATE_MAX_DIGITS 9		/* fractional digits of a rate */
-#define IA_RATE_MAX 1000000		/* largest rate accepted */
-#define IA_LOAD_MAX 2147483647u	/* largest total load of a tree */
-
-/* An exact rational num/den, den > 0, reduced. */
-struct ia_ratio {
-	uint64_t num;
-	uint64_t den;
-};
+#include "ratio.h"
 
 struct ia_switch {
 	char *name;
@@ -42,6 +33,8 @@ struct ia_topo {
 	int *child;
 	int *order;		/* BFS order from the root: parents before children */
 	int *depth;		/* root has depth 0 */
+	int *child_pos;		/* position of v among its parent's children, -1 for the root */
+	int *first_worker;	/* global number of v's first worker (netplan.h); [n] = all */
 	int height;		/* largest depth */
 };
 
@@ -58,16 +51,10 @@ int ia_topo_write_json(const struct ia_topo *t, FILE *f);
 
 int ia_topo_find(const struct ia_topo *t, const char *name);
 /* Position of switch u among its parent's children (its downlink's number), -1 for the root. */
-int ia_topo_child_pos(const struct ia_topo *t, int u);
+static inline int ia_topo_child_pos(const struct ia_topo *t, int u)
+{
+	return t->child_pos[u];
+}
 uint64_t ia_topo_total_load(const struct ia_topo *t);
-
-/* Rate helpers. ia_ratio_parse() takes a decimal such as "1.5" or "2e-1". */
-int ia_ratio_parse(const char *s, struct ia_ratio *out);
-struct ia_ratio ia_ratio_from_double(double v);
-double ia_ratio_double(struct ia_ratio r);
-/* <0, 0, >0 as a compares to b; exact. */
-int ia_ratio_cmp(struct ia_ratio a, struct ia_ratio b);
-/* Shortest decimal text of r (exact when r has a terminating decimal). */
-void ia_ratio_format(struct ia_ratio r, char *buf, size_t len);
 
 #endif
