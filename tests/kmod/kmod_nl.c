@@ -179,6 +179,49 @@ static const struct bad_req bad_reqs[] = {
 	{ "unknown command", INAGG_CMD_MAX + 1, 0, { }, -EOPNOTSUPP },
 	{ "command 0", INAGG_CMD_UNSPEC, 0, { }, -EOPNOTSUPP },
 	{ "reserved header bits", INAGG_CMD_CAP_GET, 1, { }, -EINVAL, "reserved" },
+	/* The memory model's attributes and requests. */
+	{ "class 0", INAGG_CMD_JOB_ADMIT, 0,
+	  { U32(INAGG_A_JOB_ID, 1), U32(INAGG_A_JOB_CLASS, 0), U32(INAGG_A_JOB_SLOTS, 1) },
+	  -ERANGE, "out of range" },
+	{ "class above PS", INAGG_CMD_JOB_ADMIT, 0,
+	  { U32(INAGG_A_JOB_ID, 1), U32(INAGG_A_JOB_CLASS, INAGG_CLASS_MAX + 1) },
+	  -ERANGE, "out of range" },
+	{ "class as u8", INAGG_CMD_JOB_ADMIT, 0,
+	  { U32(INAGG_A_JOB_ID, 1), { INAGG_A_JOB_CLASS, 1, INAGG_CLASS_PS } }, -EINVAL,
+	  "invalid attribute length" },
+	{ "PS job with a head", INAGG_CMD_JOB_ADMIT, 0,
+	  { U32(INAGG_A_JOB_ID, 1), U32(INAGG_A_JOB_CLASS, INAGG_CLASS_PS),
+	    U32(INAGG_A_JOB_SLOTS, 4) }, -EINVAL, "a PS job holds no head slots" },
+	{ "INA job without a head", INAGG_CMD_JOB_ADMIT, 0,
+	  { U32(INAGG_A_JOB_ID, 1), U32(INAGG_A_JOB_CLASS, INAGG_CLASS_INA) }, -EINVAL,
+	  NULL, INAGG_A_JOB_SLOTS },
+	{ "PS job without job id", INAGG_CMD_JOB_ADMIT, 0,
+	  { U32(INAGG_A_JOB_CLASS, INAGG_CLASS_PS) }, -EINVAL, NULL, INAGG_A_JOB_ID },
+	{ "tail set without tail", INAGG_CMD_TAIL_SET, 0, { U32(INAGG_A_MAX_JOBS, 1) },
+	  -EINVAL, NULL, INAGG_A_TAIL_SLOTS },
+	{ "tail above limit", INAGG_CMD_TAIL_SET, 0,
+	  { U32(INAGG_A_TAIL_SLOTS, INAGG_SLOTS_LIMIT + 1) }, -ERANGE, "out of range" },
+	{ "tail as u64", INAGG_CMD_TAIL_SET, 0, { { INAGG_A_TAIL_SLOTS, 8, 1 } }, -EINVAL,
+	  "invalid attribute length" },
+	{ "lend without count", INAGG_CMD_JOB_LEND, 0, { U32(INAGG_A_JOB_ID, 1) }, -EINVAL,
+	  NULL, INAGG_A_COUNT },
+	{ "lend without job id", INAGG_CMD_JOB_LEND, 0, { U32(INAGG_A_COUNT, 1) }, -EINVAL,
+	  NULL, INAGG_A_JOB_ID },
+	{ "lend count 0", INAGG_CMD_JOB_LEND, 0,
+	  { U32(INAGG_A_JOB_ID, 1), U32(INAGG_A_COUNT, 0) }, -ERANGE, "out of range" },
+	{ "reclaim without count", INAGG_CMD_JOB_RECLAIM, 0, { U32(INAGG_A_JOB_ID, 1) },
+	  -EINVAL, NULL, INAGG_A_COUNT },
+	{ "reclaim count above limit", INAGG_CMD_JOB_RECLAIM, 0,
+	  { U32(INAGG_A_JOB_ID, 1), U32(INAGG_A_COUNT, INAGG_SLOTS_LIMIT + 1) }, -ERANGE,
+	  "out of range" },
+	{ "reclaim job id 0", INAGG_CMD_JOB_RECLAIM, 0,
+	  { U32(INAGG_A_JOB_ID, 0), U32(INAGG_A_COUNT, 1) }, -ERANGE, "out of range" },
+	{ "head slots in a request", INAGG_CMD_CAP_SET, 0,
+	  { U32(INAGG_A_MAX_JOBS, 1), U32(INAGG_A_HEAD_SLOTS, 0) }, -EINVAL,
+	  "policy validation" },
+	{ "lent slots in a request", INAGG_CMD_JOB_LEND, 0,
+	  { U32(INAGG_A_JOB_ID, 1), U32(INAGG_A_COUNT, 1), U32(INAGG_A_LENT_SLOTS, 1) },
+	  -EINVAL, "policy validation" },
 };
 
 TEST_F(nl, malformed_requests_refused)
@@ -208,6 +251,7 @@ TEST_F(nl, malformed_requests_refused)
 	/* Nothing got in. */
 	ASSERT_EQ(0, get_cap(&self->n, &r));
 	EXPECT_EQ(0, r.a[0][INAGG_A_USED_JOBS]);
+	EXPECT_EQ(0, r.a[0][INAGG_A_TAIL_SLOTS]);
 	EXPECT_EQ(INAGG_DEFAULT_MAX_JOBS, r.a[0][INAGG_A_MAX_JOBS]);
 }
 
@@ -246,6 +290,64 @@ TEST_F(nl, limit_refusals_explained)
 	EXPECT_STREQ("max_slots below the slots admitted", self->n.msg);
 }
 
+/* Every refusal of the memory model: its errno, its extack message. */
+TEST_F(nl, memory_refusals_explained)
+{
+	struct reply r;
+
+	BEGIN();
+	ASSERT_EQ(0, set_cap(&self->n, 3, 100));
+	ASSERT_EQ(0, set_tail(&self->n, 30));
+	ASSERT_EQ(0, admit_class(&self->n, 1, INAGG_CLASS_INA, 60));
+	ASSERT_EQ(-ENOSPC, admit_class(&self->n, 2, INAGG_CLASS_INA, 11));
+	EXPECT_STREQ("slot limit reached (max_slots)", self->n.msg);
+	ASSERT_EQ(0, admit(&self->n, 2, 10));	/* the old request: INA */
+	ASSERT_EQ(-ENOSPC, set_tail(&self->n, 31));
+	EXPECT_STREQ("tail beyond the slots the heads leave (max_slots)", self->n.msg);
+	ASSERT_EQ(-EBUSY, set_cap(&self->n, 3, 99));
+	EXPECT_STREQ("max_slots below the slots admitted", self->n.msg);
+	ASSERT_EQ(0, admit_class(&self->n, 3, INAGG_CLASS_PS, 0));
+	ASSERT_EQ(-ENOSPC, admit_class(&self->n, 4, INAGG_CLASS_PS, 0));
+	EXPECT_STREQ("job limit reached (max_jobs)", self->n.msg);
+
+	ASSERT_EQ(-EINVAL, lend(&self->n, INAGG_CMD_JOB_LEND, 3, 1));
+	EXPECT_STREQ("a PS job holds no head slots", self->n.msg);
+	ASSERT_EQ(-EINVAL, lend(&self->n, INAGG_CMD_JOB_RECLAIM, 3, 1));
+	EXPECT_STREQ("a PS job holds no head slots", self->n.msg);
+	ASSERT_EQ(-ENOENT, lend(&self->n, INAGG_CMD_JOB_LEND, 9, 1));
+	EXPECT_STREQ("job not admitted", self->n.msg);
+	ASSERT_EQ(-ENOENT, lend(&self->n, INAGG_CMD_JOB_RECLAIM, 9, 1));
+	EXPECT_STREQ("job not admitted", self->n.msg);
+	ASSERT_EQ(-ERANGE, lend(&self->n, INAGG_CMD_JOB_LEND, 1, 61));
+	EXPECT_STREQ("lend beyond the job's head slots not lent", self->n.msg);
+	ASSERT_EQ(0, lend(&self->n, INAGG_CMD_JOB_LEND, 1, 50));
+	ASSERT_EQ(-ERANGE, lend(&self->n, INAGG_CMD_JOB_RECLAIM, 1, 51));
+	EXPECT_STREQ("reclaim beyond the job's lent slots", self->n.msg);
+	ASSERT_EQ(0, lend(&self->n, INAGG_CMD_JOB_RECLAIM, 1, 20));
+
+	ASSERT_EQ(0, get_cap(&self->n, &r));
+	EXPECT_EQ(3, r.a[0][INAGG_A_USED_JOBS]);
+	EXPECT_EQ(100, r.a[0][INAGG_A_USED_SLOTS]);
+	EXPECT_EQ(70, r.a[0][INAGG_A_HEAD_SLOTS]);
+	EXPECT_EQ(30, r.a[0][INAGG_A_TAIL_SLOTS]);
+	EXPECT_EQ(30, r.a[0][INAGG_A_LENT_SLOTS]);
+	ASSERT_EQ(0, get_job(&self->n, 1, &r));
+	EXPECT_EQ(60, r.a[0][INAGG_A_JOB_SLOTS]);
+	EXPECT_EQ(INAGG_CLASS_INA, r.a[0][INAGG_A_JOB_CLASS]);
+	EXPECT_EQ(30, r.a[0][INAGG_A_LENT_SLOTS]);
+	ASSERT_EQ(0, get_job(&self->n, 2, &r));
+	EXPECT_EQ(INAGG_CLASS_INA, r.a[0][INAGG_A_JOB_CLASS]);
+	ASSERT_EQ(0, get_job(&self->n, 3, &r));
+	EXPECT_EQ(0, r.a[0][INAGG_A_JOB_SLOTS]);
+	EXPECT_EQ(INAGG_CLASS_PS, r.a[0][INAGG_A_JOB_CLASS]);
+	/* Release returns the head and what it had lent. */
+	ASSERT_EQ(0, release(&self->n, 1));
+	ASSERT_EQ(0, get_cap(&self->n, &r));
+	EXPECT_EQ(10, r.a[0][INAGG_A_HEAD_SLOTS]);
+	EXPECT_EQ(0, r.a[0][INAGG_A_LENT_SLOTS]);
+	EXPECT_EQ(40, r.a[0][INAGG_A_USED_SLOTS]);
+}
+
 static int recv_event(struct mnl_socket *s, struct reply *r)
 {
 	static char buf[BUFSZ];
@@ -277,16 +379,16 @@ TEST_F(nl, events_announce_changes)
 	ASSERT_EQ(0, set_cap(&self->n, 4, 100));
 	ASSERT_EQ(0, admit(&self->n, 7, 30));
 	ASSERT_EQ(-EEXIST, admit(&self->n, 7, 30));	/* no event */
-	{
-		char buf[256];
-		struct nlmsghdr *nlh = put(buf, self->n.family, INAGG_CMD_JOB_RELEASE, 0);
-
-		mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, 7);
-		ASSERT_EQ(0, nl_talk(&self->n, nlh, NULL, NULL));
-	}
-	while (r.n < 3)
+	ASSERT_EQ(0, release(&self->n, 7));
+	ASSERT_EQ(0, set_tail(&self->n, 10));
+	ASSERT_EQ(-ENOSPC, set_tail(&self->n, 101));	/* no event */
+	ASSERT_EQ(0, admit_class(&self->n, 8, INAGG_CLASS_INA, 20));
+	ASSERT_EQ(0, lend(&self->n, INAGG_CMD_JOB_LEND, 8, 5));
+	ASSERT_EQ(-ERANGE, lend(&self->n, INAGG_CMD_JOB_LEND, 8, 16));	/* no event */
+	ASSERT_EQ(0, lend(&self->n, INAGG_CMD_JOB_RECLAIM, 8, 2));
+	while (r.n < 7)
 		ASSERT_EQ(0, recv_event(lis.s, &r));
-	ASSERT_EQ(3, r.n);
+	ASSERT_EQ(7, r.n);
 	EXPECT_EQ(INAGG_CMD_CAP_SET, r.cmd[0]);
 	EXPECT_EQ(4, r.a[0][INAGG_A_MAX_JOBS]);
 	EXPECT_EQ(100, r.a[0][INAGG_A_MAX_SLOTS]);
@@ -298,6 +400,19 @@ TEST_F(nl, events_announce_changes)
 	EXPECT_EQ(INAGG_CMD_JOB_RELEASE, r.cmd[2]);
 	EXPECT_EQ(7, r.a[2][INAGG_A_JOB_ID]);
 	EXPECT_EQ(0, r.a[2][INAGG_A_USED_JOBS]);
+	EXPECT_EQ(INAGG_CMD_TAIL_SET, r.cmd[3]);
+	EXPECT_EQ(10, r.a[3][INAGG_A_TAIL_SLOTS]);
+	EXPECT_EQ(10, r.a[3][INAGG_A_USED_SLOTS]);
+	EXPECT_EQ(0, r.a[3][INAGG_A_JOB_ID]);
+	EXPECT_EQ(INAGG_CMD_JOB_ADMIT, r.cmd[4]);
+	EXPECT_EQ(INAGG_CLASS_INA, r.a[4][INAGG_A_JOB_CLASS]);
+	EXPECT_EQ(20, r.a[4][INAGG_A_HEAD_SLOTS]);
+	EXPECT_EQ(INAGG_CMD_JOB_LEND, r.cmd[5]);
+	EXPECT_EQ(8, r.a[5][INAGG_A_JOB_ID]);
+	EXPECT_EQ(5, r.a[5][INAGG_A_LENT_SLOTS]);	/* the job's, then the ledger's: 5 */
+	EXPECT_EQ(INAGG_CMD_JOB_RECLAIM, r.cmd[6]);
+	EXPECT_EQ(3, r.a[6][INAGG_A_LENT_SLOTS]);
+	EXPECT_EQ(30, r.a[6][INAGG_A_USED_SLOTS]);
 	nl_close(&lis);
 }
 
@@ -378,9 +493,15 @@ TEST_F(nl, proc_view)
 	ASSERT_EQ(0, set_cap(&self->n, 5, 64));
 	ASSERT_EQ(0, admit(&self->n, 12, 8));
 	ASSERT_EQ(0, admit(&self->n, 3, 2));
+	ASSERT_EQ(0, set_tail(&self->n, 6));
+	ASSERT_EQ(0, admit_class(&self->n, 20, INAGG_CLASS_PS, 0));
+	ASSERT_EQ(0, lend(&self->n, INAGG_CMD_JOB_LEND, 12, 3));
 	ASSERT_LT(0, read_file("/proc/net/inagg", text, sizeof(text)));
 	TH_LOG("%s", text);
-	EXPECT_STREQ("jobs 2/5 slots 10/64\njob 3 slots 2\njob 12 slots 8\n", text);
+	EXPECT_STREQ("jobs 3/5 slots 16/64 head 10 tail 6 lent 3\n"
+		     "job 3 ina head 2 lent 0\n"
+		     "job 12 ina head 8 lent 3\n"
+		     "job 20 ps head 0 lent 0\n", text);
 	/* Read-only, even for root. */
 	ASSERT_EQ(0, stat("/proc/net/inagg", &st));
 	EXPECT_EQ(0444, st.st_mode & 0777);

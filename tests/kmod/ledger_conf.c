@@ -90,6 +90,24 @@ FIXTURE_TEARDOWN(ledger)
 	EXPECT_EQ(us, __c.used_slots);					\
 } while (0)
 
+/* Heads, tail and lent slots; used slots must be heads plus tail. */
+#define ASSERT_MEM(l, head, tail, lent) do {				\
+	struct ia_ledger_cap __c;					\
+	ASSERT_EQ(0, ia_ledger_get(l, &__c));				\
+	EXPECT_EQ(head, __c.head_slots);				\
+	EXPECT_EQ(tail, __c.tail_slots);				\
+	EXPECT_EQ(lent, __c.lent_slots);				\
+	EXPECT_EQ(__c.head_slots + __c.tail_slots, __c.used_slots);	\
+} while (0)
+
+#define ASSERT_JOB(l, id, class_, head, lent_) do {			\
+	struct ia_ledger_job __j;					\
+	ASSERT_EQ(0, ia_ledger_job(l, id, &__j));			\
+	EXPECT_EQ(class_, __j.class);					\
+	EXPECT_EQ(head, __j.slots);					\
+	EXPECT_EQ(lent_, __j.lent);					\
+} while (0)
+
 #define ASSERT_MSG(l, text) do {					\
 	const char *__m = ia_ledger_errmsg(l);			\
 	if (!strstr(__m, text))						\
@@ -276,6 +294,119 @@ TEST_F(ledger, bad_values)
 	ASSERT_CAP(self->l, INAGG_JOBS_LIMIT, INAGG_SLOTS_LIMIT, 1, INAGG_SLOTS_LIMIT);
 }
 
+/* The old request (no class) admits an INA job with that head. */
+TEST_F(ledger, old_admit_is_ina)
+{
+	BEGIN();
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 5, 7));
+	ASSERT_JOB(self->l, 5, INAGG_CLASS_INA, 7, 0);
+	ASSERT_MEM(self->l, 7, 0, 0);
+}
+
+/* Heads and tail share the slots; PS jobs take none; lent slots come back. */
+TEST_F(ledger, memory_model)
+{
+	struct ia_ledger_job *jobs;
+	size_t n;
+
+	BEGIN();
+	ASSERT_EQ(0, ia_ledger_set(self->l, 8, 100));
+	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 30));
+	ASSERT_MEM(self->l, 0, 30, 0);
+	ASSERT_CAP(self->l, 8, 100, 0, 30);
+	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_INA, 60));
+	/* 10 slots left: the tail is not a head's to take. */
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 2, INAGG_CLASS_INA, 11));
+	ASSERT_MSG(self->l, "slot limit reached (max_slots)");
+	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 2, INAGG_CLASS_INA, 10));
+	ASSERT_CAP(self->l, 8, 100, 2, 100);
+	/* Full, but a PS job needs no slots. */
+	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 3, INAGG_CLASS_PS, 0));
+	ASSERT_JOB(self->l, 3, INAGG_CLASS_PS, 0, 0);
+	ASSERT_CAP(self->l, 8, 100, 3, 100);
+
+	/* The tail cannot grow into the heads; it may shrink and regrow. */
+	ASSERT_EQ(-ENOSPC, ia_ledger_set_tail(self->l, 31));
+	ASSERT_MSG(self->l, "tail beyond the slots the heads leave (max_slots)");
+	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 0));
+	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 30));
+	/* Nor can the switch shrink below heads plus tail. */
+	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, IA_LEDGER_KEEP, 99));
+	ASSERT_MSG(self->l, "max_slots below the slots admitted");
+	ASSERT_EQ(0, ia_ledger_set(self->l, IA_LEDGER_KEEP, 100));
+
+	/* Lending and reclaiming stay within the head. */
+	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 1, 61));
+	ASSERT_MSG(self->l, "lend beyond the job's head slots not lent");
+	ASSERT_EQ(0, ia_ledger_lend(self->l, 1, 40));
+	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 1, 21));
+	ASSERT_EQ(0, ia_ledger_lend(self->l, 1, 20));
+	ASSERT_EQ(0, ia_ledger_lend(self->l, 2, 4));
+	ASSERT_JOB(self->l, 1, INAGG_CLASS_INA, 60, 60);
+	ASSERT_MEM(self->l, 70, 30, 64);
+	ASSERT_EQ(-ERANGE, ia_ledger_reclaim(self->l, 1, 61));
+	ASSERT_MSG(self->l, "reclaim beyond the job's lent slots");
+	ASSERT_EQ(0, ia_ledger_reclaim(self->l, 1, 25));
+	ASSERT_JOB(self->l, 1, INAGG_CLASS_INA, 60, 35);
+	ASSERT_MEM(self->l, 70, 30, 39);
+	/* Lent slots are still the head's: no room for another head. */
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 4, INAGG_CLASS_INA, 1));
+
+	/* A PS job has nothing to lend; an unknown job nothing at all. */
+	ASSERT_EQ(-EINVAL, ia_ledger_lend(self->l, 3, 1));
+	ASSERT_MSG(self->l, "a PS job holds no head slots");
+	ASSERT_EQ(-EINVAL, ia_ledger_reclaim(self->l, 3, 1));
+	ASSERT_MSG(self->l, "a PS job holds no head slots");
+	ASSERT_EQ(-ENOENT, ia_ledger_lend(self->l, 9, 1));
+	ASSERT_MSG(self->l, "job not admitted");
+	ASSERT_EQ(-ENOENT, ia_ledger_reclaim(self->l, 9, 1));
+	ASSERT_MSG(self->l, "job not admitted");
+
+	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(3, n);
+	EXPECT_EQ(INAGG_CLASS_INA, jobs[0].class);
+	EXPECT_EQ(35, jobs[0].lent);
+	EXPECT_EQ(4, jobs[1].lent);
+	EXPECT_EQ(INAGG_CLASS_PS, jobs[2].class);
+	free(jobs);
+
+	/* Releasing a job returns its head and what it had lent. */
+	ASSERT_EQ(0, ia_ledger_release(self->l, 1));
+	ASSERT_MEM(self->l, 10, 30, 4);
+	ASSERT_CAP(self->l, 8, 100, 2, 40);
+	ASSERT_EQ(0, ia_ledger_release(self->l, 2));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 3));
+	ASSERT_MEM(self->l, 0, 30, 0);
+	/* The job limit counts PS jobs too. */
+	ASSERT_EQ(0, ia_ledger_set(self->l, 1, IA_LEDGER_KEEP));
+	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 5, INAGG_CLASS_PS, 0));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 6, INAGG_CLASS_PS, 0));
+	ASSERT_MSG(self->l, "job limit reached (max_jobs)");
+}
+
+TEST_F(ledger, memory_bad_values)
+{
+	BEGIN();
+	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_UNSPEC, 1));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_MAX + 1, 1));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_INA, 0));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_PS,
+						 INAGG_SLOTS_LIMIT + 1));
+	ASSERT_EQ(-EINVAL, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_PS, 4));
+	ASSERT_MSG(self->l, "a PS job holds no head slots");
+	ASSERT_EQ(-ERANGE, ia_ledger_set_tail(self->l, INAGG_SLOTS_LIMIT + 1));
+	/* Range comes before existence, as in the module's policy. */
+	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 1, 0));
+	ASSERT_EQ(-ERANGE, ia_ledger_reclaim(self->l, 1, INAGG_SLOTS_LIMIT + 1));
+	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 0, 1));
+	ASSERT_CAP(self->l, 16, 4096, 0, 0);
+	ASSERT_MEM(self->l, 0, 0, 0);
+	/* The largest tail is the whole switch. */
+	ASSERT_EQ(0, ia_ledger_set(self->l, IA_LEDGER_KEEP, INAGG_SLOTS_LIMIT));
+	ASSERT_EQ(0, ia_ledger_set_tail(self->l, INAGG_SLOTS_LIMIT));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_INA, 1));
+}
+
 /* The ledger outlives the client: a new handle, a new process see it. */
 TEST_F(ledger, survives_restart)
 {
@@ -288,6 +419,8 @@ TEST_F(ledger, survives_restart)
 	BEGIN();
 	ASSERT_EQ(0, ia_ledger_set(self->l, 5, 50));
 	ASSERT_EQ(0, ia_ledger_admit(self->l, 42, 7));
+	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 3));
+	ASSERT_EQ(0, ia_ledger_lend(self->l, 42, 2));
 	ia_ledger_close(self->l);
 	self->l = NULL;
 
@@ -295,10 +428,13 @@ TEST_F(ledger, survives_restart)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		struct ia_ledger_cap c;
+		struct ia_ledger_job j;
 
 		if (ia_ledger_open(&l2, variant->backend, NULL) ||
 		    ia_ledger_get(l2, &c) || c.max_jobs != 5 || c.max_slots != 50 ||
-		    c.used_jobs != 1 || c.used_slots != 7 || ia_ledger_release(l2, 42))
+		    c.used_jobs != 1 || c.used_slots != 10 || c.tail_slots != 3 ||
+		    c.lent_slots != 2 || ia_ledger_job(l2, 42, &j) || j.lent != 2 ||
+		    j.class != INAGG_CLASS_INA || ia_ledger_release(l2, 42))
 			_exit(1);
 		_exit(0);
 	}
@@ -306,7 +442,8 @@ TEST_F(ledger, survives_restart)
 	ASSERT_EQ(0, status);
 
 	ASSERT_EQ(0, ia_ledger_open(&self->l, variant->backend, NULL));
-	ASSERT_CAP(self->l, 5, 50, 0, 0);
+	ASSERT_CAP(self->l, 5, 50, 0, 3);
+	ASSERT_MEM(self->l, 0, 3, 0);
 	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
 	EXPECT_EQ(0, n);
 	free(jobs);
@@ -470,6 +607,217 @@ TEST_F_TIMEOUT(ledger, processes_never_overcommit, 300)
 	munmap(sh, sizeof(*sh));
 }
 
+/*
+ * Sixteen racers admit at once, round after round: 12 INA jobs of 10 head
+ * slots where 80 are free (100 slots, a tail of 20) and 4 PS jobs. Exactly
+ * 8 heads fit. In odd rounds the controller grows the tail to 30 at the
+ * same moment: if that wins, exactly 7 fit, else it is refused. Then the
+ * admitted jobs lend their whole head one slot at a time, find nothing
+ * more to lend, reclaim half, and everyone releases: the ledger ends empty.
+ * Any over-commitment shows as a wrong count of admissions.
+ */
+#define N_RACERS	16
+#define RACE_ROUNDS	8
+#define RACE_SLOTS	100
+#define RACE_TAIL	20
+#define RACE_HEAD	10
+
+struct race {
+	pthread_barrier_t start, admitted, checked, done;
+	enum ia_ledger_backend b;
+	atomic_int ina_ok, ps_ok, nospc, errors;
+};
+
+static int race_admit(struct ia_ledger *l, struct race *r, __u32 id, bool ps)
+{
+	int ret;
+
+	if (!l)
+		return -EBADF;
+	ret = ps ? ia_ledger_admit_class(l, id, INAGG_CLASS_PS, 0) :
+		   ia_ledger_admit_class(l, id, INAGG_CLASS_INA, RACE_HEAD);
+	if (!ret)
+		ps ? r->ps_ok++ : r->ina_ok++;
+	else if (ret == -ENOSPC && !ps && strstr(ia_ledger_errmsg(l), "max_slots"))
+		r->nospc++;
+	else
+		r->errors++;
+	return ret;
+}
+
+static void race_lend(struct ia_ledger *l, struct race *r, __u32 id)
+{
+	int k;
+
+	for (k = 0; k < RACE_HEAD; k++)
+		if (ia_ledger_lend(l, id, 1))
+			r->errors++;
+	if (ia_ledger_lend(l, id, 1) != -ERANGE)
+		r->errors++;
+	if (ia_ledger_reclaim(l, id, RACE_HEAD / 2))
+		r->errors++;
+}
+
+static void racer(struct race *r, int me)
+{
+	bool ps = me % 4 == 3;
+	struct ia_ledger *l;
+	int round, ret;
+
+	if (ia_ledger_open(&l, r->b, NULL)) {
+		r->errors++;
+		l = NULL;	/* still keep step with the others */
+	}
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		__u32 id = 1 + me + round * 100;
+
+		pthread_barrier_wait(&r->start);
+		ret = race_admit(l, r, id, ps);
+		pthread_barrier_wait(&r->admitted);
+		pthread_barrier_wait(&r->checked);
+		if (!ret && !ps)
+			race_lend(l, r, id);
+		if (!ret && ia_ledger_release(l, id))
+			r->errors++;
+		pthread_barrier_wait(&r->done);
+	}
+	ia_ledger_close(l);
+}
+
+struct racer_arg {
+	struct race *r;
+	int me;
+};
+
+static void *racer_thread(void *p)
+{
+	struct racer_arg *a = p;
+
+	racer(a->r, a->me);
+	return NULL;
+}
+
+/* The ledger of the race, and its shared state. */
+static struct race *race_new(struct __test_metadata *_metadata, struct ia_ledger *l,
+			     enum ia_ledger_backend b)
+{
+	pthread_barrierattr_t attr;
+	struct race *r;
+
+	EXPECT_EQ(0, ia_ledger_set(l, N_RACERS, RACE_SLOTS));
+	EXPECT_EQ(0, ia_ledger_set_tail(l, RACE_TAIL));
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	r->b = b;
+	/* Shared memory and pshared barriers: racers may be processes. */
+	pthread_barrierattr_init(&attr);
+	pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_barrier_init(&r->start, &attr, N_RACERS + 1);
+	pthread_barrier_init(&r->admitted, &attr, N_RACERS + 1);
+	pthread_barrier_init(&r->checked, &attr, N_RACERS + 1);
+	pthread_barrier_init(&r->done, &attr, N_RACERS + 1);
+	pthread_barrierattr_destroy(&attr);
+	return r;
+}
+
+/*
+ * The controller's side of every round. Only EXPECTs in here: a failed
+ * check must not leave the racers waiting at a barrier.
+ */
+static void race_control(struct __test_metadata *_metadata, struct ia_ledger *l,
+			 struct race *r)
+{
+	int round, tail_ret, want_ina, total_ina = 0;
+	struct ia_ledger_cap c;
+
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		tail_ret = 1;
+		pthread_barrier_wait(&r->start);
+		if (round % 2)
+			tail_ret = ia_ledger_set_tail(l, RACE_TAIL + RACE_HEAD);
+		pthread_barrier_wait(&r->admitted);
+
+		want_ina = (RACE_SLOTS - RACE_TAIL) / RACE_HEAD - (tail_ret == 0);
+		if (tail_ret < 0)
+			EXPECT_EQ(-ENOSPC, tail_ret);
+		EXPECT_EQ(want_ina, r->ina_ok);
+		EXPECT_EQ(N_RACERS / 4, r->ps_ok);
+		EXPECT_EQ(N_RACERS * 3 / 4 - want_ina, r->nospc);
+		EXPECT_EQ(0, ia_ledger_get(l, &c));
+		EXPECT_EQ(want_ina + N_RACERS / 4, c.used_jobs);
+		EXPECT_EQ(want_ina * RACE_HEAD, c.head_slots);
+		EXPECT_GE(RACE_SLOTS, c.head_slots + c.tail_slots);
+		EXPECT_EQ(c.head_slots + c.tail_slots, c.used_slots);
+		total_ina += r->ina_ok;
+		r->ina_ok = r->ps_ok = r->nospc = 0;
+		pthread_barrier_wait(&r->checked);
+		pthread_barrier_wait(&r->done);
+
+		/* Everything went back. */
+		EXPECT_EQ(0, ia_ledger_get(l, &c));
+		EXPECT_EQ(0, c.used_jobs);
+		EXPECT_EQ(0, c.head_slots);
+		EXPECT_EQ(0, c.lent_slots);
+		EXPECT_EQ(0, ia_ledger_set_tail(l, RACE_TAIL));
+	}
+	TH_LOG("%d INA admissions in %d rounds", total_ina, RACE_ROUNDS);
+	EXPECT_EQ(0, r->errors);
+}
+
+TEST_F_TIMEOUT(ledger, sixteen_threads_admit_at_once, 300)
+{
+	struct racer_arg args[N_RACERS];
+	pthread_t th[N_RACERS];
+	struct race *r;
+	int i;
+
+	BEGIN();
+	r = race_new(_metadata, self->l, variant->backend);
+	ASSERT_NE(NULL, r);
+	for (i = 0; i < N_RACERS; i++) {
+		args[i] = (struct racer_arg){ r, i };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, racer_thread, &args[i]));
+	}
+	race_control(_metadata, self->l, r);
+	for (i = 0; i < N_RACERS; i++)
+		pthread_join(th[i], NULL);
+	munmap(r, sizeof(*r));
+}
+
+TEST_F_TIMEOUT(ledger, sixteen_processes_admit_at_once, 300)
+{
+	pid_t pids[N_RACERS];
+	struct race *r;
+	int i, status;
+
+	BEGIN();
+	r = race_new(_metadata, self->l, variant->backend);
+	ASSERT_NE(NULL, r);
+	for (i = 0; i < N_RACERS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			racer(r, i);
+			_exit(0);
+		}
+		/* A racer missing would leave the others at a barrier. */
+		if (pids[i] < 0) {
+			int failed = i;
+
+			while (i--)
+				kill(pids[i], SIGKILL);
+			ASSERT_LE(0, pids[failed]);
+		}
+	}
+	race_control(_metadata, self->l, r);
+	for (i = 0; i < N_RACERS; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		EXPECT_EQ(0, status);
+	}
+	munmap(r, sizeof(*r));
+}
+
 static int drop_net_admin(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -513,6 +861,12 @@ TEST_F(ledger, mutations_need_net_admin)
 			_exit(15);
 		if (ia_ledger_set(l, 1, 1) != -EPERM)
 			_exit(16);
+		if (ia_ledger_set_tail(l, 1) != -EPERM)
+			_exit(17);
+		if (ia_ledger_lend(l, 1, 1) != -EPERM || ia_ledger_reclaim(l, 1, 1) != -EPERM)
+			_exit(18);
+		if (ia_ledger_admit_class(l, 3, INAGG_CLASS_PS, 0) != -EPERM)
+			_exit(19);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

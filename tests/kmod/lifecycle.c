@@ -158,6 +158,10 @@ static pid_t netns_holder(int njobs)
 		for (i = 1; i <= njobs; i++)
 			if (admit(&n, i, i))
 				_exit(2);
+		/* The whole memory model in use: tail, PS job, lent slots. */
+		if (set_tail(&n, 10) || admit_class(&n, 100, INAGG_CLASS_PS, 0) ||
+		    lend(&n, INAGG_CMD_JOB_LEND, njobs, 1))
+			_exit(2);
 		nl_close(&n);
 		if (write(p[1], "r", 1) != 1)
 			_exit(3);
@@ -204,9 +208,9 @@ TEST_F_TIMEOUT(mod, unload_with_jobs_admitted, 120)
 	/* Loaded again: every namespace, old or new, has a new ledger. */
 	ASSERT_EQ(0, load(""));
 	ASSERT_LT(0, read_file(path, text, sizeof(text)));
-	EXPECT_STREQ("jobs 0/16 slots 0/4096\n", text);
+	EXPECT_STREQ("jobs 0/16 slots 0/4096 head 0 tail 0 lent 0\n", text);
 	ASSERT_LT(0, read_file("/proc/net/inagg", text, sizeof(text)));
-	EXPECT_EQ(0, strncmp(text, "jobs 0/16 slots 0/4096\n", 23));
+	EXPECT_EQ(0, strncmp(text, "jobs 0/16 slots 0/4096 head 0 tail 0 lent 0\n", 44));
 	EXPECT_NE(NULL, strstr(text, " jobs 0\n"));
 	for (i = 0; i < 2; i++) {
 		kill(holders[i], SIGKILL);
@@ -278,10 +282,13 @@ static void churn(int me, time_t until)
 		}
 		admit(&n, id, 1);
 		admit(&n, id + 1, 1);
+		admit_class(&n, id + 2, INAGG_CLASS_PS, 0);
+		set_tail(&n, id % 7);
+		lend(&n, INAGG_CMD_JOB_LEND, id, 1);
 		nl_talk(&n, put(buf, n.family, INAGG_CMD_JOB_GET, NLM_F_DUMP), NULL, NULL);
 		if (me)
 			set_cap(&n, 8, 64);
-		id += 2;
+		id += 3;
 		nl_close(&n);
 	}
 }

@@ -214,6 +214,48 @@ NLH_FN int admit(struct nl *n, __u32 id, __u32 slots)
 	return nl_talk(n, nlh, NULL, NULL);
 }
 
+/* JOB_ADMIT with a class: slots 0 leaves the head out (a PS job). */
+NLH_FN int admit_class(struct nl *n, __u32 id, __u32 class, __u32 slots)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = put(buf, n->family, INAGG_CMD_JOB_ADMIT, 0);
+
+	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, id);
+	mnl_attr_put_u32(nlh, INAGG_A_JOB_CLASS, class);
+	if (slots)
+		mnl_attr_put_u32(nlh, INAGG_A_JOB_SLOTS, slots);
+	return nl_talk(n, nlh, NULL, NULL);
+}
+
+NLH_FN int release(struct nl *n, __u32 id)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = put(buf, n->family, INAGG_CMD_JOB_RELEASE, 0);
+
+	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, id);
+	return nl_talk(n, nlh, NULL, NULL);
+}
+
+NLH_FN int set_tail(struct nl *n, __u32 slots)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = put(buf, n->family, INAGG_CMD_TAIL_SET, 0);
+
+	mnl_attr_put_u32(nlh, INAGG_A_TAIL_SLOTS, slots);
+	return nl_talk(n, nlh, NULL, NULL);
+}
+
+/* cmd INAGG_CMD_JOB_LEND or INAGG_CMD_JOB_RECLAIM. */
+NLH_FN int lend(struct nl *n, __u8 cmd, __u32 id, __u32 count)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = put(buf, n->family, cmd, 0);
+
+	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, id);
+	mnl_attr_put_u32(nlh, INAGG_A_COUNT, count);
+	return nl_talk(n, nlh, NULL, NULL);
+}
+
 NLH_FN int set_cap(struct nl *n, __u32 jobs, __u32 slots)
 {
 	char buf[256];
@@ -230,6 +272,16 @@ NLH_FN int get_cap(struct nl *n, struct reply *r)
 
 	memset(r, 0, sizeof(*r));
 	return nl_talk(n, put(buf, n->family, INAGG_CMD_CAP_GET, 0), reply_cb, r);
+}
+
+NLH_FN int get_job(struct nl *n, __u32 id, struct reply *r)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = put(buf, n->family, INAGG_CMD_JOB_GET, 0);
+
+	memset(r, 0, sizeof(*r));
+	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, id);
+	return nl_talk(n, nlh, reply_cb, r);
 }
 
 NLH_FN bool expect_kernel(void)

@@ -302,6 +302,15 @@ static int cap_cb(const struct nlmsghdr *nlh, void *data)
 		case INAGG_A_USED_SLOTS:
 			cap->used_slots = mnl_attr_get_u32(a);
 			break;
+		case INAGG_A_HEAD_SLOTS:
+			cap->head_slots = mnl_attr_get_u32(a);
+			break;
+		case INAGG_A_TAIL_SLOTS:
+			cap->tail_slots = mnl_attr_get_u32(a);
+			break;
+		case INAGG_A_LENT_SLOTS:
+			cap->lent_slots = mnl_attr_get_u32(a);
+			break;
 		}
 	}
 	return MNL_CB_OK;
@@ -342,18 +351,70 @@ int ia_ledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
 	return nl_talk(l, nlh, NULL, NULL);
 }
 
-int ia_ledger_admit(struct ia_ledger *l, __u32 job, __u32 slots)
+/* with_class false: the request of old clients, an INA job by default. */
+static int admit(struct ia_ledger *l, __u32 job, __u32 class, __u32 slots, bool with_class)
 {
 	char buf[256];
 	struct nlmsghdr *nlh;
 
 	ia_ledger_seterr(l, "");
 	if (l->backend == IA_LEDGER_USER)
-		return ia_uledger_admit(l, job, slots);
+		return ia_uledger_admit(l, job, class, slots);
 	nlh = genl_put(buf, l->family, INAGG_CMD_JOB_ADMIT, 0);
 	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
-	mnl_attr_put_u32(nlh, INAGG_A_JOB_SLOTS, slots);
+	if (with_class)
+		mnl_attr_put_u32(nlh, INAGG_A_JOB_CLASS, class);
+	if (class != INAGG_CLASS_PS || slots)
+		mnl_attr_put_u32(nlh, INAGG_A_JOB_SLOTS, slots);
 	return nl_talk(l, nlh, NULL, NULL);
+}
+
+int ia_ledger_admit(struct ia_ledger *l, __u32 job, __u32 slots)
+{
+	return admit(l, job, INAGG_CLASS_INA, slots, false);
+}
+
+int ia_ledger_admit_class(struct ia_ledger *l, __u32 job, enum inagg_job_class class,
+			  __u32 slots)
+{
+	return admit(l, job, class, slots, true);
+}
+
+int ia_ledger_set_tail(struct ia_ledger *l, __u32 slots)
+{
+	char buf[256];
+	struct nlmsghdr *nlh;
+
+	ia_ledger_seterr(l, "");
+	if (l->backend == IA_LEDGER_USER)
+		return ia_uledger_set_tail(l, slots);
+	nlh = genl_put(buf, l->family, INAGG_CMD_TAIL_SET, 0);
+	mnl_attr_put_u32(nlh, INAGG_A_TAIL_SLOTS, slots);
+	return nl_talk(l, nlh, NULL, NULL);
+}
+
+static int lend(struct ia_ledger *l, __u32 job, __u32 count, bool reclaim)
+{
+	char buf[256];
+	struct nlmsghdr *nlh;
+
+	ia_ledger_seterr(l, "");
+	if (l->backend == IA_LEDGER_USER)
+		return ia_uledger_lend(l, job, count, reclaim);
+	nlh = genl_put(buf, l->family, reclaim ? INAGG_CMD_JOB_RECLAIM : INAGG_CMD_JOB_LEND, 0);
+	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
+	mnl_attr_put_u32(nlh, INAGG_A_COUNT, count);
+	return nl_talk(l, nlh, NULL, NULL);
+}
+
+int ia_ledger_lend(struct ia_ledger *l, __u32 job, __u32 count)
+{
+	return lend(l, job, count, false);
+}
+
+int ia_ledger_reclaim(struct ia_ledger *l, __u32 job, __u32 count)
+{
+	return lend(l, job, count, true);
 }
 
 int ia_ledger_release(struct ia_ledger *l, __u32 job)
@@ -377,7 +438,8 @@ struct jobs_acc {
 
 static int job_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct ia_ledger_job job = { 0 }, *v;
+	/* A module before the memory model sends no class: all its jobs are INA. */
+	struct ia_ledger_job job = { .class = INAGG_CLASS_INA }, *v;
 	struct jobs_acc *acc = data;
 	struct nlattr *a;
 
@@ -388,6 +450,10 @@ static int job_cb(const struct nlmsghdr *nlh, void *data)
 			job.id = mnl_attr_get_u32(a);
 		else if (mnl_attr_get_type(a) == INAGG_A_JOB_SLOTS)
 			job.slots = mnl_attr_get_u32(a);
+		else if (mnl_attr_get_type(a) == INAGG_A_JOB_CLASS)
+			job.class = mnl_attr_get_u32(a);
+		else if (mnl_attr_get_type(a) == INAGG_A_LENT_SLOTS)
+			job.lent = mnl_attr_get_u32(a);
 	}
 	if (acc->n == acc->cap) {
 		size_t cap = acc->cap ? 2 * acc->cap : 64;

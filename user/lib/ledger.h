@@ -12,15 +12,18 @@
  * and ia_ledger_backend() says which one is in use.
  *
  * Every call returns 0 or a negative errno, the same for both backends:
- * -ENOSPC a limit would be exceeded, -EEXIST job already admitted, -ENOENT
- * job not admitted, -EBUSY capacity below what is admitted, -ERANGE a value
- * out of range, -EINVAL nothing to set, -EPERM no CAP_NET_ADMIN.
+ * -ENOSPC a limit would be exceeded (jobs, or heads plus tail beyond the
+ * slots), -EEXIST job already admitted, -ENOENT job not admitted, -EBUSY
+ * capacity below what is admitted, -ERANGE a value out of range (or a lend
+ * or reclaim beyond the job's slots), -EINVAL nothing to set (or a head for
+ * a PS job, or a PS job lending), -EPERM no CAP_NET_ADMIN.
  * ia_ledger_errmsg() then gives the reason (the kernel's extack message).
  * A handle serves one thread at a time; open one per thread.
  */
 #ifndef IA_LEDGER_H
 #define IA_LEDGER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -38,12 +41,17 @@ struct ia_ledger_cap {
 	__u32 max_jobs;
 	__u32 max_slots;
 	__u32 used_jobs;
-	__u32 used_slots;
+	__u32 used_slots;	/* head_slots + tail_slots */
+	__u32 head_slots;	/* the INA jobs' heads */
+	__u32 tail_slots;	/* the tail pool */
+	__u32 lent_slots;	/* head slots lent to the tail */
 };
 
 struct ia_ledger_job {
 	__u32 id;
-	__u32 slots;
+	__u32 slots;		/* head slots, 0 for a PS job */
+	__u32 class;		/* enum inagg_job_class */
+	__u32 lent;		/* head slots lent to the tail */
 };
 
 /* For ia_ledger_set(): leave this limit as it is. */
@@ -67,7 +75,14 @@ int ia_ledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap);
 /* Each limit is a value in range, or IA_LEDGER_KEEP. */
 int ia_ledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots);
 int ia_ledger_admit(struct ia_ledger *l, __u32 job, __u32 slots);
+/* An INA job with a head of slots, or a PS job (slots 0: none). */
+int ia_ledger_admit_class(struct ia_ledger *l, __u32 job, enum inagg_job_class class,
+			  __u32 slots);
 int ia_ledger_release(struct ia_ledger *l, __u32 job);
+/* The tail pool's size; lend / reclaim count head slots of an INA job. */
+int ia_ledger_set_tail(struct ia_ledger *l, __u32 slots);
+int ia_ledger_lend(struct ia_ledger *l, __u32 job, __u32 count);
+int ia_ledger_reclaim(struct ia_ledger *l, __u32 job, __u32 count);
 int ia_ledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out);
 /* The admitted jobs by increasing id, in *jobs (free() it), *n of them. */
 int ia_ledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n);
@@ -99,8 +114,11 @@ void ia_ledger_seterr(struct ia_ledger *l, const char *msg);
 int ia_uledger_init(struct ia_ledger *l);
 int ia_uledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap);
 int ia_uledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots);
-int ia_uledger_admit(struct ia_ledger *l, __u32 job, __u32 slots);
+int ia_uledger_admit(struct ia_ledger *l, __u32 job, __u32 class, __u32 slots);
 int ia_uledger_release(struct ia_ledger *l, __u32 job);
+int ia_uledger_set_tail(struct ia_ledger *l, __u32 slots);
+/* Lends count head slots of job (reclaim: takes them back). */
+int ia_uledger_lend(struct ia_ledger *l, __u32 job, __u32 count, bool reclaim);
 int ia_uledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out);
 int ia_uledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n);
 #endif

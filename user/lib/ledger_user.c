@@ -14,12 +14,13 @@
  * boot is ignored. Mutations need CAP_NET_ADMIN (in the caller's effective
  * set: the fallback cannot tell which user namespace owns the netns).
  *
- * State file:
- *   inagg-ledger 1
+ * State file (version 1 had no tail line and jobs as "job ID SLOTS": INA):
+ *   inagg-ledger 2
  *   boot <boot id>
  *   max_jobs N
  *   max_slots N
- *   job ID SLOTS       (one line per job, by increasing id)
+ *   tail N
+ *   job ID HEAD CLASS LENT   (one line per job, by increasing id)
  */
 #define IA_LEDGER_INTERNAL
 #include <errno.h>
@@ -48,7 +49,9 @@ struct ustate {
 	__u32 max_jobs;
 	__u32 max_slots;
 	__u32 used_jobs;
-	__u32 used_slots;
+	__u32 head_slots;
+	__u32 tail_slots;
+	__u32 lent_slots;
 	struct ia_ledger_job *jobs;	/* by increasing id */
 	size_t n;
 	size_t cap;
@@ -169,7 +172,7 @@ static void uunlock(int fd)
 		close(fd);	/* releases the flock */
 }
 
-static int ustate_add(struct ustate *s, __u32 id, __u32 slots)
+static int ustate_add(struct ustate *s, const struct ia_ledger_job *job)
 {
 	struct ia_ledger_job *v;
 	size_t i;
@@ -183,12 +186,13 @@ static int ustate_add(struct ustate *s, __u32 id, __u32 slots)
 		s->jobs = v;
 		s->cap = cap;
 	}
-	for (i = s->n; i > 0 && s->jobs[i - 1].id > id; i--)
+	for (i = s->n; i > 0 && s->jobs[i - 1].id > job->id; i--)
 		s->jobs[i] = s->jobs[i - 1];
-	s->jobs[i] = (struct ia_ledger_job){ .id = id, .slots = slots };
+	s->jobs[i] = *job;
 	s->n++;
 	s->used_jobs++;
-	s->used_slots += slots;
+	s->head_slots += job->slots;
+	s->lent_slots += job->lent;
 	return 0;
 }
 
@@ -230,7 +234,8 @@ static void ustate_free(struct ustate *s)
 static int uload(struct ia_ledger *l, struct ustate *s)
 {
 	char boot[64], fboot[64], line[128];
-	unsigned int ver, a, b;
+	struct ia_ledger_job j;
+	unsigned int ver, a;
 	int ret = 0;
 	FILE *f;
 
@@ -244,7 +249,7 @@ static int uload(struct ia_ledger *l, struct ustate *s)
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
 	if (!fgets(line, sizeof(line), f) || sscanf(line, "inagg-ledger %u", &ver) != 1 ||
-	    ver != 1 || !fgets(line, sizeof(line), f) ||
+	    ver < 1 || ver > 2 || !fgets(line, sizeof(line), f) ||
 	    sscanf(line, "boot %63s", fboot) != 1)
 		goto corrupt;
 	if (strcmp(fboot, boot))
@@ -254,8 +259,13 @@ static int uload(struct ia_ledger *l, struct ustate *s)
 			s->max_jobs = a;
 		} else if (sscanf(line, "max_slots %u", &a) == 1) {
 			s->max_slots = a;
-		} else if (sscanf(line, "job %u %u", &a, &b) == 2) {
-			ret = ustate_add(s, a, b);
+		} else if (sscanf(line, "tail %u", &a) == 1) {
+			s->tail_slots = a;
+		} else if (sscanf(line, "job %u %u %u %u", &j.id, &j.slots, &j.class,
+				  &j.lent) == 4 ||
+			   (ver == 1 && sscanf(line, "job %u %u", &j.id, &j.slots) == 2 &&
+			    (j.class = INAGG_CLASS_INA, j.lent = 0, true))) {
+			ret = ustate_add(s, &j);
 			if (ret)
 				goto out;
 		} else {
@@ -286,10 +296,11 @@ static int usave(struct ia_ledger *l, const struct ustate *s)
 	f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
-	fprintf(f, "inagg-ledger 1\nboot %s\nmax_jobs %u\nmax_slots %u\n", boot,
-		s->max_jobs, s->max_slots);
+	fprintf(f, "inagg-ledger 2\nboot %s\nmax_jobs %u\nmax_slots %u\ntail %u\n", boot,
+		s->max_jobs, s->max_slots, s->tail_slots);
 	for (size_t i = 0; i < s->n; i++)
-		fprintf(f, "job %u %u\n", s->jobs[i].id, s->jobs[i].slots);
+		fprintf(f, "job %u %u %u %u\n", s->jobs[i].id, s->jobs[i].slots,
+			s->jobs[i].class, s->jobs[i].lent);
 	if (fflush(f) || ferror(f)) {
 		ret = -errno ? -errno : -EIO;
 		fclose(f);
@@ -345,7 +356,10 @@ int ia_uledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap)
 	cap->max_jobs = s.max_jobs;
 	cap->max_slots = s.max_slots;
 	cap->used_jobs = s.used_jobs;
-	cap->used_slots = s.used_slots;
+	cap->used_slots = s.head_slots + s.tail_slots;
+	cap->head_slots = s.head_slots;
+	cap->tail_slots = s.tail_slots;
+	cap->lent_slots = s.lent_slots;
 	return uend(l, &s, fd, 0, false);
 }
 
@@ -374,7 +388,7 @@ int ia_uledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
 	if (max_jobs != IA_LEDGER_KEEP && max_jobs < s.used_jobs) {
 		ia_ledger_seterr(l, "max_jobs below the jobs admitted");
 		ret = -EBUSY;
-	} else if (max_slots != IA_LEDGER_KEEP && max_slots < s.used_slots) {
+	} else if (max_slots != IA_LEDGER_KEEP && max_slots < s.head_slots + s.tail_slots) {
 		ia_ledger_seterr(l, "max_slots below the slots admitted");
 		ret = -EBUSY;
 	} else {
@@ -386,15 +400,23 @@ int ia_uledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
 	return uend(l, &s, fd, ret, true);
 }
 
-int ia_uledger_admit(struct ia_ledger *l, __u32 job, __u32 slots)
+/* The module's policy, then its class checks (inagg_nl.c), in that order. */
+int ia_uledger_admit(struct ia_ledger *l, __u32 job, __u32 class, __u32 slots)
 {
+	struct ia_ledger_job j = { .id = job, .slots = slots, .class = class };
 	struct ustate s;
 	int fd, ret;
 
 	if (!has_net_admin())
 		return -EPERM;
-	if (job < INAGG_JOB_ID_MIN || slots < 1 || slots > INAGG_SLOTS_LIMIT)
+	if (job < INAGG_JOB_ID_MIN || slots > INAGG_SLOTS_LIMIT ||
+	    class < INAGG_CLASS_INA || class > INAGG_CLASS_MAX ||
+	    (class == INAGG_CLASS_INA && slots < 1))
 		return out_of_range(l);
+	if (class == INAGG_CLASS_PS && slots) {
+		ia_ledger_seterr(l, "a PS job holds no head slots");
+		return -EINVAL;
+	}
 	ret = ubegin(l, true, &s, &fd);
 	if (ret)
 		return ret;
@@ -404,11 +426,11 @@ int ia_uledger_admit(struct ia_ledger *l, __u32 job, __u32 slots)
 	} else if (s.used_jobs >= s.max_jobs) {
 		ia_ledger_seterr(l, "job limit reached (max_jobs)");
 		ret = -ENOSPC;
-	} else if (slots > s.max_slots - s.used_slots) {
+	} else if (slots > s.max_slots - s.head_slots - s.tail_slots) {
 		ia_ledger_seterr(l, "slot limit reached (max_slots)");
 		ret = -ENOSPC;
 	} else {
-		ret = ustate_add(&s, job, slots);
+		ret = ustate_add(&s, &j);
 	}
 	return uend(l, &s, fd, ret, true);
 }
@@ -431,7 +453,8 @@ int ia_uledger_release(struct ia_ledger *l, __u32 job)
 		ret = -ENOENT;
 	} else {
 		s.used_jobs--;
-		s.used_slots -= j->slots;
+		s.head_slots -= j->slots;
+		s.lent_slots -= j->lent;
 		memmove(j, j + 1, (s.jobs + s.n - (j + 1)) * sizeof(*j));
 		s.n--;
 	}
@@ -469,4 +492,58 @@ int ia_uledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n)
 	*n = s.n;
 	s.jobs = NULL;
 	return uend(l, &s, fd, 0, false);
+}
+
+/* The tail may shrink at any time: the datapath flushes what it held. */
+int ia_uledger_set_tail(struct ia_ledger *l, __u32 slots)
+{
+	struct ustate s;
+	int fd, ret = 0;
+
+	if (!has_net_admin())
+		return -EPERM;
+	if (slots > INAGG_SLOTS_LIMIT)
+		return out_of_range(l);
+	ret = ubegin(l, true, &s, &fd);
+	if (ret)
+		return ret;
+	if (slots > s.max_slots - s.head_slots) {
+		ia_ledger_seterr(l, "tail beyond the slots the heads leave (max_slots)");
+		ret = -ENOSPC;
+	} else {
+		s.tail_slots = slots;
+	}
+	return uend(l, &s, fd, ret, true);
+}
+
+int ia_uledger_lend(struct ia_ledger *l, __u32 job, __u32 count, bool reclaim)
+{
+	struct ia_ledger_job *j;
+	struct ustate s;
+	int fd, ret = 0;
+
+	if (!has_net_admin())
+		return -EPERM;
+	if (job < INAGG_JOB_ID_MIN || count < 1 || count > INAGG_SLOTS_LIMIT)
+		return out_of_range(l);
+	ret = ubegin(l, true, &s, &fd);
+	if (ret)
+		return ret;
+	j = ustate_admitted(l, &s, job);
+	if (!j) {
+		ret = -ENOENT;
+	} else if (j->class != INAGG_CLASS_INA) {
+		ia_ledger_seterr(l, "a PS job holds no head slots");
+		ret = -EINVAL;
+	} else if (!reclaim && count > j->slots - j->lent) {
+		ia_ledger_seterr(l, "lend beyond the job's head slots not lent");
+		ret = -ERANGE;
+	} else if (reclaim && count > j->lent) {
+		ia_ledger_seterr(l, "reclaim beyond the job's lent slots");
+		ret = -ERANGE;
+	} else {
+		j->lent = reclaim ? j->lent - count : j->lent + count;
+		s.lent_slots = reclaim ? s.lent_slots - count : s.lent_slots + count;
+	}
+	return uend(l, &s, fd, ret, true);
 }

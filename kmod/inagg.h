@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * inagg.ko internals, shared by its three parts:
+ *   inagg_ledger.c  the ledger: accounting and its refusals, nothing else;
+ *   inagg_nl.c      the generic netlink family (ABI: include/inagg/netlink.h);
+ *   inagg_main.c    module, per-namespace life, /proc/net/inagg.
+ */
+#ifndef _INAGG_KMOD_H
+#define _INAGG_KMOD_H
+
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+
+#include <inagg/netlink.h>
+
+struct inagg_job {
+	u32 id;
+	u32 head;		/* head slots: 0 for a PS job */
+	u32 lent;		/* of them, lent to the tail */
+	u32 class;		/* enum inagg_job_class */
+};
+
+/*
+ * One per network namespace. @lock serialises every access to the rest.
+ * Invariants (kept by inagg_ledger.c under @lock):
+ *   head_slots + tail_slots <= max_slots, used_jobs <= max_jobs,
+ *   head_slots = sum of the jobs' head, lent_slots = sum of their lent,
+ *   every job's lent <= its head.
+ */
+struct inagg_ledger {
+	struct mutex lock;
+	struct xarray jobs;		/* job id -> struct inagg_job */
+	u32 max_jobs;
+	u32 max_slots;
+	u32 used_jobs;
+	u32 head_slots;
+	u32 tail_slots;
+	u32 lent_slots;
+	unsigned int gen;		/* bumped on every change (dumps) */
+};
+
+/* Why the ledger refused: a static message and the attribute to blame. */
+struct inagg_why {
+	const char *msg;
+	int attr;			/* INAGG_A_*, 0 for none */
+};
+
+extern unsigned int inagg_net_id;
+extern struct kmem_cache *inagg_job_cache;
+extern atomic_t inagg_nr_jobs;
+
+static inline struct inagg_ledger *inagg_ledger(struct net *net)
+{
+	return net_generic(net, inagg_net_id);
+}
+
+/* Slots committed: heads and tail. */
+static inline u32 inagg_used_slots(const struct inagg_ledger *l)
+{
+	return l->head_slots + l->tail_slots;
+}
+
+void inagg_ledger_init(struct inagg_ledger *l, u32 max_jobs, u32 max_slots);
+void inagg_ledger_destroy(struct inagg_ledger *l);
+
+/* All with l->lock held; 0 or a negative errno with *why filled. */
+int inagg_ledger_set_cap(struct inagg_ledger *l, u32 max_jobs, u32 max_slots,
+			 struct inagg_why *why);
+int inagg_ledger_set_tail(struct inagg_ledger *l, u32 tail,
+			  struct inagg_why *why);
+/* On success the ledger owns @job. */
+int inagg_ledger_admit(struct inagg_ledger *l, struct inagg_job *job,
+		       struct inagg_why *why);
+/* On success the caller owns the returned job (to report, then free). */
+struct inagg_job *inagg_ledger_release(struct inagg_ledger *l, u32 id,
+				       struct inagg_why *why);
+/* Lends @count head slots of an INA job (reclaim: takes them back). */
+int inagg_ledger_lend(struct inagg_ledger *l, u32 id, u32 count, bool reclaim,
+		      struct inagg_job **jobp, struct inagg_why *why);
+
+int inagg_nl_init(void);
+void inagg_nl_exit(void);
+
+#endif /* _INAGG_KMOD_H */
