@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,10 @@
 #pragma GCC diagnostic ignored "-Wmisleading-indentation"
 #include "kselftest_harness.h"
 #include "ledger.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
 
 FIXTURE(ledger) {
 	struct ia_ledger *l;
@@ -405,6 +410,44 @@ TEST_F(ledger, memory_bad_values)
 	ASSERT_EQ(0, ia_ledger_set(self->l, IA_LEDGER_KEEP, INAGG_SLOTS_LIMIT));
 	ASSERT_EQ(0, ia_ledger_set_tail(self->l, INAGG_SLOTS_LIMIT));
 	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_INA, 1));
+}
+
+/* The fallback still reads a version 1 state file: its jobs are INA jobs. */
+TEST_F(ledger, reads_version_1_state)
+{
+	unsigned long long cookie;
+	socklen_t len = sizeof(cookie);
+	char boot[64] = "", path[128];
+	FILE *f;
+	int fd;
+
+	BEGIN();
+	if (variant->backend != IA_LEDGER_USER)
+		SKIP(return, "the user-space ledger's state file");
+	fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len));
+	close(fd);
+	f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(boot, sizeof(boot), f));
+	fclose(f);
+	boot[strcspn(boot, "\n")] = 0;
+	snprintf(path, sizeof(path), "%s/ledger-%llx", self->dir, cookie);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "inagg-ledger 1\nboot %s\nmax_jobs 4\nmax_slots 40\njob 3 10\njob 8 5\n",
+		boot);
+	ASSERT_EQ(0, fclose(f));
+
+	ASSERT_CAP(self->l, 4, 40, 2, 15);
+	ASSERT_MEM(self->l, 15, 0, 0);
+	ASSERT_JOB(self->l, 3, INAGG_CLASS_INA, 10, 0);
+	/* A change writes version 2, which reads back the same. */
+	ASSERT_EQ(0, ia_ledger_lend(self->l, 3, 2));
+	ASSERT_JOB(self->l, 3, INAGG_CLASS_INA, 10, 2);
+	ASSERT_JOB(self->l, 8, INAGG_CLASS_INA, 5, 0);
+	ASSERT_MEM(self->l, 15, 0, 2);
 }
 
 /* The ledger outlives the client: a new handle, a new process see it. */
