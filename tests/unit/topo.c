@@ -53,6 +53,27 @@ static const struct bad_case bad[] = {
 	  { "\"s0\"", "\"capacity\"" } },
 	{ "unknown field", SW("{\"name\": \"s0\", \"parent\": null, \"colour\": 1}"),
 	  { "\"s0\"", "\"colour\": unknown" } },
+	/* Names become namespace names: checked once, at load (issue 11). */
+	{ "name with slash", SW("{\"name\": \"a/b\", \"parent\": null}"), { "switch #0", "[A-Za-z0-9_.]" } },
+	{ "name with newline", SW(ROOT ", {\"name\": \"a\\nb\", \"parent\": \"s0\"}"),
+	  { "switch #1", "\"name\"" } },
+	{ "name with control char", SW("{\"name\": \"a\\u0007\", \"parent\": null}"), { "switch #0", "\"name\"" } },
+	{ "name too long", SW("{\"name\": \"" "0123456789012345678901234567890123456789012345678901234567890123456789"
+			      "\", \"parent\": null}"), { "switch #0", "1 to 64" } },
+	{ "name dest", SW("{\"name\": \"dest\", \"parent\": null}"), { "switch #0", "\"dest\"" } },
+	{ "raw control char", SW("{\"name\": \"a\tb\", \"parent\": null}"), { "not valid JSON", "control" } },
+	{ "bad escape", SW("{\"name\": \"a\\qb\", \"parent\": null}"), { "not valid JSON", "escape" } },
+	{ "lone surrogate", SW("{\"name\": \"\\ud800\", \"parent\": null}"), { "not valid JSON", "surrogate" } },
+	{ "bad number", SW("{\"name\": \"s0\", \"parent\": null, \"rate\": 01}"), { "not valid JSON", "number" } },
+	{ "field twice", SW("{\"name\": \"s0\", \"parent\": null, \"load\": 1, \"load\": 2}"),
+	  { "\"load\"", "twice" } },
+	{ "root is an array", "[1, 2]", { "\"switches\"", "missing" } },
+	{ "switch not an object", SW(ROOT ", 7"), { "switch #1", "not a JSON object" } },
+	{ "missing comma", SW(ROOT " " ROOT), { "not valid JSON", "expected ','" } },
+	{ "too deep", "{\"x\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]], \"switches\": []}",
+	  { "not valid JSON", "deep" } },
+	{ "unknown parent echoed safely", SW(ROOT ", {\"name\": \"s1\", \"parent\": \"x\\ny\"}"),
+	  { "unknown switch \"x?y\"", NULL } },
 };
 
 TEST(bad_inputs_named)
@@ -104,6 +125,56 @@ TEST(good_file_fields_and_defaults)
 	EXPECT_EQ(1, t->depth[ia_topo_find(t, "a")]);
 	EXPECT_EQ(2, t->depth[ia_topo_find(t, "c")]);
 	EXPECT_EQ(-1, ia_topo_find(t, "zz"));
+	ia_topo_free(t);
+}
+
+/* Escapes decode, other root fields are skipped, parents may come after children. */
+TEST(json_escapes_and_order)
+{
+	static const char json[] = "{\"comment\": {\"a\": [1, 2.5e3, null, true]}, \"switches\": ["
+		"{\"name\": \"leaf\", \"parent\": \"r\\u006f\\u006ft\", \"load\": 2},"
+		"{\"name\": \"r\\u006fot\", \"parent\": null}], \"z\": \"\\ud83d\\ude00\"}  \n";
+	struct ia_topo *t;
+	char err[IA_ERRLEN];
+
+	ASSERT_EQ(0, ia_topo_parse(json, &t, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(2, t->n);
+	EXPECT_STREQ("root", t->sw[1].name);
+	EXPECT_EQ(1, t->sw[0].parent);
+	EXPECT_EQ(1, t->root);
+	EXPECT_EQ(1, ia_topo_find(t, "root"));
+	EXPECT_EQ(1, ia_topo_find_n(t, "rootx", 4));
+	ia_topo_free(t);
+}
+
+/* A large tree loads and every name is found through the index. */
+TEST(large_tree_lookups)
+{
+	const int n = 200000;
+	char *text = NULL, name[16];
+	size_t len = 0;
+	struct ia_topo *t;
+	FILE *f = open_memstream(&text, &len);
+
+	fprintf(f, "{\"switches\": [");
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s{\"name\": \"n%d\", \"parent\": ", i ? "," : "", i);
+		if (i)
+			fprintf(f, "\"n%d\"}", (i - 1) / 2);
+		else
+			fprintf(f, "null}");
+	}
+	fprintf(f, "]}");
+	fclose(f);
+	ASSERT_EQ(0, ia_topo_parse(text, &t, NULL, 0));
+	free(text);
+	ASSERT_EQ(n, t->n);
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		ASSERT_EQ(i, ia_topo_find(t, name));
+		ASSERT_EQ(i ? (i - 1) / 2 : -1, t->sw[i].parent);
+	}
+	EXPECT_EQ(-1, ia_topo_find(t, "n200000"));
 	ia_topo_free(t);
 }
 

@@ -135,15 +135,6 @@ static const char *a2s(struct in_addr a, char *buf)
 	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
 }
 
-/* Names become namespace names: keep them to a safe alphabet. */
-static bool valid_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n && n <= 64 &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == n;
-}
-
 /* Namespaces of a tag. */
 static int list_ns(const char *tag, char ***names)
 {
@@ -385,12 +376,7 @@ int ia_net_up(const struct ia_topo *t, const struct ia_net_opts *o, char *err, s
 	if (!ia_net_tag_valid(o->tag))
 		return ia_fail(err, errlen, -EINVAL, "network tag \"%s\": use 1 to %d of [a-z0-9]",
 			       o->tag, IA_NET_TAG_MAX);
-	for (int v = 0; v < t->n; v++) {
-		if (!valid_name(t->sw[v].name) || !strcmp(t->sw[v].name, "dest"))
-			return ia_fail(err, errlen, -EINVAL,
-				       "switch \"%s\": field \"name\": must be [A-Za-z0-9_.], at most 64, not \"dest\", to name a namespace",
-				       t->sw[v].name);
-	}
+	/* Switch names were checked when the topology was finalised (topo.h). */
 	if (ia_topo_total_load(t) > (1u << 20) || t->n > (1 << 20))
 		return ia_fail(err, errlen, -E2BIG, "topology too large for namespaces");
 	cnt = list_ns(o->tag, &names);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mem.h"
 #include "place.h"
 #include "smc.h"
 
@@ -38,8 +39,8 @@ int ia_placement_init(struct ia_placement *p, int n)
 	p->n = n;
 	p->bottleneck = -1;
 	p->congestion = (struct ia_ratio){ 0, 1 };
-	p->blue = calloc(n ? n : 1, sizeof(*p->blue));
-	p->msgs = calloc(n ? n : 1, sizeof(*p->msgs));
+	p->blue = ia_calloc_big(n ? n : 1, sizeof(*p->blue));
+	p->msgs = ia_calloc_big(n ? n : 1, sizeof(*p->msgs));
 	if (!p->blue || !p->msgs) {
 		ia_placement_free(p);
 		return -ENOMEM;
@@ -99,15 +100,20 @@ void ia_model_eval(const struct ia_problem *pb, struct ia_placement *p)
 		}
 		p->msgs[v] = m;
 	}
+	/* Compared unreduced (m * den / num), reduced once at the end. */
 	for (int v = 0; v < t->n; v++) {
 		uint64_t m = p->msgs[v] + (pb->base ? pb->base[v] : 0);
-		struct ia_ratio c = ia_congestion(m, t->sw[v].rate);
+		struct ia_ratio c = { m * t->sw[v].rate.den, t->sw[v].rate.num };
 
 		if (m && (p->bottleneck < 0 || ia_ratio_cmp(c, p->congestion) > 0)) {
 			p->congestion = c;
 			p->bottleneck = v;
 		}
 	}
+	if (p->bottleneck >= 0)
+		p->congestion = ia_congestion(p->msgs[p->bottleneck] +
+					      (pb->base ? pb->base[p->bottleneck] : 0),
+					      t->sw[p->bottleneck].rate);
 }
 
 struct rank {

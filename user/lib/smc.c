@@ -14,8 +14,16 @@
  *    children is a tree knapsack costing O(n k) per check, not O(n k^2).
  *  - A blue switch only needs its children feasible: it needs
  *    1 + sum(lo_c) blue switches, no convolution.
+ *  - Incremental checks: a table depends only on the switch's budget and its
+ *    children's tables. Between two checks of a narrowing search most budgets
+ *    do not move, so only switches whose budget or a child's table changed
+ *    are recomputed (the first check, and any after the pool has grown too
+ *    much, recompute all).
+ *  - Colouring gives a red switch's children budgets by undoing its merges;
+ *    with no budget left there is nothing to undo.
  * Naive version: full k + 1 tables and an O(k^2) min-plus merge per child,
- * as written in the paper; kept as the benchmark baseline.
+ * recomputed whole at every check, as written in the paper; kept as the
+ * benchmark baseline.
  *
  * Search: the optimum is one of the finite set of values (base + m) / rate.
  * A bisection on doubles narrows it down, each feasible probe lowering the
@@ -29,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
 #include "smc.h"
 
 #define INF UINT32_MAX
@@ -52,6 +61,10 @@ struct smc {
 	bool naive;
 	uint64_t *sub;		/* subtree load */
 	int64_t *cap;		/* message budget of each uplink for the bound checked */
+	int64_t *prev_cap;	/* the budgets the current tables were computed for */
+	bool *dirty;		/* to recompute in this check */
+	bool have_tabs;		/* tab[] holds every switch's table for prev_cap */
+	size_t full_pool;	/* pool size of the last full computation */
 	double *rate;
 	struct tab *tab;
 	int *need;		/* blue switches v needs to be blue; INT_MAX if it cannot */
@@ -71,7 +84,7 @@ static int buf_reserve(struct buf *b, size_t extra)
 
 	while (cap < b->len + extra)
 		cap *= 2;
-	uint32_t *v = realloc(b->v, cap * sizeof(*v));
+	uint32_t *v = ia_realloc_big(b->v, cap * sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
@@ -243,6 +256,39 @@ static int gather_one(struct smc *s, int v)
 	return push_tab(s, tv, lo + red_lo, acc + red_lo, len - red_lo);
 }
 
+static bool same_tab(const struct smc *s, const struct tab *a, int need_a, int v)
+{
+	const struct tab *b = &s->tab[v];
+
+	return need_a == s->need[v] && a->lo == b->lo && a->len == b->len &&
+	       !memcmp(s->pool.v + a->off, s->pool.v + b->off, a->len * sizeof(uint32_t));
+}
+
+/* Recomputes the switches whose budget changed, and up the tree while tables change. */
+static int gather_changed(struct smc *s)
+{
+	const struct ia_topo *t = s->t;
+	int ret;
+
+	for (int v = 0; v < s->n; v++) {
+		s->dirty[v] = s->cap[v] != s->prev_cap[v];
+		s->prev_cap[v] = s->cap[v];
+	}
+	for (int h = t->n - 1; h >= 0; h--) {
+		int v = t->order[h], need = s->need[v];
+		struct tab old = s->tab[v];
+
+		if (!s->dirty[v])
+			continue;
+		ret = gather_one(s, v);
+		if (ret)
+			return ret;
+		if (t->sw[v].parent >= 0 && !s->dirty[t->sw[v].parent] && !same_tab(s, &old, need, v))
+			s->dirty[t->sw[v].parent] = true;
+	}
+	return 0;
+}
+
 /* One feasibility check with the caps already set. */
 static int gather(struct smc *s, bool *feasible)
 {
@@ -250,12 +296,22 @@ static int gather(struct smc *s, bool *feasible)
 	int ret;
 
 	s->checks++;
-	s->pool.len = 0;
-	for (int h = t->n - 1; h >= 0; h--) {
-		ret = gather_one(s, t->order[h]);
-		if (ret)
-			return ret;
+	/* Stale tables pile up in the pool: start afresh when they outweigh the live ones. */
+	if (!s->naive && s->have_tabs && s->pool.len < 2 * s->full_pool + (1u << 20)) {
+		ret = gather_changed(s);
+	} else {
+		s->pool.len = 0;
+		for (int h = t->n - 1; h >= 0; h--) {
+			ret = gather_one(s, t->order[h]);
+			if (ret)
+				return ret;
+		}
+		memcpy(s->prev_cap, s->cap, s->n * sizeof(*s->cap));
+		s->have_tabs = true;
+		s->full_pool = s->pool.len;
 	}
+	if (ret)
+		return ret;
 	*feasible = tab_feasible(&s->tab[t->root]) && s->tab[t->root].lo <= s->k;
 	return 0;
 }
@@ -281,6 +337,11 @@ static int colour(struct smc *s, bool *blue)
 			blue[v] = true;
 			for (int c = c0; c < c1; c++)
 				s->budget[t->child[c]] = s->tab[t->child[c]].lo;
+			continue;
+		}
+		if (i == 0) {	/* red with no budget: nothing below is blue */
+			for (int c = c0; c < c1; c++)
+				s->budget[t->child[c]] = 0;
 			continue;
 		}
 		/* Red: redo the prefix merges, then undo them from the last child. */
@@ -386,6 +447,8 @@ static void smc_free(struct smc *s)
 {
 	free(s->sub);
 	free(s->cap);
+	free(s->prev_cap);
+	free(s->dirty);
 	free(s->rate);
 	free(s->tab);
 	free(s->need);
@@ -426,18 +489,23 @@ int ia_smc(const struct ia_problem *pb, struct ia_placement *p, bool naive)
 	for (int v = 0; v < t->n; v++)
 		if (t->child_start[v + 1] - t->child_start[v] > maxdeg)
 			maxdeg = t->child_start[v + 1] - t->child_start[v];
-	s.sub = malloc(t->n * sizeof(*s.sub));
-	s.cap = malloc(t->n * sizeof(*s.cap));
-	s.rate = malloc(t->n * sizeof(*s.rate));
-	s.tab = malloc(t->n * sizeof(*s.tab));
-	s.need = malloc(t->n * sizeof(*s.need));
-	s.budget = malloc(t->n * sizeof(*s.budget));
+	s.sub = ia_alloc_big(t->n * sizeof(*s.sub));
+	s.cap = ia_alloc_big(t->n * sizeof(*s.cap));
+	s.prev_cap = ia_alloc_big(t->n * sizeof(*s.prev_cap));
+	s.dirty = ia_alloc_big(t->n * sizeof(*s.dirty));
+	s.rate = ia_alloc_big(t->n * sizeof(*s.rate));
+	s.tab = ia_alloc_big(t->n * sizeof(*s.tab));
+	s.need = ia_alloc_big(t->n * sizeof(*s.need));
+	s.budget = ia_alloc_big(t->n * sizeof(*s.budget));
 	s.ptab = malloc(maxdeg * sizeof(*s.ptab));
-	if (!s.sub || !s.cap || !s.rate || !s.tab || !s.need || !s.budget || !s.ptab ||
+	if (!s.sub || !s.cap || !s.prev_cap || !s.dirty || !s.rate || !s.tab || !s.need || !s.budget || !s.ptab ||
 	    buf_reserve(&s.acc[0], s.k + 2) || buf_reserve(&s.acc[1], s.k + 2))
 		goto out;
 	if (ia_placement_init(&cur, t->n))
 		goto out;
+	/* Tables average a few entries a switch; incremental checks add to them. */
+	if (buf_reserve(&s.pool, (size_t)t->n * (naive ? s.k + 1 : 8)))
+		goto out_cur;
 	ia_subtree_load(pb, s.sub);
 	for (int v = 0; v < t->n; v++)
 		s.rate[v] = ia_ratio_double(t->sw[v].rate);
@@ -451,7 +519,9 @@ int ia_smc(const struct ia_problem *pb, struct ia_placement *p, bool naive)
 	lo_d = ia_ratio_double(cur.congestion) * (1 - 1e-9);
 	hi_d = ia_ratio_double(hi);
 
-	while (hi_d - lo_d > hi_d * 1e-12 && candidates_between(&s, lo_d, hi_d) > 0) {
+	/* Counting candidates costs a pass: only once the bracket is narrow. */
+	while (hi_d - lo_d > hi_d * 1e-12 &&
+	       (hi_d - lo_d > hi_d * 1e-3 || candidates_between(&s, lo_d, hi_d) > 0)) {
 		double x = (lo_d + hi_d) / 2;
 
 		caps_le_double(&s, x);

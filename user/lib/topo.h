@@ -15,6 +15,13 @@
 #include "err.h"
 #include "ratio.h"
 
+/*
+ * A switch name: 1 to IA_NAME_MAX of [A-Za-z0-9_.], and not "dest". Names
+ * become namespace and file names, so they are checked once, when a
+ * topology is finalised, and hold everywhere after.
+ */
+#define IA_NAME_MAX 64
+
 struct ia_switch {
 	char *name;
 	int parent;		/* index of the parent, -1 for the root */
@@ -36,20 +43,39 @@ struct ia_topo {
 	int *child_pos;		/* position of v among its parent's children, -1 for the root */
 	int *first_worker;	/* global number of v's first worker (netplan.h); [n] = all */
 	int height;		/* largest depth */
+	/* Name -> index hash table (open addressing), built with the arrays above. */
+	struct ia_name_slot *index;
+	uint32_t index_mask;
+	struct ia_name_chunk *names;	/* storage of names made by ia_topo_strdup() */
 };
 
 /* Empty topology of n switches with default fields; names must be set. */
 struct ia_topo *ia_topo_new(int n);
 void ia_topo_free(struct ia_topo *t);
-/* Checks names, parents, a single root, no cycle; builds the derived arrays. */
+/*
+ * Checks names (valid, unique), parents, a single root, no cycle; builds the
+ * name index and the derived arrays. Names must not change afterwards.
+ */
 int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen);
+/* Builds the name index alone (finalize does it too); checks the names. For parsers. */
+int ia_topo_index(struct ia_topo *t, char *err, size_t errlen);
+/* 0 if s may name a switch, else -EINVAL with the reason in err. */
+int ia_topo_name_check(const char *s, int i, char *err, size_t errlen);
 
 /* Parse a topology from JSON text or a file ("-" is stdin). 0 or -errno. */
 int ia_topo_parse(const char *json, struct ia_topo **out, char *err, size_t errlen);
 int ia_topo_load(const char *path, struct ia_topo **out, char *err, size_t errlen);
 int ia_topo_write_json(const struct ia_topo *t, FILE *f);
 
+/* Index of the switch called name, or -1; O(1) once indexed (linear before). */
 int ia_topo_find(const struct ia_topo *t, const char *name);
+/* The same for name[0..len), which need not be NUL-terminated. */
+int ia_topo_find_n(const struct ia_topo *t, const char *name, size_t len);
+/*
+ * A copy of s[0..len) kept with the topology and freed with it (no per-name
+ * allocation); for a switch name that ia_topo_free() must then not free alone.
+ */
+char *ia_topo_strdup(struct ia_topo *t, const char *s, size_t len);
 /* Position of switch u among its parent's children (its downlink's number), -1 for the root. */
 static inline int ia_topo_child_pos(const struct ia_topo *t, int u)
 {
