@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Placement engine: the paper's example, SMC against brute force, the model. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen.h"
 #include "kselftest_harness.h"
 #include "place.h"
 
@@ -301,6 +303,112 @@ TEST(multi_workload_aware_is_optimal_per_step)
 		ia_multi_free(&blind);
 		free(l1);
 		free(l2);
+		ia_topo_free(t);
+	}
+}
+
+/*
+ * With capacity for every workload, nothing constrains one by another: the
+ * paper's metric is the sum of each workload's own optimum (Sec. V).
+ */
+TEST(multi_sum_metric_is_sum_of_optima_with_enough_capacity)
+{
+	rnd_state = 13;
+	for (int iter = 0; iter < 300; iter++) {
+		int n = 2 + rnd() % 40, nw = 1 + rnd() % 6;
+		struct ia_topo *t = random_topo(n);
+		uint32_t *loads = calloc((size_t)n * nw, 4);
+		struct ia_workload w[6];
+		struct ia_multi_result r;
+		double sum = 0;
+
+		ASSERT_NE(NULL, t);
+		for (int v = 0; v < n; v++)
+			t->sw[v].capacity = nw + rnd() % 3;	/* >= workloads */
+		for (int i = 0; i < nw; i++) {
+			for (int v = 0; v < n; v++)
+				loads[i * n + v] = rnd() % 3 ? rnd() % 9 : 0;
+			w[i] = (struct ia_workload){ "w", loads + i * n, (int)(rnd() % 5) };
+		}
+		ASSERT_EQ(0, ia_multi_place(t, w, nw, IA_ALGO_SMC, false, &r));
+		for (int i = 0; i < nw; i++) {
+			struct ia_problem pb = { .topo = t, .load = w[i].load, .k = w[i].k };
+			struct ia_placement alone;
+
+			ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC, &alone));
+			ASSERT_EQ(0, ia_ratio_cmp(alone.congestion, r.per[i].congestion))
+				TH_LOG("iter %d workload %d", iter, i);
+			sum += ia_ratio_double(alone.congestion);
+			ia_placement_free(&alone);
+		}
+		ASSERT_EQ(sum, ia_multi_metric(&r, IA_MULTI_SUM));
+		ASSERT_EQ(ia_ratio_double(r.congestion), ia_multi_metric(&r, IA_MULTI_LINK));
+		/* Each workload alone is no worse than the links they all share. */
+		for (int i = 0; i < nw; i++) {
+			ASSERT_LE(ia_ratio_cmp(r.per[i].congestion, r.congestion), 0);
+		}
+		ia_multi_free(&r);
+		free(loads);
+		ia_topo_free(t);
+	}
+	for (int m = 0; m < IA_MULTI__COUNT; m++)
+		ASSERT_EQ(m, ia_multi_metric_parse(ia_multi_metric_name(m)));
+}
+
+/* Too many subsets: refused with a reason, not attempted. */
+TEST(brute_refuses_large_instances)
+{
+	struct ia_gen_opts g;
+	struct ia_topo *t;
+	struct ia_problem pb;
+	struct ia_placement p, q;
+	char err[IA_ERRLEN] = "";
+
+	ia_gen_defaults(&g);
+	g.depth = 5;	/* 63 switches */
+	ASSERT_EQ(0, ia_gen_tree(&g, &t));
+	pb = (struct ia_problem){ .topo = t, .k = 10 };
+	ASSERT_EQ(-E2BIG, ia_place_check(&pb, IA_ALGO_BRUTE, err, sizeof(err)));
+	ASSERT_NE(NULL, strstr(err, "too large for brute force")) TH_LOG("%s", err);
+	ASSERT_NE(NULL, strstr(err, "63 available")) TH_LOG("%s", err);
+	ASSERT_EQ(-E2BIG, place_congestion(&pb, IA_ALGO_BRUTE, &p));
+	ia_placement_free(&p);
+	/* Small k on the same tree is fine, and exact. */
+	pb.k = 2;
+	ASSERT_EQ(0, ia_place_check(&pb, IA_ALGO_BRUTE, err, sizeof(err)));
+	ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_BRUTE, &p));
+	ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC, &q));
+	ASSERT_EQ(0, ia_ratio_cmp(p.congestion, q.congestion));
+	ia_placement_free(&q);
+	ia_placement_free(&p);
+	ASSERT_EQ(0, ia_place_check(&pb, IA_ALGO_SMC, err, sizeof(err)));
+	ia_topo_free(t);
+}
+
+/* The paper's trees with every rate scheme: incremental SMC agrees with the paper's DP. */
+TEST(smc_incremental_equals_naive_on_generated_trees)
+{
+	for (int iter = 0; iter < 24; iter++) {
+		struct ia_gen_opts g;
+		struct ia_topo *t;
+		struct ia_problem pb;
+		struct ia_placement a, b;
+
+		ia_gen_defaults(&g);
+		g.depth = 6 + iter % 4;
+		g.rate = iter % IA_GEN_RATE__COUNT;
+		g.load = iter % 2 ? IA_GEN_LOAD_POWERLAW : IA_GEN_LOAD_UNIFORM;
+		g.load_all = iter % 3 == 0;
+		g.avail_prob = iter % 5 ? 1.0 : 0.7;
+		g.seed = 100 + iter;
+		ASSERT_EQ(0, ia_gen_tree(&g, &t));
+		pb = (struct ia_problem){ .topo = t, .k = 1 + iter * 3 % 40 };
+		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC, &a));
+		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC_NAIVE, &b));
+		check_consistent(_metadata, &pb, IA_ALGO_SMC, &a);
+		ASSERT_EQ(0, ia_ratio_cmp(a.congestion, b.congestion)) TH_LOG("iter %d", iter);
+		ia_placement_free(&a);
+		ia_placement_free(&b);
 		ia_topo_free(t);
 	}
 }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Exact rationals: conversion to double is correctly rounded, texts are exact. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
 #include "err.h"
+#include "numfmt.h"
 #include "ratio.h"
 
 static uint64_t seed = 5;
@@ -73,6 +75,65 @@ TEST(exact_text)
 	EXPECT_STREQ("0", buf);
 	ia_ratio_format((struct ia_ratio){ 200, 9 }, buf, sizeof(buf));
 	EXPECT_STREQ("22.2222", buf);	/* for people; programs get the exact text */
+}
+
+/* Python's repr of the same doubles. */
+TEST(shortest_form_like_repr)
+{
+	static const struct {
+		double v;
+		const char *want;
+	} cases[] = {
+		{ 200.0 / 9, "22.22222222222222" }, { 6.6, "6.6" }, { 5.0, "5.0" }, { 0.0, "0.0" },
+		{ -0.0, "-0.0" }, { 0.1, "0.1" }, { 1e16, "1e+16" }, { 1e22, "1e+22" },
+		{ 1234567890123456.0, "1234567890123456.0" }, { 123456789012345680.0, "1.2345678901234568e+17" },
+		{ 1e-05, "1e-05" }, { 0.0001, "0.0001" }, { 1.5e-07, "1.5e-07" }, { 0.3, "0.3" },
+		{ 0.1 + 0.2, "0.30000000000000004" }, { 1.0 / 3, "0.3333333333333333" },
+		{ 2.0 / 3, "0.6666666666666666" }, { 1e15, "1000000000000000.0" }, { 123.456, "123.456" },
+		{ 5e-324, "5e-324" }, { 1.7976931348623157e308, "1.7976931348623157e+308" },
+		{ -2.5, "-2.5" }, { 2.2250738585072014e-308, "2.2250738585072014e-308" },
+	};
+	char buf[IA_NUMFMT_LEN];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		EXPECT_STREQ(cases[i].want, ia_fmt_double(cases[i].v, buf));
+}
+
+/* Every output reads back bit for bit, and one digit fewer would not. */
+TEST(shortest_form_round_trips_and_is_minimal)
+{
+	char buf[IA_NUMFMT_LEN], shorter[40];
+
+	for (int i = 0; i < 200000; i++) {
+		uint64_t bits = ia_splitmix64(&seed);
+		double v, back;
+		int digits = 0;
+		char *e;
+
+		memcpy(&v, &bits, sizeof(v));
+		if (!isfinite(v))
+			continue;
+		ia_fmt_double(v, buf);
+		back = strtod(buf, NULL);
+		ASSERT_EQ(0, memcmp(&v, &back, sizeof(v))) TH_LOG("%s", buf);
+		/* Significant digits: leading and trailing zeros are not. */
+		e = strchr(buf, 'e');
+		for (char *p = buf, *first = NULL, *last = NULL; ; p++) {
+			if (!*p || p == e) {
+				for (char *q = first; first && q <= last; q++)
+					digits += *q >= '0' && *q <= '9';
+				break;
+			}
+			if (*p >= '1' && *p <= '9') {
+				first = first ? first : p;
+				last = p;
+			}
+		}
+		if (digits > 1) {
+			snprintf(shorter, sizeof(shorter), "%.*e", digits - 2, v);
+			EXPECT_NE(v, strtod(shorter, NULL)) TH_LOG("%s is not the shortest", buf);
+		}
+	}
 }
 
 TEST_HARNESS_MAIN

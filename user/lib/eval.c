@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Experiment loops of the paper's evaluation; see eval.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,29 @@ void ia_eval_defaults(struct ia_eval_opts *o)
 	o->multi_k = 16;
 	o->multi_cap = 4;
 	o->cap_nw = 32;
+	o->metric = IA_MULTI_SUM;
+}
+
+/*
+ * Adds the k-th value (k from 1) of each mean of a row, Welford's way: the
+ * standard deviation slots hold the sum of squared deviations until
+ * finish_row() turns them into sample standard deviations.
+ */
+static void add_sample(double *row, const double *x, int k)
+{
+	for (int m = 0; m < IA_EVAL_NMEAN; m++) {
+		double d = x[m] - row[m];
+
+		row[m] += d / k;
+		row[IA_EVAL_SD(m)] += d * (x[m] - row[m]);
+	}
+}
+
+static void finish_rows(double (*res)[IA_EVAL_NMETRIC], long rows, int seeds)
+{
+	for (long i = 0; i < rows; i++)
+		for (int m = 0; m < IA_EVAL_NMEAN; m++)
+			res[i][IA_EVAL_SD(m)] = seeds > 1 ? sqrt(res[i][IA_EVAL_SD(m)] / (seeds - 1)) : 0;
 }
 
 /* A distinct, reproducible seed per (experiment, instance). */
@@ -98,11 +122,13 @@ int ia_eval_k(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC])
 			red = ia_ratio_double(p[4].congestion);
 			for (a = 0; a < IA_EVAL_NALGO; a++) {
 				double c = ia_ratio_double(p[a].congestion);
-				double *m = res[ia_eval_k_idx(o, r, l, ki, a)];
+				double x[IA_EVAL_NMEAN] = {
+					[IA_EVAL_ABS] = c,
+					[IA_EVAL_VS_SMC] = smc > 0 ? c / smc : 1,
+					[IA_EVAL_VS_RED] = red > 0 ? c / red : 1,
+				};
 
-				m[IA_EVAL_ABS] += c / o->seeds;
-				m[IA_EVAL_VS_SMC] += (smc > 0 ? c / smc : 1) / o->seeds;
-				m[IA_EVAL_VS_RED] += (red > 0 ? c / red : 1) / o->seeds;
+				add_sample(res[ia_eval_k_idx(o, r, l, ki, a)], x, s + 1);
 			}
 			if (o->progress)
 				o->progress(o->arg, ++done, total);
@@ -112,6 +138,7 @@ int ia_eval_k(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC])
 		ia_topo_free(t);
 		t = NULL;
 	}
+	finish_rows(res, (long)IA_EVAL_NRATE * IA_EVAL_NLOAD * o->nk * IA_EVAL_NALGO, o->seeds);
 out:
 	for (a = 0; a < IA_EVAL_NALGO; a++)
 		ia_placement_free(&p[a]);
@@ -120,8 +147,8 @@ out:
 }
 
 /*
- * Total congestion of nw workloads placed online on a tree with rate scheme r
- * and capacity cap, for each column algorithm (cols of them) and all-red.
+ * The score (o->metric) of nw workloads placed online on a tree with rate
+ * scheme r and capacity cap, for each column algorithm (cols of them) and all-red.
  * Each workload is uniform or power-law with probability 1/2, on the leaves.
  */
 static int multi_point(const struct ia_eval_opts *o, int r, uint32_t cap, int nw, int cols,
@@ -158,9 +185,9 @@ static int multi_point(const struct ia_eval_opts *o, int r, uint32_t cap, int nw
 		if (ret)
 			goto out;
 		if (c < 0)
-			*red = ia_ratio_double(mr.congestion);
+			*red = ia_multi_metric(&mr, o->metric);
 		else
-			cong[c] = ia_ratio_double(mr.congestion);
+			cong[c] = ia_multi_metric(&mr, o->metric);
 		ia_multi_free(&mr);
 	}
 out:
@@ -170,16 +197,18 @@ out:
 	return ret;
 }
 
-/* Adds one instance's values into rows [base, base + cols) of res. */
+/* Adds the k-th instance's values into rows [base, base + cols) of res. */
 static void accumulate(double (*res)[IA_EVAL_NMETRIC], int base, int cols, const double *cong,
-		       double red, int seeds)
+		       double red, int k)
 {
 	for (int c = 0; c < cols; c++) {
-		double *m = res[base + c];
+		double x[IA_EVAL_NMEAN] = {
+			[IA_EVAL_ABS] = cong[c],
+			[IA_EVAL_VS_SMC] = cong[0] > 0 ? cong[c] / cong[0] : 1,
+			[IA_EVAL_VS_RED] = red > 0 ? cong[c] / red : 1,
+		};
 
-		m[IA_EVAL_ABS] += cong[c] / seeds;
-		m[IA_EVAL_VS_SMC] += (cong[0] > 0 ? cong[c] / cong[0] : 1) / seeds;
-		m[IA_EVAL_VS_RED] += (red > 0 ? cong[c] / red : 1) / seeds;
+		add_sample(res[base + c], x, k);
 	}
 }
 
@@ -197,10 +226,11 @@ int ia_eval_workloads(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRI
 				  mix(o->seed + s, 0x400 + r), cong, &red);
 		if (ret)
 			return ret;
-		accumulate(res, ia_eval_m_idx(o->nnw, r, i, 0), IA_EVAL_NMULTI, cong, red, o->seeds);
+		accumulate(res, ia_eval_m_idx(o->nnw, r, i, 0), IA_EVAL_NMULTI, cong, red, s + 1);
 		if (o->progress)
 			o->progress(o->arg, ++done, total);
 	}
+	finish_rows(res, (long)IA_EVAL_NRATE * o->nnw * IA_EVAL_NMULTI, o->seeds);
 	return 0;
 }
 
@@ -218,9 +248,10 @@ int ia_eval_capacity(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC
 				  mix(o->seed + s, 0x500 + r), cong, &red);
 		if (ret)
 			return ret;
-		accumulate(res, ia_eval_m_idx(o->ncap, r, i, 0), IA_EVAL_NMULTI, cong, red, o->seeds);
+		accumulate(res, ia_eval_m_idx(o->ncap, r, i, 0), IA_EVAL_NMULTI, cong, red, s + 1);
 		if (o->progress)
 			o->progress(o->arg, ++done, total);
 	}
+	finish_rows(res, (long)IA_EVAL_NRATE * o->ncap * IA_EVAL_NMULTI, o->seeds);
 	return 0;
 }

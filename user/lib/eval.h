@@ -2,7 +2,8 @@
 /*
  * The paper's evaluation (Sec. V, Figs. 2-5) as pure experiment loops over
  * generated trees: each figure's mean congestion per algorithm, normalised
- * per instance to SMC and to all-red, averaged over seeds.
+ * per instance to SMC and to all-red, averaged over seeds, each with its
+ * standard deviation over the seeds.
  */
 #ifndef INAGG_EVAL_H
 #define INAGG_EVAL_H
@@ -28,12 +29,20 @@ const char *ia_eval_multi_name(int col);
 extern const enum ia_gen_rate ia_eval_rates[IA_EVAL_NRATE];
 extern const enum ia_gen_load ia_eval_loads[IA_EVAL_NLOAD];
 
+/* A result row: three means, then their standard deviations over the seeds. */
 enum {
 	IA_EVAL_ABS,		/* mean congestion */
 	IA_EVAL_VS_SMC,		/* mean of congestion / SMC's */
 	IA_EVAL_VS_RED,		/* mean of congestion / all-red's */
+	IA_EVAL_ABS_SD,		/* sample standard deviations of the same */
+	IA_EVAL_VS_SMC_SD,
+	IA_EVAL_VS_RED_SD,
 	IA_EVAL_NMETRIC,
 };
+
+#define IA_EVAL_NMEAN IA_EVAL_ABS_SD
+/* Where the standard deviation of mean m is. */
+#define IA_EVAL_SD(m) ((m) + IA_EVAL_NMEAN)
 
 struct ia_eval_opts {
 	int depth;		/* complete binary tree depth (paper: 7) */
@@ -45,6 +54,7 @@ struct ia_eval_opts {
 	int multi_k;		/* budget per workload, Figs. 4-5 (16) */
 	int multi_cap;		/* capacity in Fig. 4 (4) */
 	int cap_nw;		/* workloads in Fig. 5 (32) */
+	enum ia_multi_metric metric;	/* Figs. 4-5 score (default the paper's, IA_MULTI_SUM) */
 	/* Called after each instance; done counts up to total. */
 	void (*progress)(void *arg, long done, long total);
 	void *arg;
@@ -66,9 +76,9 @@ static inline int ia_eval_m_idx(int npts, int r, int i, int col)
 
 /* Figs. 2-3: congestion vs k. 0 or -errno. */
 int ia_eval_k(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC]);
-/* Fig. 4: total congestion vs number of workloads (capacity multi_cap). */
+/* Fig. 4: o->metric vs number of workloads (capacity multi_cap). */
 int ia_eval_workloads(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC]);
-/* Fig. 5: total congestion of cap_nw workloads vs capacity. */
+/* Fig. 5: o->metric of cap_nw workloads vs capacity. */
 int ia_eval_capacity(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC]);
 
 #endif

@@ -190,51 +190,103 @@ static int place_level(const struct ia_problem *pb, struct ia_placement *p)
 	return 0;
 }
 
-/* Exhaustive search over subsets of at most k available switches. */
+/* Subsets of at most k of na switches, saturating (a double: only compared to a limit). */
+static double brute_subsets(int na, int k)
+{
+	double sum = 0, c = 1;
+
+	for (int i = 0; i <= k && i <= na; i++) {
+		sum += c;
+		c = c * (na - i) / (i + 1);
+	}
+	return sum;
+}
+
+static int available_count(const struct ia_problem *pb)
+{
+	int na = 0;
+
+	for (int v = 0; v < pb->topo->n; v++)
+		na += ia_problem_avail(pb, v);
+	return na;
+}
+
+int ia_place_check(const struct ia_problem *pb, enum ia_algo algo, char *err, size_t errlen)
+{
+	int na;
+	double work;
+
+	if (pb->k < 0)
+		return ia_fail(err, errlen, -EINVAL, "k: must be >= 0");
+	if (algo != IA_ALGO_BRUTE)
+		return 0;
+	na = available_count(pb);
+	work = brute_subsets(na, pb->k) * pb->topo->n;
+	if (work > IA_BRUTE_MAX_WORK)
+		return ia_fail(err, errlen, -E2BIG,
+			       "brute: too large for brute force: %d available switches and k=%d give %.3g subsets of %d switches to evaluate, at most %.3g evaluations of a switch (smc is exact and fast)",
+			       na, pb->k, work / pb->topo->n, pb->topo->n, (double)IA_BRUTE_MAX_WORK);
+	return 0;
+}
+
+/*
+ * Exhaustive search over subsets of at most k available switches, smallest
+ * first and in increasing order of their bit masks within a size, so the
+ * fewest blue switches win ties.
+ */
 static int place_brute(const struct ia_problem *pb, struct ia_placement *p)
 {
 	const struct ia_topo *t = pb->topo;
 	struct ia_placement cur;
-	int *av = malloc(t->n * sizeof(int)), na = 0, ret;
-	uint64_t best_mask = 0;
-	struct ia_ratio best = { 0, 0 };
-	int best_bits = 0;
+	int *av = malloc(t->n * sizeof(int)), *pick = malloc((pb->k + 1) * sizeof(int));
+	int *best = malloc((pb->k + 1) * sizeof(int)), na = 0, nbest = 0, ret = -ENOMEM;
+	struct ia_ratio best_c = { 0, 0 };
 
-	if (!av)
-		return -ENOMEM;
+	if (!av || !pick || !best)
+		goto out;
+	ret = ia_place_check(pb, IA_ALGO_BRUTE, NULL, 0);
+	if (ret)
+		goto out;
 	for (int v = 0; v < t->n; v++)
 		if (ia_problem_avail(pb, v))
 			av[na++] = v;
-	if (na > IA_BRUTE_MAX_AVAIL) {
-		free(av);
-		return -E2BIG;
-	}
 	ret = ia_placement_init(&cur, t->n);
-	if (ret) {
-		free(av);
-		return ret;
-	}
-	for (uint64_t mask = 0; mask < (1ull << na); mask++) {
-		int bits = __builtin_popcountll(mask);
+	if (ret)
+		goto out;
+	for (int size = 0; size <= pb->k && size <= na; size++) {
+		for (int i = 0; i < size; i++)
+			pick[i] = i;
+		for (;;) {
+			int j;
 
-		if (bits > pb->k)
-			continue;
-		for (int i = 0; i < na; i++)
-			cur.blue[av[i]] = mask >> i & 1;
-		ia_model_eval(pb, &cur);
-		int c = best.den ? ia_ratio_cmp(cur.congestion, best) : -1;
-
-		if (c < 0 || (c == 0 && bits < best_bits)) {
-			best = cur.congestion;
-			best_mask = mask;
-			best_bits = bits;
+			for (int i = 0; i < size; i++)
+				cur.blue[av[pick[i]]] = true;
+			ia_model_eval(pb, &cur);
+			if (!best_c.den || ia_ratio_cmp(cur.congestion, best_c) < 0) {
+				best_c = cur.congestion;
+				memcpy(best, pick, size * sizeof(int));
+				nbest = size;
+			}
+			for (int i = 0; i < size; i++)
+				cur.blue[av[pick[i]]] = false;
+			/* Next subset in colex order: raise the lowest index that can rise. */
+			for (j = 0; j < size && pick[j] + 1 == (j + 1 < size ? pick[j + 1] : na); j++)
+				;
+			if (j == size)
+				break;
+			pick[j]++;
+			for (int i = 0; i < j; i++)
+				pick[i] = i;
 		}
 	}
-	for (int i = 0; i < na; i++)
-		p->blue[av[i]] = best_mask >> i & 1;
+	for (int i = 0; i < nbest; i++)
+		p->blue[av[best[i]]] = true;
 	ia_placement_free(&cur);
+out:
 	free(av);
-	return 0;
+	free(pick);
+	free(best);
+	return ret;
 }
 
 static double now_seconds(void)
@@ -361,4 +413,33 @@ out:
 	if (ret)
 		ia_multi_free(r);
 	return ret;
+}
+
+static const char *const metric_names[IA_MULTI__COUNT] = {
+	[IA_MULTI_SUM] = "sum",
+	[IA_MULTI_LINK] = "link",
+};
+
+const char *ia_multi_metric_name(enum ia_multi_metric m)
+{
+	return m >= 0 && m < IA_MULTI__COUNT ? metric_names[m] : "?";
+}
+
+int ia_multi_metric_parse(const char *name)
+{
+	for (int m = 0; m < IA_MULTI__COUNT; m++)
+		if (!strcmp(name, metric_names[m]))
+			return m;
+	return -1;
+}
+
+double ia_multi_metric(const struct ia_multi_result *r, enum ia_multi_metric m)
+{
+	double sum = 0;
+
+	if (m == IA_MULTI_LINK)
+		return ia_ratio_double(r->congestion);
+	for (int i = 0; i < r->nw; i++)
+		sum += ia_ratio_double(r->per[i].congestion);
+	return sum;
 }

@@ -60,8 +60,19 @@ void ia_model_eval(const struct ia_problem *pb, struct ia_placement *p);
 /* Place with algo; p must be initialised for pb->topo->n. 0 or -errno. */
 int ia_place(const struct ia_problem *pb, enum ia_algo algo, struct ia_placement *p);
 
-/* Largest tree brute force accepts (it enumerates subsets of available switches). */
+/*
+ * Brute force evaluates every subset of at most k available switches, each in
+ * O(n): it refuses instances beyond this many switch evaluations (seconds).
+ */
+#define IA_BRUTE_MAX_WORK (1ull << 30)
+/* Available switches up to which the CLI's "all" includes brute force. */
 #define IA_BRUTE_MAX_AVAIL 24
+
+/*
+ * Whether algo can place pb: 0, or -EINVAL / -E2BIG (brute force on too
+ * large an instance) with the reason in err. ia_place() checks it too.
+ */
+int ia_place_check(const struct ia_problem *pb, enum ia_algo algo, char *err, size_t errlen);
 
 /* Multi-workload online placement (paper Sec. V). */
 struct ia_workload {
@@ -88,5 +99,22 @@ struct ia_multi_result {
 int ia_multi_place(const struct ia_topo *t, const struct ia_workload *w, int nw,
 		   enum ia_algo algo, bool aware, struct ia_multi_result *r);
 void ia_multi_free(struct ia_multi_result *r);
+
+/* How a set of placed workloads is scored. */
+enum ia_multi_metric {
+	/*
+	 * The paper's (Sec. V, Figs. 4-5): the sum over workloads of each one's
+	 * own congestion, as if each ran alone.
+	 */
+	IA_MULTI_SUM,
+	/* The worst link once every workload's messages are added: concurrent jobs. */
+	IA_MULTI_LINK,
+	IA_MULTI__COUNT,
+};
+
+const char *ia_multi_metric_name(enum ia_multi_metric m);
+int ia_multi_metric_parse(const char *name);	/* -1 if unknown */
+/* The score of r (doubles of exact values, summed in workload order). */
+double ia_multi_metric(const struct ia_multi_result *r, enum ia_multi_metric m);
 
 #endif
