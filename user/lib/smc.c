@@ -15,12 +15,16 @@
  *  - A blue switch only needs its children feasible: it needs
  *    1 + sum(lo_c) blue switches, no convolution.
  *  - Incremental checks: a table depends only on the switch's budget and its
- *    children's tables. Between two checks of a narrowing search most budgets
- *    do not move, so only switches whose budget or a child's table changed
- *    are recomputed (the first check, and any after the pool has grown too
- *    much, recompute all).
- *  - Colouring gives a red switch's children budgets by undoing its merges;
- *    with no budget left there is nothing to undo.
+ *    children's tables, and a budget only matters below the subtree's load.
+ *    Budgets are clamped to [-1, load]; a switch whose clamped budget can no
+ *    longer move within the search's bracket is settled and left alone, and
+ *    a check recomputes only the switches whose budget moved and their
+ *    ancestors while tables change (smc_dp.c). On a million-switch tree the
+ *    first check computes every table, the other two dozen a few hundred.
+ *  - A feasible check's placement is coloured and evaluated from the root
+ *    down through the switches that received budget, and the blue switches'
+ *    ancestors (the rest of the tree sends its subtree load, whose largest
+ *    congestion is known per subtree beforehand).
  * Naive version: full k + 1 tables and an O(k^2) min-plus merge per child,
  * recomputed whole at every check, as written in the paper; kept as the
  * benchmark baseline.
@@ -40,395 +44,90 @@
 #include "mem.h"
 #include "smc.h"
 
-#define INF UINT32_MAX
 #define CAP_MAX ((int64_t)UINT32_MAX - 1)
-
-struct tab {
-	int lo;		/* beta(i) = INF for i < lo */
-	int len;	/* stored values; beta(i) = last value for i >= lo + len */
-	size_t off;	/* into pool */
-};
-
-struct buf {
-	uint32_t *v;
-	size_t len, cap;
-};
-
-struct smc {
-	const struct ia_problem *pb;
-	const struct ia_topo *t;
-	int n, k;
-	bool naive;
-	uint64_t *sub;		/* subtree load */
-	int64_t *cap;		/* message budget of each uplink for the bound checked */
-	int64_t *prev_cap;	/* the budgets the current tables were computed for */
-	bool *dirty;		/* to recompute in this check */
-	bool have_tabs;		/* tab[] holds every switch's table for prev_cap */
-	size_t full_pool;	/* pool size of the last full computation */
-	double *rate;
-	struct tab *tab;
-	int *need;		/* blue switches v needs to be blue; INT_MAX if it cannot */
-	int *budget;		/* colouring: blue switches allowed in v's subtree */
-	struct buf pool;	/* every beta table of one check */
-	struct buf acc[2];	/* merge accumulators */
-	struct buf prefix;	/* colouring: prefix merges of one switch's children */
-	struct tab *ptab;
-	int checks;
-};
-
-static int buf_reserve(struct buf *b, size_t extra)
-{
-	if (b->len + extra <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 1024;
-
-	while (cap < b->len + extra)
-		cap *= 2;
-	uint32_t *v = ia_realloc_big(b->v, cap * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	b->v = v;
-	b->cap = cap;
-	return 0;
-}
-
-static inline uint32_t beta(const struct buf *b, const struct tab *t, int i)
-{
-	if (i < t->lo || !t->len)
-		return INF;
-	if (i >= t->lo + t->len)
-		i = t->lo + t->len - 1;
-	return b->v[t->off + i - t->lo];
-}
-
-static inline bool tab_feasible(const struct tab *t)
-{
-	return t->len > 0;
-}
+/* Relative slack that covers the rounding of a double bound times a rate. */
+#define SLACK 1e-9
 
 /*
- * out = a (+) b, the min-plus merge of two tables, limited to budget k.
- * Returns out's lo, or k + 1 when no budget <= k is feasible.
+ * A budget is only ever compared with message counts, which never exceed the
+ * subtree's load: every budget from that load up gives the same table, and
+ * every negative one the same infeasibility.
  */
-static int merge(struct smc *s, const uint32_t *a, int a_lo, int a_len, const struct buf *bb,
-		 const struct tab *b, uint32_t *out, int *out_len)
+static int64_t clamp_cap(const struct ia_smc *s, int v, int64_t cap)
 {
-	int lo = a_lo + b->lo, len;
-	const uint32_t *bv = bb->v + b->off;
-
-	if (lo > s->k)
-		return s->k + 1;
-	len = s->naive ? s->k - lo + 1 : a_len + b->len - 1;
-	if (len > s->k - lo + 1)
-		len = s->k - lo + 1;
-	for (int t = 0; t < len; t++)
-		out[t] = INF;
-	for (int x = 0; x < a_len && x < len; x++) {
-		uint32_t ax = a[x];
-
-		if (ax == INF)
-			continue;
-		for (int y = 0; y < b->len && x + y < len; y++) {
-			if (bv[y] != INF && ax + bv[y] < out[x + y])
-				out[x + y] = ax + bv[y];
-		}
-	}
-	/* "At most i" blue switches: never worse with more budget. */
-	for (int t = 1; t < len; t++)
-		if (out[t - 1] < out[t])
-			out[t] = out[t - 1];
-	*out_len = len;
-	return lo;
+	cap -= s->pb->base ? (int64_t)s->pb->base[v] : 0;
+	if (cap > (int64_t)s->sub[v])
+		cap = (int64_t)s->sub[v];
+	return cap < -1 ? -1 : cap;
 }
 
-/* Appends a table to the pool, trimming its constant tail (fast mode). */
-static int push_tab(struct smc *s, struct tab *t, int lo, const uint32_t *v, int len)
+static int64_t cap_of_double(const struct ia_smc *s, int v, double x)
 {
-	if (!s->naive)
-		while (len > 1 && v[len - 1] == v[len - 2])
-			len--;
-	if (buf_reserve(&s->pool, len))
-		return -ENOMEM;
-	t->lo = lo;
-	t->len = len;
-	t->off = s->pool.len;
-	memcpy(s->pool.v + s->pool.len, v, len * sizeof(*v));
-	s->pool.len += len;
-	return 0;
-}
+	double m = floor(x * s->rate[v]);
 
-/* Table of a switch whose value is 'val' from budget lo on. */
-static int push_const(struct smc *s, struct tab *t, int lo, uint32_t val)
-{
-	int len = s->naive ? s->k - lo + 1 : 1;
-
-	if (buf_reserve(&s->acc[0], len))
-		return -ENOMEM;
-	for (int i = 0; i < len; i++)
-		s->acc[0].v[i] = val;
-	return push_tab(s, t, lo, s->acc[0].v, len);
-}
-
-static int gather_one(struct smc *s, int v)
-{
-	const struct ia_topo *t = s->t;
-	struct tab *tv = &s->tab[v];
-	uint32_t *acc, *tmp;
-	int lo = 0, len = 1, red_lo;
-	int64_t cap = s->cap[v];
-	bool children_ok = true;
-
-	*tv = (struct tab){ .lo = s->k + 1 };
-	s->need[v] = INT_MAX;
-	if (cap < 0)
-		return 0;
-	if (!s->sub[v]) {
-		/* Nothing to send, but earlier workloads' load must fit below. */
-		for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++)
-			if (!tab_feasible(&s->tab[t->child[c]]))
-				return 0;
-		return push_const(s, tv, 0, 0);
-	}
-
-	/* Red: L(v) plus the best split of the budget among the children. */
-	acc = s->acc[0].v;
-	tmp = s->acc[1].v;
-	acc[0] = ia_problem_load(s->pb, v);
-	if (s->naive) {
-		len = s->k + 1;
-		for (int i = 1; i < len; i++)
-			acc[i] = acc[0];
-	}
-	for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++) {
-		const struct tab *tc = &s->tab[t->child[c]];
-		int nlen;
-
-		if (!tab_feasible(tc)) {
-			children_ok = false;
-			break;
-		}
-		lo = merge(s, acc, lo, len, &s->pool, tc, tmp, &nlen);
-		if (lo > s->k) {
-			children_ok = false;
-			break;
-		}
-		len = nlen;
-		uint32_t *sw = acc;
-
-		acc = tmp;
-		tmp = sw;
-	}
-	if (!children_ok)
-		return 0;
-	/* acc holds sum of children + L(v) from budget lo; drop what exceeds cap. */
-	red_lo = 0;
-	while (red_lo < len && acc[red_lo] > cap)
-		red_lo++;
-
-	/* Blue: one message, needs each child feasible on its own budget. */
-	if (ia_problem_avail(s->pb, v) && cap >= 1 && lo + 1 <= s->k)
-		s->need[v] = lo + 1;
-
-	if (red_lo == len) {	/* red infeasible */
-		if (s->need[v] == INT_MAX)
-			return 0;
-		return push_const(s, tv, s->need[v], 1);
-	}
-	if (s->need[v] <= lo + red_lo)
-		return push_const(s, tv, s->need[v], 1);
-	if (s->need[v] != INT_MAX) {
-		/* Red below need, one message from need on. */
-		int upto = s->need[v] - lo;	/* index of need in acc */
-
-		if (upto < len) {
-			acc[upto] = 1;
-			len = s->naive ? len : upto + 1;
-			for (int i = upto + 1; i < len; i++)
-				acc[i] = 1;
-		} else {
-			for (int i = len; i <= upto; i++)
-				acc[i] = acc[len - 1];
-			acc[upto] = 1;
-			len = upto + 1;
-		}
-	}
-	return push_tab(s, tv, lo + red_lo, acc + red_lo, len - red_lo);
-}
-
-static bool same_tab(const struct smc *s, const struct tab *a, int need_a, int v)
-{
-	const struct tab *b = &s->tab[v];
-
-	return need_a == s->need[v] && a->lo == b->lo && a->len == b->len &&
-	       !memcmp(s->pool.v + a->off, s->pool.v + b->off, a->len * sizeof(uint32_t));
-}
-
-/* Recomputes the switches whose budget changed, and up the tree while tables change. */
-static int gather_changed(struct smc *s)
-{
-	const struct ia_topo *t = s->t;
-	int ret;
-
-	for (int v = 0; v < s->n; v++) {
-		s->dirty[v] = s->cap[v] != s->prev_cap[v];
-		s->prev_cap[v] = s->cap[v];
-	}
-	for (int h = t->n - 1; h >= 0; h--) {
-		int v = t->order[h], need = s->need[v];
-		struct tab old = s->tab[v];
-
-		if (!s->dirty[v])
-			continue;
-		ret = gather_one(s, v);
-		if (ret)
-			return ret;
-		if (t->sw[v].parent >= 0 && !s->dirty[t->sw[v].parent] && !same_tab(s, &old, need, v))
-			s->dirty[t->sw[v].parent] = true;
-	}
-	return 0;
-}
-
-/* One feasibility check with the caps already set. */
-static int gather(struct smc *s, bool *feasible)
-{
-	const struct ia_topo *t = s->t;
-	int ret;
-
-	s->checks++;
-	/* Stale tables pile up in the pool: start afresh when they outweigh the live ones. */
-	if (!s->naive && s->have_tabs && s->pool.len < 2 * s->full_pool + (1u << 20)) {
-		ret = gather_changed(s);
-	} else {
-		s->pool.len = 0;
-		for (int h = t->n - 1; h >= 0; h--) {
-			ret = gather_one(s, t->order[h]);
-			if (ret)
-				return ret;
-		}
-		memcpy(s->prev_cap, s->cap, s->n * sizeof(*s->cap));
-		s->have_tabs = true;
-		s->full_pool = s->pool.len;
-	}
-	if (ret)
-		return ret;
-	*feasible = tab_feasible(&s->tab[t->root]) && s->tab[t->root].lo <= s->k;
-	return 0;
-}
-
-/* Walks the tables top-down, colouring blue where the DP chose it. */
-static int colour(struct smc *s, bool *blue)
-{
-	const struct ia_topo *t = s->t;
-
-	memset(blue, 0, t->n * sizeof(*blue));
-	s->budget[t->root] = s->k;
-	for (int h = 0; h < t->n; h++) {
-		int v = t->order[h], i = s->budget[v];
-		int c0 = t->child_start[v], c1 = t->child_start[v + 1];
-
-		if (!s->sub[v] || c0 == c1) {
-			for (int c = c0; c < c1; c++)
-				s->budget[t->child[c]] = 0;
-			blue[v] = s->sub[v] && s->need[v] <= i;
-			continue;
-		}
-		if (s->need[v] <= i) {
-			blue[v] = true;
-			for (int c = c0; c < c1; c++)
-				s->budget[t->child[c]] = s->tab[t->child[c]].lo;
-			continue;
-		}
-		if (i == 0) {	/* red with no budget: nothing below is blue */
-			for (int c = c0; c < c1; c++)
-				s->budget[t->child[c]] = 0;
-			continue;
-		}
-		/* Red: redo the prefix merges, then undo them from the last child. */
-		s->prefix.len = 0;
-		for (int c = c0; c < c1; c++) {
-			const struct tab *tc = &s->tab[t->child[c]];
-			struct tab *pt = &s->ptab[c - c0];
-			int len;
-
-			if (buf_reserve(&s->prefix, s->k + 2))
-				return -ENOMEM;
-			pt->off = s->prefix.len;
-			if (c == c0) {
-				pt->lo = tc->lo;
-				pt->len = tc->len;
-				memcpy(s->prefix.v + pt->off, s->pool.v + tc->off,
-				       tc->len * sizeof(uint32_t));
-			} else {
-				const struct tab *pp = &s->ptab[c - c0 - 1];
-
-				pt->lo = merge(s, s->prefix.v + pp->off, pp->lo, pp->len, &s->pool, tc,
-					       s->prefix.v + pt->off, &len);
-				pt->len = pt->lo > s->k ? 0 : len;
-			}
-			s->prefix.len += pt->len;
-		}
-		for (int c = c1 - 1; c > c0; c--) {
-			const struct tab *tc = &s->tab[t->child[c]];
-			const struct tab *pp = &s->ptab[c - c0 - 1];
-			uint32_t want = beta(&s->prefix, &s->ptab[c - c0], i);
-			int j;
-
-			for (j = tc->lo; j <= i - pp->lo; j++) {
-				uint32_t a = beta(&s->prefix, pp, i - j), b = beta(&s->pool, tc, j);
-
-				if (a != INF && b != INF && a + b == want)
-					break;
-			}
-			if (j > i - pp->lo)
-				return -EFAULT;	/* the tables disagree: a bug */
-			s->budget[t->child[c]] = j;
-			i -= j;
-		}
-		s->budget[t->child[c0]] = i;
-	}
-	return 0;
+	return clamp_cap(s, v, m > (double)CAP_MAX ? CAP_MAX : (int64_t)m);
 }
 
 /* Caps for "congestion <= x", x a double (bisection probes). */
-static void caps_le_double(struct smc *s, double x)
+static void caps_le_double(struct ia_smc *s, double x)
 {
-	for (int v = 0; v < s->n; v++) {
-		double m = floor(x * s->rate[v]);
-		int64_t cap = m > (double)CAP_MAX ? CAP_MAX : (int64_t)m;
-
-		cap -= s->pb->base ? (int64_t)s->pb->base[v] : 0;
-		s->cap[v] = cap;
-	}
+	for (int i = 0; i < s->nact; i++)
+		s->cap[s->act[i]] = cap_of_double(s, s->act[i], x);
 }
 
 /* Caps for "congestion < c", exact: largest m with m / rate < c. */
-static void caps_lt_exact(struct smc *s, struct ia_ratio c)
+static void caps_lt_exact(struct ia_smc *s, struct ia_ratio c)
 {
-	for (int v = 0; v < s->n; v++) {
+	for (int i = 0; i < s->nact; i++) {
+		int v = s->act[i];
 		struct ia_ratio r = s->t->sw[v].rate;
 		unsigned __int128 num = (unsigned __int128)c.num * r.num;
 		unsigned __int128 den = (unsigned __int128)c.den * r.den;
-		int64_t cap;
+		unsigned __int128 m;
 
 		if (!num) {
 			s->cap[v] = -1;
 			continue;
 		}
-		unsigned __int128 m = (num - 1) / den;
-
-		cap = m > (unsigned __int128)CAP_MAX ? CAP_MAX : (int64_t)m;
-		cap -= s->pb->base ? (int64_t)s->pb->base[v] : 0;
-		s->cap[v] = cap;
+		m = (num - 1) / den;
+		s->cap[v] = clamp_cap(s, v, m > (unsigned __int128)CAP_MAX ? CAP_MAX : (int64_t)m);
 	}
 }
 
-/* Candidate values (base + m) / rate strictly inside (lo, hi), roughly. */
-static double candidates_between(struct smc *s, double lo, double hi)
+/*
+ * Every later probe, exact ones included, lies in (lo, hi] and a budget only
+ * grows with the bound: a switch whose clamped budget is the same at both
+ * ends, widened by the slack, keeps it for the rest of the search. It is
+ * settled at that budget (compared once more by the next check, through
+ * pend[]), and has no candidate value inside the bracket.
+ */
+static void settle(struct ia_smc *s, double lo, double hi)
+{
+	int kept = 0;
+
+	if (s->naive)
+		return;
+	for (int i = 0; i < s->nact; i++) {
+		int v = s->act[i];
+		int64_t c = cap_of_double(s, v, lo * (1 - SLACK));
+
+		if (c != cap_of_double(s, v, hi * (1 + SLACK))) {
+			s->act[kept++] = v;
+			continue;
+		}
+		s->cap[v] = c;
+		s->pend[s->npend++] = v;
+	}
+	s->nact = kept;
+}
+
+/* Candidate values (base + m) / rate strictly inside (lo, hi), roughly (of active switches). */
+static double candidates_between(struct ia_smc *s, double lo, double hi)
 {
 	double count = 0;
 
-	for (int v = 0; v < s->n; v++) {
+	for (int i = 0; i < s->nact; i++) {
+		int v = s->act[i];
 		double b = s->pb->base ? (double)s->pb->base[v] : 0;
 		double first = floor(lo * s->rate[v] - b) + 1;
 		double last = ceil(hi * s->rate[v] - b) - 1;
@@ -443,72 +142,218 @@ static double candidates_between(struct smc *s, double lo, double hi)
 	return count;
 }
 
-static void smc_free(struct smc *s)
+/* Unreduced (base + m) / rate of v's uplink, for exact comparisons. */
+static struct ia_ratio link_value(const struct ia_smc *s, int v, uint64_t m)
+{
+	uint64_t b = s->pb->base ? s->pb->base[v] : 0;
+
+	return (struct ia_ratio){ (m + b) * s->t->sw[v].rate.den, s->t->sw[v].rate.num };
+}
+
+/*
+ * redmax[v]: the switch of v's subtree whose uplink is the most congested
+ * when nothing in the subtree is blue (each sends its subtree load), -1 if
+ * none carries anything.
+ */
+static void red_maxima(struct ia_smc *s, int *redmax)
+{
+	const struct ia_topo *t = s->t;
+
+	for (int h = t->n - 1; h >= 0; h--) {
+		int v = t->order[h], best = -1;
+		uint64_t b = s->pb->base ? s->pb->base[v] : 0;
+
+		if (s->sub[v] + b)
+			best = v;
+		for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++) {
+			int u = redmax[t->child[c]];
+
+			if (u >= 0 && (best < 0 || ia_ratio_cmp(link_value(s, u, s->sub[u]),
+								link_value(s, best, s->sub[best])) > 0))
+				best = u;
+		}
+		redmax[v] = best;
+	}
+}
+
+static int cmp_deeper(const void *a, const void *b, void *arg)
+{
+	const int *depth = arg;
+
+	return depth[*(const int *)b] - depth[*(const int *)a];
+}
+
+static void consider(const struct ia_smc *s, int u, uint64_t m, int *best, uint64_t *best_m)
+{
+	if (u >= 0 && (*best < 0 ||
+		       ia_ratio_cmp(link_value(s, u, m), link_value(s, *best, *best_m)) > 0)) {
+		*best = u;
+		*best_m = m;
+	}
+}
+
+/*
+ * The exact congestion of the blue set in s->blue_list: only the blue
+ * switches and their ancestors send other than their subtree load; every
+ * other subtree's worst link is redmax of its top. Messages of the touched
+ * switches go to cur->msgs (the rest of it is not maintained).
+ */
+static void eval_coloured(struct ia_smc *s, const int *redmax, bool *touched, int *list,
+			  struct ia_placement *cur)
+{
+	const struct ia_topo *t = s->t;
+	int n = 0, best = -1;
+	uint64_t best_m = 0;
+
+	for (int b = 0; b < s->nblue; b++)
+		for (int u = s->blue_list[b]; u >= 0 && !touched[u]; u = t->sw[u].parent) {
+			touched[u] = true;
+			list[n++] = u;
+		}
+	qsort_r(list, n, sizeof(*list), cmp_deeper, t->depth);
+	for (int i = 0; i < n; i++) {
+		int v = list[i];
+		uint64_t m = ia_problem_load(s->pb, v);
+
+		for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++) {
+			int u = t->child[c];
+
+			if (touched[u]) {
+				m += cur->msgs[u];
+			} else {
+				m += s->sub[u];
+				if (redmax[u] >= 0)
+					consider(s, redmax[u], s->sub[redmax[u]], &best, &best_m);
+			}
+		}
+		if (cur->blue[v])
+			m = m ? 1 : 0;
+		cur->msgs[v] = m;
+		if (m + (s->pb->base ? s->pb->base[v] : 0))
+			consider(s, v, m, &best, &best_m);
+	}
+	if (!touched[t->root] && redmax[t->root] >= 0)
+		consider(s, redmax[t->root], s->sub[redmax[t->root]], &best, &best_m);
+	for (int i = 0; i < n; i++)
+		touched[list[i]] = false;
+	cur->nblue = s->nblue;
+	cur->bottleneck = best;
+	cur->congestion = best < 0 ? (struct ia_ratio){ 0, 1 }
+		: ia_congestion(best_m + (s->pb->base ? s->pb->base[best] : 0), t->sw[best].rate);
+}
+
+/* Per-search scratch of eval_coloured(). */
+struct eval_scratch {
+	int *redmax;
+	bool *touched;
+	int *list;
+};
+
+static void smc_free(struct ia_smc *s, struct eval_scratch *e)
 {
 	free(s->sub);
+	free(s->rate);
 	free(s->cap);
 	free(s->prev_cap);
-	free(s->dirty);
-	free(s->rate);
+	free(s->act);
+	free(s->pend);
+	free(s->queued);
+	free(s->heap);
 	free(s->tab);
 	free(s->need);
 	free(s->budget);
+	free(s->stack);
+	free(s->blue_list);
 	free(s->ptab);
 	free(s->pool.v);
 	free(s->acc[0].v);
 	free(s->acc[1].v);
 	free(s->prefix.v);
+	free(e->redmax);
+	free(e->touched);
+	free(e->list);
 }
 
 /* Runs a check; when feasible, colours and evaluates into cur. */
-static int probe(struct smc *s, struct ia_placement *cur, bool *feasible)
+static int probe(struct ia_smc *s, struct eval_scratch *e, struct ia_placement *cur,
+		 bool *feasible)
 {
-	int ret = gather(s, feasible);
+	int ret = ia_smc_gather(s, feasible);
 
 	if (ret || !*feasible)
 		return ret;
-	ret = colour(s, cur->blue);
+	ret = ia_smc_colour(s, cur->blue);
 	if (ret)
 		return ret;
-	ia_model_eval(s->pb, cur);
+	if (s->naive)
+		ia_model_eval(s->pb, cur);	/* the paper's way: the whole tree */
+	else
+		eval_coloured(s, e->redmax, e->touched, e->list, cur);
 	return cur->nblue <= s->k ? 0 : -EFAULT;
+}
+
+static int smc_alloc(struct ia_smc *s, struct eval_scratch *e)
+{
+	const struct ia_topo *t = s->t;
+	size_t n = t->n;
+	int maxdeg = 1;
+
+	for (int v = 0; v < t->n; v++)
+		if (t->child_start[v + 1] - t->child_start[v] > maxdeg)
+			maxdeg = t->child_start[v + 1] - t->child_start[v];
+	s->sub = ia_alloc_big(n * sizeof(*s->sub));
+	s->rate = ia_alloc_big(n * sizeof(*s->rate));
+	s->cap = ia_alloc_big(n * sizeof(*s->cap));
+	s->prev_cap = ia_alloc_big(n * sizeof(*s->prev_cap));
+	s->act = ia_alloc_big(n * sizeof(*s->act));
+	s->pend = ia_alloc_big(n * sizeof(*s->pend));
+	s->queued = ia_calloc_big(n, sizeof(*s->queued));
+	s->heap = ia_alloc_big(n * sizeof(*s->heap));
+	s->tab = ia_alloc_big(n * sizeof(*s->tab));
+	s->need = ia_alloc_big(n * sizeof(*s->need));
+	s->budget = ia_alloc_big(n * sizeof(*s->budget));
+	s->stack = ia_alloc_big(n * sizeof(*s->stack));
+	s->blue_list = ia_alloc_big(n * sizeof(*s->blue_list));
+	s->ptab = malloc(maxdeg * sizeof(*s->ptab));
+	e->redmax = ia_alloc_big(n * sizeof(*e->redmax));
+	e->touched = ia_calloc_big(n, sizeof(*e->touched));
+	e->list = ia_alloc_big(n * sizeof(*e->list));
+	if (!s->sub || !s->rate || !s->cap || !s->prev_cap || !s->act || !s->pend || !s->queued ||
+	    !s->heap || !s->tab || !s->need || !s->budget || !s->stack || !s->blue_list ||
+	    !s->ptab || !e->redmax || !e->touched || !e->list ||
+	    ia_smc_buf_reserve(&s->acc[0], s->k + 2) || ia_smc_buf_reserve(&s->acc[1], s->k + 2) ||
+	    /* Tables average a few entries a switch; incremental checks add to them. */
+	    ia_smc_buf_reserve(&s->pool, n * (s->naive ? s->k + 1 : 8)))
+		return -ENOMEM;
+	for (int v = 0; v < t->n; v++)
+		s->act[v] = v;
+	s->nact = t->n;
+	return 0;
 }
 
 int ia_smc(const struct ia_problem *pb, struct ia_placement *p, bool naive)
 {
 	const struct ia_topo *t = pb->topo;
-	struct smc s = { .pb = pb, .t = t, .n = t->n, .k = pb->k, .naive = naive };
+	struct ia_smc s = { .pb = pb, .t = t, .n = t->n, .k = pb->k, .naive = naive };
+	struct eval_scratch e = { 0 };
 	struct ia_placement cur;
 	struct ia_ratio hi;
 	double lo_d, hi_d;
 	bool feasible;
-	int ret = -ENOMEM, maxdeg = 1;
+	int ret;
 
 	if (s.k > t->n)
 		s.k = t->n;	/* more budget than switches changes nothing */
-	for (int v = 0; v < t->n; v++)
-		if (t->child_start[v + 1] - t->child_start[v] > maxdeg)
-			maxdeg = t->child_start[v + 1] - t->child_start[v];
-	s.sub = ia_alloc_big(t->n * sizeof(*s.sub));
-	s.cap = ia_alloc_big(t->n * sizeof(*s.cap));
-	s.prev_cap = ia_alloc_big(t->n * sizeof(*s.prev_cap));
-	s.dirty = ia_alloc_big(t->n * sizeof(*s.dirty));
-	s.rate = ia_alloc_big(t->n * sizeof(*s.rate));
-	s.tab = ia_alloc_big(t->n * sizeof(*s.tab));
-	s.need = ia_alloc_big(t->n * sizeof(*s.need));
-	s.budget = ia_alloc_big(t->n * sizeof(*s.budget));
-	s.ptab = malloc(maxdeg * sizeof(*s.ptab));
-	if (!s.sub || !s.cap || !s.prev_cap || !s.dirty || !s.rate || !s.tab || !s.need || !s.budget || !s.ptab ||
-	    buf_reserve(&s.acc[0], s.k + 2) || buf_reserve(&s.acc[1], s.k + 2))
+	ret = ia_placement_init(&cur, t->n);
+	if (ret)
+		return ret;
+	ret = smc_alloc(&s, &e);
+	if (ret)
 		goto out;
-	if (ia_placement_init(&cur, t->n))
-		goto out;
-	/* Tables average a few entries a switch; incremental checks add to them. */
-	if (buf_reserve(&s.pool, (size_t)t->n * (naive ? s.k + 1 : 8)))
-		goto out_cur;
 	ia_subtree_load(pb, s.sub);
 	for (int v = 0; v < t->n; v++)
 		s.rate[v] = ia_ratio_double(t->sw[v].rate);
+	red_maxima(&s, e.redmax);
 
 	/* Upper bound: all red. Lower bound: every available switch blue. */
 	ia_model_eval(pb, p);
@@ -516,7 +361,8 @@ int ia_smc(const struct ia_problem *pb, struct ia_placement *p, bool naive)
 	for (int v = 0; v < t->n; v++)
 		cur.blue[v] = ia_problem_avail(pb, v);
 	ia_model_eval(pb, &cur);
-	lo_d = ia_ratio_double(cur.congestion) * (1 - 1e-9);
+	memset(cur.blue, 0, t->n * sizeof(*cur.blue));
+	lo_d = ia_ratio_double(cur.congestion) * (1 - SLACK);
 	hi_d = ia_ratio_double(hi);
 
 	/* Counting candidates costs a pass: only once the bracket is narrow. */
@@ -525,41 +371,42 @@ int ia_smc(const struct ia_problem *pb, struct ia_placement *p, bool naive)
 		double x = (lo_d + hi_d) / 2;
 
 		caps_le_double(&s, x);
-		ret = probe(&s, &cur, &feasible);
+		ret = probe(&s, &e, &cur, &feasible);
 		if (ret)
-			goto out_cur;
+			goto out;
 		if (!feasible) {
 			lo_d = x;
-			continue;
+		} else {
+			if (ia_ratio_cmp(cur.congestion, hi) < 0) {
+				hi = cur.congestion;
+				memcpy(p->blue, cur.blue, t->n * sizeof(*p->blue));
+			}
+			hi_d = ia_ratio_double(hi);
+			if (hi_d > x)	/* rounding: keep the bracket consistent */
+				hi_d = x;
 		}
-		if (ia_ratio_cmp(cur.congestion, hi) < 0) {
-			hi = cur.congestion;
-			memcpy(p->blue, cur.blue, t->n * sizeof(*p->blue));
-		}
-		hi_d = ia_ratio_double(hi);
-		if (hi_d > x)	/* rounding: keep the bracket consistent */
-			hi_d = x;
+		settle(&s, lo_d, hi_d);
 	}
 	/* Exact: nothing strictly below the best found is feasible. */
 	for (;;) {
 		caps_lt_exact(&s, hi);
-		ret = probe(&s, &cur, &feasible);
+		ret = probe(&s, &e, &cur, &feasible);
 		if (ret)
-			goto out_cur;
+			goto out;
 		if (!feasible)
 			break;
 		if (ia_ratio_cmp(cur.congestion, hi) >= 0) {
 			ret = -EFAULT;	/* a feasible set must beat the bound */
-			goto out_cur;
+			goto out;
 		}
 		hi = cur.congestion;
 		memcpy(p->blue, cur.blue, t->n * sizeof(*p->blue));
+		settle(&s, lo_d, ia_ratio_double(hi));
 	}
 	ret = 0;
-out_cur:
-	ia_placement_free(&cur);
 out:
 	p->checks = s.checks;
-	smc_free(&s);
+	smc_free(&s, &e);
+	ia_placement_free(&cur);
 	return ret;
 }
