@@ -37,7 +37,7 @@ GEN_DEPS :=
 -include user/inaggd/inaggd.mk
 
 # Only what includes generated headers (BPF skeletons) waits for them.
-$(BUILD)/user/lib/xdp.o $(filter $(BUILD)/tests/bpf/% $(BUILD)/tests/bench/xdp%,\
+$(filter $(BUILD)/user/lib/xdp%,$(LIB_OBJS)) $(filter $(BUILD)/tests/bpf/% $(BUILD)/tests/bench/xdp%,\
 	$(TEST_BINS) $(BENCH_BINS)): $(GEN_DEPS)
 
 .PHONY: all deps check demo bench clean

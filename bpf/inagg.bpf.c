@@ -92,6 +92,17 @@ struct {
 	});
 } ia_slots SEC(".maps");
 
+/*
+ * The slots' locks, outside the inner arrays (maps.h): a plain array, whose
+ * lookup the verifier inlines.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, IA_SLOT_LOCKS);
+	__type(key, __u32);
+	__type(value, struct ia_slot_lock);
+} ia_locks SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, IA_MAX_JOBS);
@@ -211,7 +222,11 @@ static __always_inline int drop(struct ia_counters *p, struct ia_counters *j, in
 	return XDP_DROP;
 }
 
-/* Full recompute: 20 bytes, cheaper to reason about than incremental. */
+/* IPv4 frag_off bits: more fragments, fragment offset (only DF may be set). */
+#define IP_MF		0x2000
+#define IP_OFFSET	0x1fff
+
+/* Full recompute of a header without options: cheaper to reason about than incremental. */
 static __always_inline void ip_csum(struct iphdr *ip)
 {
 	__u16 *w = (__u16 *)ip;
@@ -220,7 +235,7 @@ static __always_inline void ip_csum(struct iphdr *ip)
 
 	ip->check = 0;
 #pragma clang loop unroll(full)
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < (int)(sizeof(*ip) / sizeof(*w)); i++)
 		s += w[i];
 	s = (s & 0xffff) + (s >> 16);
 	s = (s & 0xffff) + (s >> 16);
@@ -240,6 +255,18 @@ enum slot_op {
 	OP_OUT,		/* re-emission: pkt = slot */
 };
 
+static __always_inline void elem_apply(__u32 *sum, __u32 *pl, __u32 i, int op)
+{
+	if (op == OP_COPY)
+		sum[i] = pl[i];
+	else if (op == OP_ADD)
+		sum[i] += pl[i];
+	else if (op == OP_ADD_OUT)
+		pl[i] = sum[i] += pl[i];
+	else
+		pl[i] = sum[i];
+}
+
 /*
  * Element loop. A plain bounded loop: full unrolling halves the rate, and
  * the 256-element case needs one packet bounds check instead of one per
@@ -252,29 +279,14 @@ static __always_inline void slot_apply(struct ia_slot *s, __u32 *pl, void *end, 
 
 	if (n == IA_MAX_ELEMS && (void *)(pl + IA_MAX_ELEMS) <= end) {
 #pragma clang loop unroll_count(8)
-		for (i = 0; i < IA_MAX_ELEMS; i++) {
-			if (op == OP_COPY)
-				sum[i] = pl[i];
-			else if (op == OP_ADD)
-				sum[i] += pl[i];
-			else if (op == OP_ADD_OUT)
-				pl[i] = sum[i] += pl[i];
-			else
-				pl[i] = sum[i];
-		}
+		for (i = 0; i < IA_MAX_ELEMS; i++)
+			elem_apply(sum, pl, i, op);
 		return;
 	}
 	for (i = 0; i < IA_MAX_ELEMS; i++) {
 		if (i >= n || (void *)(pl + i + 1) > end)
 			break;
-		if (op == OP_COPY)
-			sum[i] = pl[i];
-		else if (op == OP_ADD)
-			sum[i] += pl[i];
-		else if (op == OP_ADD_OUT)
-			pl[i] = sum[i] += pl[i];
-		else
-			pl[i] = sum[i];
+		elem_apply(sum, pl, i, op);
 	}
 }
 
@@ -287,26 +299,36 @@ enum blue_verdict {
 	BV_NELEM,
 };
 
-static __always_inline int blue_slot(struct ia_slot *s, const struct ia_job_cfg *cfg,
-				     const struct ia_member *m, __u32 seq, __u32 n, __u8 flags,
-				     __u32 *pl, void *end, __u32 *nworkers, __u8 *oflags)
+/* A contribution on its way into a slot; nworkers and flags: the aggregate's, on EMIT/REEMIT. */
+struct contrib {
+	__u32	*pl;		/* payload: nelem elements before end */
+	void	*end;
+	__u32	seq;
+	__u32	nelem;
+	__u32	nworkers;	/* out */
+	__u8	flags;		/* in: the message's; out: the aggregate's */
+};
+
+static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lock,
+				     const struct ia_job_cfg *cfg, const struct ia_member *m,
+				     struct contrib *c)
 {
-	__u32 word = m->index / 64;
+	__u32 word = m->index / 64, seq = c->seq, n = c->nelem;
 	__u64 bit = 1ULL << (m->index % 64);
 	int v, i;
 
 	if (word >= IA_MAX_FANIN / 64)
 		return BV_WINDOW;	/* loader guarantees index < expected <= IA_MAX_FANIN */
 
-	bpf_spin_lock(&s->lock);
+	bpf_spin_lock(lock);
 	if (s->state == IA_SLOT_DONE && s->seq == seq) {
 		if (s->nelem != n) {
 			v = BV_NELEM;
 			goto out;
 		}
-		slot_apply(s, pl, end, n, OP_OUT);
-		*nworkers = s->nworkers;
-		*oflags = s->flags;
+		slot_apply(s, c->pl, c->end, n, OP_OUT);
+		c->nworkers = s->nworkers;
+		c->flags = s->flags;
 		v = BV_REEMIT;
 		goto out;
 	}
@@ -339,21 +361,21 @@ static __always_inline int blue_slot(struct ia_slot *s, const struct ia_job_cfg 
 
 	s->seen[word] |= bit;
 	s->nworkers += m->nworkers;
-	s->flags |= flags & IA_F_MARK;
+	s->flags |= c->flags & IA_F_MARK;
 	v = ++s->nseen >= cfg->expected ? BV_EMIT : BV_ADDED;
 	if (s->nseen == 1)
-		slot_apply(s, pl, end, n, OP_COPY);	/* packet already holds the sum */
+		slot_apply(s, c->pl, c->end, n, OP_COPY);	/* packet already holds the sum */
 	else if (v == BV_EMIT)
-		slot_apply(s, pl, end, n, OP_ADD_OUT);
+		slot_apply(s, c->pl, c->end, n, OP_ADD_OUT);
 	else
-		slot_apply(s, pl, end, n, OP_ADD);
+		slot_apply(s, c->pl, c->end, n, OP_ADD);
 	if (v == BV_EMIT) {
 		s->state = IA_SLOT_DONE;
-		*nworkers = s->nworkers;
-		*oflags = s->flags;
+		c->nworkers = s->nworkers;
+		c->flags = s->flags;
 	}
 out:
-	bpf_spin_unlock(&s->lock);
+	bpf_spin_unlock(lock);
 	return v;
 }
 
@@ -386,11 +408,12 @@ int ia_xdp(struct xdp_md *ctx)
 	struct ia_hdr *h = (void *)(udp + 1);
 	__u32 *pl = (void *)(h + 1);
 	struct ia_counters *p, *j;
+	struct ia_slot_lock *lock;
 	struct ia_job_cfg *cfg;
 	struct ia_member *m;
+	struct contrib c;
 	struct ia_slot *s;
-	__u32 job, seq, n, idx, nw = 0;
-	__u8 oflags = 0;
+	__u32 job, n, idx;
 	void *slots;
 	int v;
 
@@ -398,29 +421,29 @@ int ia_xdp(struct xdp_md *ctx)
 	if ((void *)(udp + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) ||
 	    ip->protocol != IPPROTO_UDP || ip->version != 4)
 		goto pass;
-	if (ip->ihl != 5) {
+	if (ip->ihl == 5) {
+		if (udp->dest != bpf_htons(IA_UDP_PORT))
+			goto pass;
+	} else {
 		/* UDP header elsewhere: ours only if it says so. */
 		struct udphdr *u = data + sizeof(*eth) + ip->ihl * 4;
 
 		if (ip->ihl < 5 || (void *)(u + 1) > end || u->dest != bpf_htons(IA_UDP_PORT))
 			goto pass;
-		return drop(pstats(ctx->ingress_ifindex), NULL, IA_C_DROP_SHORT);
 	}
-	if (udp->dest != bpf_htons(IA_UDP_PORT))
-		goto pass;
-	/* Later fragments carry no UDP header; they are not parsed above. */
-	if (ip->frag_off & bpf_htons(0x3fff))
-		return drop(pstats(ctx->ingress_ifindex), NULL, IA_C_DROP_SHORT);
 
 	p = pstats(ctx->ingress_ifindex);
 	ctr(p, IA_C_RX);
+	/* Ours but unparsed: options move the header, later fragments carry none. */
+	if (ip->ihl != 5 || (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)))
+		return drop(p, NULL, IA_C_DROP_SHORT);
 	if ((void *)pl > end)
 		return drop(p, NULL, IA_C_DROP_SHORT);
 	if (h->ver != IA_VERSION)
 		return drop(p, NULL, IA_C_DROP_VERSION);
 	n = bpf_ntohs(HDR16(h, nelem));
 	if (n == 0 || n > IA_MAX_ELEMS || bpf_ntohs(udp->len) != IA_UDP_LEN(n) ||
-	    bpf_ntohs(ip->tot_len) != 20 + IA_UDP_LEN(n))
+	    bpf_ntohs(ip->tot_len) != sizeof(*ip) + IA_UDP_LEN(n))
 		return drop(p, NULL, IA_C_DROP_NELEM);
 	if ((void *)pl + 4 * n > end)
 		return drop(p, NULL, IA_C_DROP_SHORT);
@@ -452,21 +475,28 @@ int ia_xdp(struct xdp_md *ctx)
 		return send_up(ctx, cfg, eth, j);
 	}
 
-	seq = bpf_ntohl(HDR32(h, seq));
+	c.seq = bpf_ntohl(HDR32(h, seq));
 	idx = cfg->slot;
 	slots = bpf_map_lookup_elem(&ia_slots, &idx);
 	if (!slots || !cfg->window)
 		return drop(p, j, IA_C_DROP_JOB);
 	/* A division costs more than the rest of the slot lookup. */
 	if (cfg->window & (cfg->window - 1))
-		idx = seq % cfg->window;
+		idx = c.seq % cfg->window;
 	else
-		idx = seq & (cfg->window - 1);
+		idx = c.seq & (cfg->window - 1);
 	s = bpf_map_lookup_elem(slots, &idx);
-	if (!s)
+	idx = ia_lock_index(cfg->slot, idx);
+	lock = bpf_map_lookup_elem(&ia_locks, &idx);
+	if (!s || !lock)
 		return drop(p, j, IA_C_DROP_WINDOW);
 
-	v = blue_slot(s, cfg, m, seq, n, h->flags, pl, end, &nw, &oflags);
+	c.pl = pl;
+	c.end = end;
+	c.nelem = n;
+	c.flags = h->flags;
+	c.nworkers = 0;
+	v = blue_slot(s, &lock->lock, cfg, m, &c);
 	switch (v) {
 	case BV_ADDED:
 		ctr(j, IA_C_AGGREGATED);
@@ -484,15 +514,15 @@ int ia_xdp(struct xdp_md *ctx)
 		break;
 	default:
 		ctr(j, IA_C_REEMIT);
-		oflags |= IA_F_REEMIT;
+		c.flags |= IA_F_REEMIT;
 		break;
 	}
 
 	/* The packet now carries the aggregate: make it this switch's message. */
 	h->type = IA_MSG_AGG;
 	HDR32(h, sender) = bpf_htonl(cfg->self_id);
-	HDR32(h, nworkers) = bpf_htonl(nw);
-	h->flags = oflags;
+	HDR32(h, nworkers) = bpf_htonl(c.nworkers);
+	h->flags = c.flags;
 	/* The kernel drops what arrives from one of its own addresses. */
 	if (cfg->up_saddr && !(cfg->flags & IA_JOB_F_KERNEL_FWD))
 		ip->saddr = cfg->up_saddr;
@@ -543,15 +573,23 @@ int ia_egress(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-/*
- * XDP_PASS for a host-side veth that receives redirected frames (a veth peer
- * needs a program to get them). It also anchors the inner map values in BTF:
- * clang 14 emits only a forward declaration for a map-in-map inner value,
- * which libbpf cannot size, and the loader needs the full struct ia_slot for
- * the spin lock of every job's slot array.
- */
+/* XDP_PASS for a host-side veth that receives redirected frames (a veth peer needs a program). */
 SEC("xdp")
 int ia_pass(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+/*
+ * Never loaded ("?"): clang 14 emits only a forward declaration for the
+ * value of a map-in-map's inner map, which libbpf cannot size. Naming the
+ * types here puts them whole into BTF, where libbpf sizes the inner map
+ * templates and the loader finds the types to create each job's inner maps
+ * with (kernels up to 6.1 insert an inner map only if its BTF-derived layout
+ * matches the template's).
+ */
+SEC("?xdp")
+int ia_btf_types(struct xdp_md *ctx)
 {
 	volatile __u32 id = __builtin_btf_type_id(*(struct ia_slot *)0, 0);
 

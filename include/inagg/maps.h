@@ -10,6 +10,7 @@
  *   ia_mtab      ARRAY_OF_MAPS  job slot -> ARRAY[2^mbits] of struct ia_mslot (fast path)
  *   ia_down      HASH           {job, ifindex} -> struct ia_down (result replication)
  *   ia_slots     ARRAY_OF_MAPS  job slot -> ARRAY[window] of struct ia_slot (blue only)
+ *   ia_locks     ARRAY          lock of aggregator slot (job slot, index): ia_lock_index()
  *   ia_jstats    PERCPU_ARRAY   job slot -> struct ia_counters
  *   ia_ports     ARRAY          ifindex < IA_PORT_DIRECT -> port index (0: none)
  *   ia_ports_far HASH           ifindex >= IA_PORT_DIRECT -> port index
@@ -43,6 +44,8 @@
 #define IA_MTAB_MAX_BITS 14	/* member table: at most 2^14 entries per job */
 #define IA_MPROBE_MAX	8	/* probes of a member table lookup */
 #define IA_MHASH_MUL	0x9e3779b1u	/* member table: (sender * MUL) >> (32 - mbits) */
+#define IA_SLOT_LOCKS	4096	/* locks shared by all aggregator slots, a power of 2 */
+#define IA_LOCK_JOB_STRIDE 1031	/* a prime: jobs' windows start on different locks */
 
 enum ia_role {
 	IA_ROLE_RED	= 1,	/* forward every upward message to the parent */
@@ -128,10 +131,10 @@ enum ia_slot_state {
 
 /*
  * One aggregator slot. A job's slots are the inner array of ia_slots, so a
- * job can only ever reach its own slots. The lock covers the whole value.
+ * job can only ever reach its own slots. Its lock is in ia_locks: kernels
+ * up to 6.1 refuse an inner-map template whose value holds a bpf_spin_lock.
  */
 struct ia_slot {
-	struct bpf_spin_lock lock;
 	__u32	seq;
 	__u32	state;		/* enum ia_slot_state */
 	__u32	nseen;		/* distinct members added */
@@ -139,9 +142,25 @@ struct ia_slot {
 	__u16	nelem;
 	__u8	flags;		/* IA_F_MARK if any contribution carried it */
 	__u8	rsvd;
+	__u32	rsvd2;
 	__u64	seen[IA_MAX_FANIN / 64];
 	__s32	sum[IA_MAX_ELEMS];
 };
+
+/*
+ * The lock of an aggregator slot, one per cache line so that neighbouring
+ * slots taken on other CPUs do not share one. IA_SLOT_LOCKS locks serve every
+ * (job slot, index): two slots may share a lock, which only serialises them.
+ */
+struct ia_slot_lock {
+	struct bpf_spin_lock lock;
+	__u32	pad[15];
+};
+
+static inline __u32 ia_lock_index(__u32 job_slot, __u32 idx)
+{
+	return (job_slot * IA_LOCK_JOB_STRIDE + idx) & (IA_SLOT_LOCKS - 1);
+}
 
 /*
  * Who holds a job slot or a port index. The loader claims an index by

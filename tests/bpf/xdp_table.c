@@ -588,6 +588,9 @@ TEST_F(dp, result_replication)
 	o.data_size_in = len;
 	md.data_end = len;
 	ASSERT_EQ(0, bpf_prog_test_run_opts(ia_xdp_prog_fd(self->t.x), &o));
+	/* The egress program ran where it had to: the frames went out. */
+	ASSERT_EQ(1, pctr(self->t.x, self->t.port[1], IA_C_TX));
+	ASSERT_EQ(1, pctr(self->t.x, self->t.port[2], IA_C_TX));
 	for (i = 1; i <= 2; i++) {
 		n = catch_frame(fd[i], self->out, sizeof(self->out));
 		ASSERT_EQ(len, n);
@@ -656,7 +659,7 @@ TEST_F(dp, foreign_passed)
 	ASSERT_EQ(0, jctr(self->t.x, 13, IA_C_RX));
 }
 
-/* Malformed and foreign inagg messages: dropped, counted by reason. */
+/* Malformed and foreign inagg messages: received, dropped, counted by reason. */
 struct bad_case {
 	const char *name;
 	int ctr;
@@ -699,6 +702,10 @@ static void m_frag(struct frame_spec *f, __u8 *b, int *len)
 {
 	((struct iphdr *)(b + 14))->frag_off = htons(0x2000);	/* MF */
 }
+static void m_frag_later(struct frame_spec *f, __u8 *b, int *len)
+{
+	((struct iphdr *)(b + 14))->frag_off = htons(0x4000 | 185);	/* DF, offset 1480 */
+}
 
 static const struct bad_case bad_cases[] = {
 	{ "short frame",	IA_C_DROP_SHORT,   false, m_short },
@@ -710,6 +717,7 @@ static const struct bad_case bad_cases[] = {
 	{ "unknown job",	IA_C_DROP_JOB,     false, m_job },
 	{ "IP options",		IA_C_DROP_SHORT,   false, m_ipopt },
 	{ "fragment",		IA_C_DROP_SHORT,   false, m_frag },
+	{ "later fragment",	IA_C_DROP_SHORT,   false, m_frag_later },
 	{ "non-member sender",	IA_C_DROP_MEMBER,  true,  m_member },
 	{ "wrong nworkers",	IA_C_DROP_MEMBER,  true,  m_weight },
 	{ "out-of-window chunk", IA_C_DROP_WINDOW, true,  m_window },
@@ -745,6 +753,7 @@ TEST_F(dp, malformed_dropped)
 		const struct bad_case *b = &bad_cases[i];
 		__u64 p0 = pctr(self->t.x, self->t.port[2], b->ctr);
 		__u64 j0 = jctr(self->t.x, 20, b->ctr);
+		__u64 r0 = pctr(self->t.x, self->t.port[2], IA_C_RX);
 
 		f = contrib(20, 0, 2, IA_MAX_ELEMS, v);
 		len = build_frame(self->in, &f);
@@ -752,6 +761,8 @@ TEST_F(dp, malformed_dropped)
 		ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[2], self->in, len, self->out,
 					&olen)) TH_LOG("%s", b->name);
 		ASSERT_EQ(p0 + 1, pctr(self->t.x, self->t.port[2], b->ctr)) TH_LOG("%s", b->name);
+		/* Every one is addressed to inagg: received, whatever its fault. */
+		ASSERT_EQ(r0 + 1, pctr(self->t.x, self->t.port[2], IA_C_RX)) TH_LOG("%s", b->name);
 		ASSERT_EQ(j0 + b->job_counted, jctr(self->t.x, 20, b->ctr)) TH_LOG("%s", b->name);
 		for (c = IA_C_DROP_SHORT; c < IA_C__COUNT; c++)
 			if (c != b->ctr)

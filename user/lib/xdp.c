@@ -1,34 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Loader of the XDP datapath: see xdp.h and docs/datapath.md. */
+/*
+ * Loader of the XDP datapath: maps and programs of a switch, pinned and
+ * reused, kernel feature probes, libbpf's messages and errors. See xdp.h and
+ * docs/datapath.md; jobs are pushed by xdp_push.c, ports by xdp_attach.c.
+ */
 #include <errno.h>
-#include <dirent.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <sys/mount.h>
-#include <sys/syscall.h>
-#include <linux/membarrier.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
-#include <linux/if_link.h>
+#include <linux/membarrier.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
-#include <bpf/libbpf.h>
 
-#include "xdp.h"
-#include "bpf/inagg.skel.h"
+#include "err.h"
+#include "xdp_int.h"
 
 #define BPF_FS_MAGIC_NR	0xcafe4a11
 #define BPF_FS_DIR	"/sys/fs/bpf"
-
-struct ia_xdp {
-	struct inagg *skel;
-	__u32 slot_btf_id;	/* struct ia_slot, for each job's slot array */
-	__u32 key_btf_id;	/* __u32 */
-	int ncpus;
-};
+#define LOG_TAIL_LINES	20	/* of libbpf's and the verifier's messages, after a failed load */
 
 static const char *const ctr_names[IA_C__COUNT] = {
 	[IA_C_RX]		= "rx",
@@ -54,12 +51,167 @@ const char *ia_ctr_name(enum ia_ctr c)
 	return (unsigned int)c < IA_C__COUNT ? ctr_names[c] : NULL;
 }
 
+/* ---- errors and libbpf's messages ---- */
+
+static bool verbose;
+static __thread char log_tail[8192];	/* libbpf's last warnings (verifier log included) */
+static __thread size_t log_len;
+static __thread char msg[IA_ERRLEN + sizeof(log_tail)];
+static __thread int msg_err;
+
+/* Kept for the error of a failed load; printed too with verbose. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *s = NULL;
+	size_t n, keep;
+	va_list aq;
+
+	va_copy(aq, ap);
+	if (verbose && level != LIBBPF_DEBUG)
+		vfprintf(stderr, fmt, aq);
+	va_end(aq);
+	if (level != LIBBPF_WARN || vasprintf(&s, fmt, ap) < 0)
+		return 0;
+	n = strlen(s);
+	if (n >= sizeof(log_tail)) {
+		memcpy(log_tail, s + n - (sizeof(log_tail) - 1), sizeof(log_tail) - 1);
+		log_len = sizeof(log_tail) - 1;
+	} else {
+		keep = log_len + n < sizeof(log_tail) ? log_len : sizeof(log_tail) - 1 - n;
+		memmove(log_tail, log_tail + log_len - keep, keep);
+		memcpy(log_tail + keep, s, n);
+		log_len = keep + n;
+	}
+	log_tail[log_len] = '\0';
+	free(s);
+	return 0;
+}
+
+void ia_xdp_set_verbose(bool on)
+{
+	verbose = on;
+}
+
+/* What the kernel's own codes (above 511) mean; strerror() knows them not. */
+static const char *errname(int err)
+{
+	switch (-err) {
+	case 524:
+		return "operation not supported by this kernel (ENOTSUPP)";
+	case 525:
+		return "buffer too small (ETOOSMALL)";
+	default:
+		return strerror(-err);
+	}
+}
+
+int ia_xdp_fail(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	msg_err = err;
+	return err;
+}
+
+const char *ia_xdp_strerror(int err)
+{
+	if (err && err == msg_err && msg[0])
+		return msg;
+	return errname(err);
+}
+
+/* err of a failed load, and the tail of what libbpf and the verifier said. */
+static int load_failed(int err)
+{
+	const char *tail = log_tail + log_len;
+	int lines = 0;
+
+	while (tail > log_tail && lines <= LOG_TAIL_LINES)
+		if (*--tail == '\n' && tail + 1 < log_tail + log_len)
+			lines++;
+	if (lines > LOG_TAIL_LINES)
+		tail++;
+	return ia_xdp_fail(err, "loading the datapath: %s%s%s", errname(err),
+			   log_len ? "; libbpf said:\n" : "", tail);
+}
+
+/* ---- kernel features ---- */
+
+static const struct {
+	enum bpf_map_type type;
+	const char *what;
+} need_maps[] = {
+	{ BPF_MAP_TYPE_HASH,		"hash maps" },
+	{ BPF_MAP_TYPE_ARRAY,		"array maps" },
+	{ BPF_MAP_TYPE_PERCPU_ARRAY,	"per-CPU array maps (Linux 4.6)" },
+	{ BPF_MAP_TYPE_ARRAY_OF_MAPS,	"array-of-maps maps (Linux 4.12)" },
+	{ BPF_MAP_TYPE_DEVMAP_HASH,	"devmap-hash maps (Linux 5.4)" },
+};
+
+static const struct {
+	enum bpf_func_id id;
+	const char *what;
+} need_helpers[] = {
+	{ BPF_FUNC_redirect_map,	"bpf_redirect_map() in XDP (Linux 4.14)" },
+	{ BPF_FUNC_spin_lock,		"bpf_spin_lock() in XDP (Linux 5.1)" },
+};
+
+static int missing(const char *what)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		strcpy(u.release, "?");
+	return ia_xdp_fail(-EOPNOTSUPP, "this kernel (%s) lacks %s, which the inagg datapath needs "
+			   "(Linux 5.15 or later; Debian 12's 6.1 works)", u.release, what);
+}
+
+static int probe_failed(int err)
+{
+	return ia_xdp_fail(err, "probing the kernel's BPF features: %s (root, or CAP_BPF and "
+			   "CAP_NET_ADMIN, needed)", errname(err));
+}
+
+/* Names what this kernel lacks, instead of an errno from deep inside a load. */
+static int probe_features(void)
+{
+	size_t i;
+	int r, fd;
+
+	r = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_XDP, NULL);
+	if (r <= 0)
+		return r ? probe_failed(r) : missing("XDP programs (Linux 4.8)");
+	for (i = 0; i < sizeof(need_maps) / sizeof(need_maps[0]); i++) {
+		r = libbpf_probe_bpf_map_type(need_maps[i].type, NULL);
+		if (r <= 0)
+			return r ? probe_failed(r) : missing(need_maps[i].what);
+	}
+	for (i = 0; i < sizeof(need_helpers) / sizeof(need_helpers[0]); i++) {
+		r = libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, need_helpers[i].id, NULL);
+		if (r <= 0)
+			return r ? probe_failed(r) : missing(need_helpers[i].what);
+	}
+	/* Devmap entries that run a program (ia_egress) have a larger value. */
+	fd = bpf_map_create(BPF_MAP_TYPE_DEVMAP_HASH, NULL, sizeof(__u32),
+			    sizeof(struct bpf_devmap_val), 1, NULL);
+	if (fd < 0)
+		return fd == -EINVAL ? missing("programs on devmap entries (Linux 5.8)") :
+				       probe_failed(fd);
+	close(fd);
+	return 0;
+}
+
+/* ---- pins ---- */
+
 static int pin_dir(const char *sw, char *buf, size_t len)
 {
 	if (!sw || !*sw || strchr(sw, '/') || !strcmp(sw, ".") || !strcmp(sw, ".."))
-		return -EINVAL;
+		return ia_xdp_fail(-EINVAL, "invalid switch name '%s'", sw ? sw : "");
 	if ((size_t)snprintf(buf, len, "%s/%s", IA_BPFFS_ROOT, sw) >= len)
-		return -ENAMETOOLONG;
+		return ia_xdp_fail(-ENAMETOOLONG, "switch name too long");
 	return 0;
 }
 
@@ -73,7 +225,7 @@ static int ensure_bpffs(void)
 	if (st.f_type == BPF_FS_MAGIC_NR)
 		return 0;
 	if (mount("bpf", BPF_FS_DIR, "bpf", 0, "mode=0700"))
-		return -errno;
+		return ia_xdp_fail(-errno, "mounting bpffs on %s: %s", BPF_FS_DIR, strerror(errno));
 	return 0;
 }
 
@@ -101,19 +253,155 @@ static int reuse_devmap(struct bpf_map *map, const char *path)
 	return err;
 }
 
-int ia_xdp_open(const char *sw, struct ia_xdp **out)
-{
-	char dir[PATH_MAX], path[PATH_MAX];
-	char dports_path[PATH_MAX];
-	bool dports_new = false;
-	struct bpf_map *map;
-	struct ia_xdp *x;
-	struct btf *btf;
-	int err, id;
+/* bpffs names cannot hold a dot: no "ia_xdp.prog". */
+static const char *const prog_pin[IA_PROG__N] = {
+	[IA_PROG_XDP]	 = "prog_ia_xdp",
+	[IA_PROG_EGRESS] = "prog_ia_egress",
+	[IA_PROG_PASS]	 = "prog_ia_pass",
+};
 
+/* dir/name, which fits: dir is a pin_dir() and names are short. */
+static void pin_path(char *buf, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+		buf[0] = '\0';
+}
+
+static __u32 obj_id(int fd)
+{
+	struct bpf_prog_info info = {};	/* id: the same offset in map info */
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+bool ia_xdp_prog_uses_map(int prog_fd, __u32 map_id)
+{
+	__u32 ids[64], len, i;
+	struct bpf_prog_info info = {};
+
+	len = sizeof(info);
+	info.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return false;
+	for (i = 0; i < info.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (ids[i] == map_id)
+			return true;
+	return false;
+}
+
+/*
+ * The switch's pinned programs, if all are there and use its maps (a pin of
+ * an older set of maps is removed); 1 if reused.
+ */
+static int reuse_progs(struct ia_xdp *x, const char *dir)
+{
+	char path[PATH_MAX];
+	int i, fd, n = 0;
+	__u32 jobs;
+
+	pin_path(path, dir, "ia_jobs");
+	fd = bpf_obj_get(path);
+	jobs = fd < 0 ? 0 : obj_id(fd);
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < IA_PROG__N; i++) {
+		pin_path(path, dir, prog_pin[i]);
+		x->prog_fd[i] = bpf_obj_get(path);
+		n += x->prog_fd[i] >= 0;
+	}
+	if (n == IA_PROG__N && jobs && ia_xdp_prog_uses_map(x->prog_fd[IA_PROG_XDP], jobs))
+		return 1;
+	for (i = 0; i < IA_PROG__N; i++) {
+		if (x->prog_fd[i] >= 0)
+			close(x->prog_fd[i]);
+		x->prog_fd[i] = -1;
+		pin_path(path, dir, prog_pin[i]);
+		unlink(path);
+	}
+	return 0;
+}
+
+/* Pins the programs loaded here; one another process pinned first wins. */
+static int pin_progs(struct ia_xdp *x, const char *dir)
+{
+	char path[PATH_MAX];
+	int i, fd;
+
+	for (i = 0; i < IA_PROG__N; i++) {
+		pin_path(path, dir, prog_pin[i]);
+		if (!bpf_obj_pin(x->prog_fd[i], path))
+			continue;
+		if (errno != EEXIST)
+			return ia_xdp_fail(-errno, "pinning %s: %s", path, strerror(errno));
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			return -errno;
+		close(x->prog_fd[i]);
+		x->prog_fd[i] = fd;
+	}
+	return 0;
+}
+
+/* ---- open / close ---- */
+
+static void keep_inner(struct ia_xdp *x, int i, struct bpf_map *outer)
+{
+	struct bpf_map *m = bpf_map__inner_map(outer);
+
+	x->inner[i] = (struct ia_xdp_inner){
+		.type = bpf_map__type(m),
+		.key_size = bpf_map__key_size(m),
+		.value_size = bpf_map__value_size(m),
+		.flags = bpf_map__map_flags(m),
+		.key_type_id = bpf_map__btf_key_type_id(m),
+		.value_type_id = bpf_map__btf_value_type_id(m),
+	};
+}
+
+/* Pin paths of the maps; the devmap's own path if it must be pinned after load. */
+static int pin_maps(struct ia_xdp *x, const char *dir, char *dports_path, bool *dports_new)
+{
+	char path[PATH_MAX];
+	struct bpf_map *map;
+	int err;
+
+	bpf_object__for_each_map(map, x->skel->obj) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+				     bpf_map__name(map)) >= sizeof(path))
+			return -ENAMETOOLONG;
+		if (map == x->skel->maps.ia_dports) {
+			strcpy(dports_path, path);
+			err = reuse_devmap(map, path);
+			if (err < 0)
+				return err;
+			*dports_new = err;
+			continue;
+		}
+		err = bpf_map__set_pin_path(map, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int open_switch(const char *sw, bool create, struct ia_xdp **out)
+{
+	char dir[PATH_MAX], dports_path[PATH_MAX];
+	struct bpf_program *prog;
+	bool dports_new = false;
+	int err, i, reused = 0;
+	struct ia_xdp *x;
+
+	libbpf_set_print(libbpf_log);
+	log_len = 0;
+	log_tail[0] = '\0';
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
+	for (i = 0; i < IA_PROG__N; i++)
+		x->prog_fd[i] = -1;
 	x->ncpus = libbpf_num_possible_cpus();
 	if (x->ncpus <= 0) {
 		err = x->ncpus ? x->ncpus : -EINVAL;
@@ -126,53 +414,56 @@ int ia_xdp_open(const char *sw, struct ia_xdp **out)
 	}
 	if (sw) {
 		err = pin_dir(sw, dir, sizeof(dir));
-		if (!err)
-			err = ensure_bpffs();
-		if (!err)
-			err = mkdir_p(dir);
 		if (err)
 			goto err;
-		bpf_object__for_each_map(map, x->skel->obj) {
-			if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
-					     bpf_map__name(map)) >= sizeof(path)) {
-				err = -ENAMETOOLONG;
+		if (!create && access(dir, F_OK)) {
+			err = ia_xdp_fail(-ENOENT, "switch %s is not set up here (nothing pinned "
+					  "in %s)", sw, dir);
+			goto err;
+		}
+		err = ensure_bpffs() ?: mkdir_p(dir) ?: pin_maps(x, dir, dports_path, &dports_new);
+		if (err)
+			goto err;
+		reused = reuse_progs(x, dir);
+	}
+	if (reused) {
+		bpf_object__for_each_program(prog, x->skel->obj)
+			bpf_program__set_autoload(prog, false);
+	} else {
+		err = probe_features();
+		if (err)
+			goto err;
+	}
+	keep_inner(x, IA_INNER_SLOTS, x->skel->maps.ia_slots);
+	keep_inner(x, IA_INNER_MTAB, x->skel->maps.ia_mtab);
+	keep_inner(x, IA_INNER_JFAST, x->skel->maps.ia_jfast);
+	err = inagg__load(x->skel);
+	if (err) {
+		err = load_failed(err);
+		goto err;
+	}
+	if (dports_new && bpf_obj_pin(bpf_map__fd(x->skel->maps.ia_dports), dports_path)) {
+		err = -errno;
+		goto err;
+	}
+	if (!reused) {
+		x->prog_fd[IA_PROG_XDP] = dup(bpf_program__fd(x->skel->progs.ia_xdp));
+		x->prog_fd[IA_PROG_EGRESS] = dup(bpf_program__fd(x->skel->progs.ia_egress));
+		x->prog_fd[IA_PROG_PASS] = dup(bpf_program__fd(x->skel->progs.ia_pass));
+		for (i = 0; i < IA_PROG__N; i++)
+			if (x->prog_fd[i] < 0) {
+				err = -errno;
 				goto err;
 			}
-			if (map == x->skel->maps.ia_dports) {
-				strcpy(dports_path, path);
-				err = reuse_devmap(map, path);
-				if (err < 0)
-					goto err;
-				dports_new = err;
-				continue;
-			}
-			err = bpf_map__set_pin_path(map, path);
+		if (sw) {
+			err = pin_progs(x, dir);
 			if (err)
 				goto err;
 		}
 	}
-	err = inagg__load(x->skel);
-	if (err)
-		goto err;
-	if (dports_new) {
-		err = bpf_obj_pin(bpf_map__fd(x->skel->maps.ia_dports), dports_path);
-		if (err)
-			goto err;
-	}
-
-	btf = bpf_object__btf(x->skel->obj);
-	id = btf__find_by_name_kind(btf, "ia_slot", BTF_KIND_STRUCT);
-	if (id < 0) {
-		err = id;
-		goto err;
-	}
-	x->slot_btf_id = id;
-	id = btf__find_by_name_kind(btf, "__u32", BTF_KIND_TYPEDEF);
-	if (id < 0) {
-		err = id;
-		goto err;
-	}
-	x->key_btf_id = id;
+	for (i = 0; i < IA_PROG__N; i++)
+		x->prog_id[i] = obj_id(x->prog_fd[i]);
+	x->jobs_map_id = obj_id(bpf_map__fd(x->skel->maps.ia_jobs));
 	*out = x;
 	return 0;
 err:
@@ -180,10 +471,27 @@ err:
 	return err;
 }
 
+int ia_xdp_open(const char *sw, struct ia_xdp **out)
+{
+	return open_switch(sw, true, out);
+}
+
+int ia_xdp_open_existing(const char *sw, struct ia_xdp **out)
+{
+	if (!sw)
+		return -EINVAL;
+	return open_switch(sw, false, out);
+}
+
 void ia_xdp_close(struct ia_xdp *x)
 {
+	int i;
+
 	if (!x)
 		return;
+	for (i = 0; i < IA_PROG__N; i++)
+		if (x->prog_fd[i] >= 0)
+			close(x->prog_fd[i]);
 	inagg__destroy(x->skel);
 	free(x);
 }
@@ -217,476 +525,20 @@ int ia_xdp_unpin(const char *sw)
 
 int ia_xdp_prog_fd(struct ia_xdp *x)
 {
-	return bpf_program__fd(x->skel->progs.ia_xdp);
+	return x->prog_fd[IA_PROG_XDP];
 }
 
 int ia_xdp_egress_fd(struct ia_xdp *x)
 {
-	return bpf_program__fd(x->skel->progs.ia_egress);
-}
-
-static int zero_counters(struct ia_xdp *x, int map_fd, const void *key, __u64 flags)
-{
-	size_t sz = (size_t)x->ncpus * sizeof(struct ia_counters);
-	void *zero = calloc(1, sz);
-	int err;
-
-	if (!zero)
-		return -ENOMEM;
-	err = bpf_map_update_elem(map_fd, key, zero, flags);
-	free(zero);
-	return err;
-}
-
-static int sum_counters(struct ia_xdp *x, int map_fd, const void *key, struct ia_counters *out)
-{
-	struct ia_counters *v = calloc(x->ncpus, sizeof(*v));
-	int err, cpu, i;
-
-	if (!v)
-		return -ENOMEM;
-	err = bpf_map_lookup_elem(map_fd, key, v);
-	if (!err) {
-		memset(out, 0, sizeof(*out));
-		for (cpu = 0; cpu < x->ncpus; cpu++)
-			for (i = 0; i < IA_C__COUNT; i++)
-				out->c[i] += v[cpu].c[i];
-	}
-	free(v);
-	return err;
+	return x->prog_fd[IA_PROG_EGRESS];
 }
 
 /*
- * Waits until no XDP program still runs with state looked up before now:
- * the datapath runs under RCU, and MEMBARRIER_CMD_GLOBAL is a
+ * The datapath runs under RCU, and MEMBARRIER_CMD_GLOBAL is a
  * synchronize_rcu(). Called before a job slot or port index is reused.
  */
-static void rcu_wait(void)
+void ia_xdp_rcu_wait(void)
 {
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
 		usleep(100000);	/* nohz_full: no global barrier; grace periods are ms */
-}
-
-/* Claims the first free index of kind from first (wrapping over n); value: owner. */
-static int own_claim(struct ia_xdp *x, __u32 kind, __u32 first, __u32 n, __u32 base,
-		     __u32 value, __u32 *out)
-{
-	int fd = bpf_map__fd(x->skel->maps.ia_owners), err;
-	struct ia_owner_key k = { .kind = kind };
-	__u32 i;
-
-	for (i = 0; i < n; i++) {
-		k.index = base + (first + i) % n;
-		err = bpf_map_update_elem(fd, &k, &value, BPF_NOEXIST);
-		if (!err) {
-			*out = k.index;
-			return 0;
-		}
-		if (err != -EEXIST)
-			return err;
-	}
-	return -ENOSPC;
-}
-
-static void own_release(struct ia_xdp *x, __u32 kind, __u32 index)
-{
-	struct ia_owner_key k = { .kind = kind, .index = index };
-
-	bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_owners), &k);
-}
-
-static int port_map_fd(struct ia_xdp *x, __u32 ifindex)
-{
-	return bpf_map__fd(ifindex < IA_PORT_DIRECT ? x->skel->maps.ia_ports :
-						   x->skel->maps.ia_ports_far);
-}
-
-/* The port index of ifindex, or -ENOENT. */
-static int port_index(struct ia_xdp *x, __u32 ifindex, __u32 *idx)
-{
-	int err = bpf_map_lookup_elem(port_map_fd(x, ifindex), &ifindex, idx);
-
-	if (err)
-		return err;
-	return *idx ? 0 : -ENOENT;
-}
-
-int ia_xdp_port_add(struct ia_xdp *x, int ifindex)
-{
-	struct bpf_devmap_val dv = {
-		.ifindex = ifindex,
-		.bpf_prog.fd = ia_xdp_egress_fd(x),
-	};
-	__u32 key = ifindex, idx;
-	int err;
-
-	if (ifindex <= 0)
-		return -EINVAL;
-	err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_dports), &key, &dv, BPF_ANY);
-	if (err)
-		return err;
-	/* Keep counters of a port that is attached again. */
-	if (!port_index(x, key, &idx))
-		return 0;
-	err = own_claim(x, IA_OWN_PORT, 0, IA_MAX_PORTS, 1, key, &idx);
-	if (err)
-		return err;
-	err = zero_counters(x, bpf_map__fd(x->skel->maps.ia_pstats), &idx, BPF_ANY);
-	if (!err)
-		err = bpf_map_update_elem(port_map_fd(x, key), &key, &idx, BPF_ANY);
-	if (err)
-		own_release(x, IA_OWN_PORT, idx);
-	return err;
-}
-
-int ia_xdp_port_del(struct ia_xdp *x, int ifindex)
-{
-	__u32 key = ifindex, idx, zero = 0;
-	int err, err2;
-
-	err = bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_dports), &key);
-	err2 = port_index(x, key, &idx);
-	if (err2)
-		return err ? err : err2;
-	if (key < IA_PORT_DIRECT)
-		bpf_map_update_elem(port_map_fd(x, key), &key, &zero, BPF_ANY);
-	else
-		bpf_map_delete_elem(port_map_fd(x, key), &key);
-	rcu_wait();	/* packets of the port may still count into idx */
-	own_release(x, IA_OWN_PORT, idx);
-	return err;
-}
-
-int ia_xdp_attach(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
-{
-	int err;
-
-	err = ia_xdp_port_add(x, ifindex);
-	if (err)
-		return err;
-	err = bpf_xdp_attach(ifindex, ia_xdp_prog_fd(x), xdp_flags, NULL);
-	if (err)
-		ia_xdp_port_del(x, ifindex);
-	return err;
-}
-
-int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
-{
-	int err = bpf_xdp_detach(ifindex, xdp_flags, NULL);
-
-	ia_xdp_port_del(x, ifindex);
-	return err;
-}
-
-int ia_xdp_attach_pass(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
-{
-	return bpf_xdp_attach(ifindex, bpf_program__fd(x->skel->progs.ia_pass), xdp_flags, NULL);
-}
-
-/* Deletes every key of a {job, ...} map whose first __u32 is job. */
-static void del_job_keys(int fd, __u32 job)
-{
-	__u32 key[2], next[2];
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		if (next[0] == job && !bpf_map_delete_elem(fd, next)) {
-			prev = NULL;	/* iteration order changed: restart */
-			continue;
-		}
-		memcpy(key, next, sizeof(key));
-		prev = key;
-	}
-}
-
-/* The job slots owned by job (also those of a half-done add). */
-static int job_slots(struct ia_xdp *x, __u32 job, __u32 *out)
-{
-	int fd = bpf_map__fd(x->skel->maps.ia_owners);
-	struct ia_owner_key k, next, *prev = NULL;
-	__u32 owner;
-	int n = 0;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		k = next;
-		prev = &k;
-		if (k.kind == IA_OWN_JOB && !bpf_map_lookup_elem(fd, &k, &owner) &&
-		    owner == job && n < IA_MAX_JOBS)
-			out[n++] = k.index;
-	}
-	return n;
-}
-
-int ia_xdp_job_del(struct ia_xdp *x, __u32 job)
-{
-	__u32 slot[IA_MAX_JOBS];
-	int n = job_slots(x, job, slot), err, i;
-
-	/* Unpublish first (both copies): the datapath stops using the job before its state goes. */
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_jfast), &slot[i]);
-	err = bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_jobs), &job);
-	del_job_keys(bpf_map__fd(x->skel->maps.ia_members), job);
-	del_job_keys(bpf_map__fd(x->skel->maps.ia_down), job);
-	if (!n)
-		return err;
-	for (i = 0; i < n; i++) {
-		bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_mtab), &slot[i]);
-		bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_slots), &slot[i]);
-	}
-	/* Packets that saw the job may still use its slot: reuse it only after them. */
-	rcu_wait();
-	for (i = 0; i < n; i++)
-		own_release(x, IA_OWN_JOB, slot[i]);
-	return err;
-}
-
-static int valid_job(const struct ia_xdp_job *j)
-{
-	__u32 i;
-
-	if (j->role != IA_ROLE_RED && j->role != IA_ROLE_BLUE)
-		return -EINVAL;
-	if (!j->nmembers || j->nmembers > IA_MAX_FANIN || !j->members)
-		return -EINVAL;
-	if (j->role == IA_ROLE_BLUE && (!j->window || j->window > IA_MAX_WINDOW))
-		return -EINVAL;
-	if (j->up.ifindex <= 0 || (j->ndown && !j->down))
-		return -EINVAL;
-	for (i = 0; i < j->ndown; i++)
-		if (j->down[i].ifindex <= 0 || j->down[i].ifindex == j->up.ifindex)
-			return -EINVAL;
-	return 0;
-}
-
-static int add_slots(struct ia_xdp *x, const struct ia_xdp_job *j, __u32 slot)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, o,
-		.btf_fd = bpf_object__btf_fd(x->skel->obj),
-		.btf_key_type_id = x->key_btf_id,
-		.btf_value_type_id = x->slot_btf_id,
-		.map_flags = BPF_F_INNER_MAP,
-	);
-	char name[BPF_OBJ_NAME_LEN];
-	int fd, err;
-
-	snprintf(name, sizeof(name), "ia_slots_%u", j->id);
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), sizeof(struct ia_slot),
-			    j->window, &o);
-	if (fd < 0)
-		return fd;
-	/* The outer map now holds the only reference: freed with the job. */
-	err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_slots), &slot, &fd, BPF_ANY);
-	close(fd);
-	return err;
-}
-
-/* Creates an array, fills it and makes it outer[key]'s inner map (its only reference). */
-static int add_inner(int outer, __u32 key, const char *name, __u32 vsize, __u32 n,
-		     __u32 flags, const void *vals)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = flags);
-	__u32 i;
-	int fd, err = 0;
-
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), vsize, n, &o);
-	if (fd < 0)
-		return fd;
-	for (i = 0; i < n && !err; i++)
-		err = bpf_map_update_elem(fd, &i, (const char *)vals + (size_t)i * vsize, BPF_ANY);
-	if (!err)
-		err = bpf_map_update_elem(outer, &key, &fd, BPF_ANY);
-	close(fd);
-	return err;
-}
-
-/*
- * Lays the members out in a linear-probed table of 2^bits entries (see
- * struct ia_mslot); returns the longest probe, or 0 if some probe would be
- * longer than IA_MPROBE_MAX.
- */
-static __u32 mtab_fill(const struct ia_xdp_job *j, __u32 bits, struct ia_mslot *t)
-{
-	__u32 i, k, d, longest = 0, mask = (1u << bits) - 1;
-
-	memset(t, 0, sizeof(*t) << bits);
-	for (i = 0; i < j->nmembers; i++) {
-		k = (j->members[i].sender * IA_MHASH_MUL) >> (32 - bits);
-		for (d = 0; t[k].m.nworkers; d++)
-			k = (k + 1) & mask;
-		if (d >= IA_MPROBE_MAX)
-			return 0;
-		t[k].sender = j->members[i].sender;
-		t[k].m.index = i;
-		t[k].m.nworkers = j->members[i].nworkers;
-		if (d + 1 > longest)
-			longest = d + 1;
-	}
-	return longest;
-}
-
-/*
- * The job's member table, at most half full; grown until every probe is
- * short. Without one (cfg->mprobe 0) the datapath uses ia_members.
- */
-static int add_mtab(struct ia_xdp *x, const struct ia_xdp_job *j, struct ia_job_cfg *cfg)
-{
-	char name[BPF_OBJ_NAME_LEN];
-	struct ia_mslot *t;
-	__u32 bits = 1;
-	int err = 0;
-
-	while ((1u << bits) < 2 * j->nmembers)
-		bits++;
-	t = malloc(sizeof(*t) << IA_MTAB_MAX_BITS);
-	if (!t)
-		return -ENOMEM;
-	for (cfg->mprobe = 0; bits <= IA_MTAB_MAX_BITS && !cfg->mprobe; bits++)
-		cfg->mprobe = mtab_fill(j, bits, t);
-	if (cfg->mprobe) {
-		cfg->mbits = bits - 1;
-		snprintf(name, sizeof(name), "ia_mtab_%u", j->id);
-		err = add_inner(bpf_map__fd(x->skel->maps.ia_mtab), cfg->slot, name, sizeof(*t),
-				1u << cfg->mbits, BPF_F_INNER_MAP, t);
-	}
-	free(t);
-	return err;
-}
-
-int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
-{
-	char name[BPF_OBJ_NAME_LEN];
-	struct ia_job_ent ent = { .job = j->id };
-	struct ia_job_cfg cfg = {
-		.role = j->role,
-		.expected = j->nmembers,
-		.window = j->window,
-		.base_seq = j->base_seq,
-		.self_id = j->self_id,
-		.up_ifindex = j->up.ifindex,
-		.up_saddr = j->up.saddr,
-		.up_daddr = j->up.daddr,
-		.flags = j->flags,
-	};
-	int jobs = bpf_map__fd(x->skel->maps.ia_jobs);
-	struct ia_job_cfg old;
-	__u32 i;
-	int err;
-
-	err = valid_job(j);
-	if (err)
-		return err;
-	if (!bpf_map_lookup_elem(jobs, &j->id, &old))
-		return -EEXIST;
-	memcpy(cfg.up_smac, j->up.smac, 6);
-	memcpy(cfg.up_dmac, j->up.dmac, 6);
-	if (j->role != IA_ROLE_BLUE)
-		cfg.window = 0;
-
-	/* Leftovers of a half-done add or a crashed owner would mix in. */
-	ia_xdp_job_del(x, j->id);
-
-	/* Start at id % IA_MAX_JOBS: a job added again gets its slot back. */
-	err = own_claim(x, IA_OWN_JOB, j->id % IA_MAX_JOBS, IA_MAX_JOBS, 0, j->id, &cfg.slot);
-	if (err)
-		return err;
-	if (j->role == IA_ROLE_BLUE) {
-		err = add_slots(x, j, cfg.slot);
-		if (err)
-			goto err;
-	}
-	for (i = 0; i < j->nmembers; i++) {
-		struct ia_member_key k = { .job = j->id, .sender = j->members[i].sender };
-		struct ia_member m = { .index = i, .nworkers = j->members[i].nworkers };
-
-		if (!m.nworkers) {
-			err = -EINVAL;
-			goto err;
-		}
-		cfg.nworkers += m.nworkers;
-		err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_members), &k, &m,
-					  BPF_NOEXIST);
-		if (err)
-			goto err;	/* -EEXIST: a sender listed twice */
-	}
-	for (i = 0; i < j->ndown; i++) {
-		struct ia_down_key k = { .job = j->id, .ifindex = j->down[i].ifindex };
-		struct ia_down d = { .daddr = j->down[i].daddr };
-
-		memcpy(d.smac, j->down[i].smac, 6);
-		memcpy(d.dmac, j->down[i].dmac, 6);
-		err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_down), &k, &d, BPF_NOEXIST);
-		if (err)
-			goto err;
-	}
-	err = add_mtab(x, j, &cfg);
-	if (err)
-		goto err;
-	err = zero_counters(x, bpf_map__fd(x->skel->maps.ia_jstats), &cfg.slot, BPF_ANY);
-	if (err)
-		goto err;
-	/* Publish last: packets see either no job or all of it. */
-	err = bpf_map_update_elem(jobs, &j->id, &cfg, BPF_NOEXIST);
-	if (err)
-		goto err;
-	/* The datapath looks only at job % IA_MAX_JOBS: elsewhere it is found by hash. */
-	if (cfg.slot == j->id % IA_MAX_JOBS) {
-		ent.cfg = cfg;
-		snprintf(name, sizeof(name), "ia_jfast_%u", j->id);
-		err = add_inner(bpf_map__fd(x->skel->maps.ia_jfast), cfg.slot, name,
-				sizeof(ent), 1, 0, &ent);
-		if (err)
-			goto err;
-	}
-	return 0;
-err:
-	ia_xdp_job_del(x, j->id);
-	return err;
-}
-
-/* The slot of a configured job, from its published configuration. */
-static int job_slot(struct ia_xdp *x, __u32 job, __u32 *slot)
-{
-	struct ia_job_cfg cfg;
-	int err;
-
-	err = bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.ia_jobs), &job, &cfg);
-	if (!err)
-		*slot = cfg.slot;
-	return err;
-}
-
-int ia_xdp_job_counters(struct ia_xdp *x, __u32 job, struct ia_counters *out)
-{
-	__u32 slot;
-	int err = job_slot(x, job, &slot);
-
-	return err ?: sum_counters(x, bpf_map__fd(x->skel->maps.ia_jstats), &slot, out);
-}
-
-int ia_xdp_port_counters(struct ia_xdp *x, int ifindex, struct ia_counters *out)
-{
-	__u32 idx;
-	int err = port_index(x, ifindex, &idx);
-
-	return err ?: sum_counters(x, bpf_map__fd(x->skel->maps.ia_pstats), &idx, out);
-}
-
-int ia_xdp_slot_read(struct ia_xdp *x, __u32 job, __u32 idx, struct ia_slot *out)
-{
-	__u32 inner_id, slot;
-	int fd, err;
-
-	err = job_slot(x, job, &slot);
-	if (err)
-		return err;
-	err = bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.ia_slots), &slot, &inner_id);
-	if (err)
-		return err;
-	fd = bpf_map_get_fd_by_id(inner_id);
-	if (fd < 0)
-		return fd;
-	err = bpf_map_lookup_elem_flags(fd, &idx, out, BPF_F_LOCK);
-	close(fd);
-	return err;
 }

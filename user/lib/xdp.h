@@ -2,17 +2,20 @@
 /*
  * Loader of the XDP datapath (bpf/inagg.bpf.c) for one switch.
  *
- * A switch is one set of maps, pinned under IA_BPFFS_ROOT/<switch>/ (that is
- * /sys/fs/bpf/inagg/<switch>/), and the ia_xdp program attached to each of
- * its ports. Opening a switch whose maps are pinned reuses them, so any
- * process can configure jobs or read counters of a running switch. The
- * program stays attached after the process exits.
+ * A switch is one set of maps and one instance of its programs, pinned
+ * under IA_BPFFS_ROOT/<switch>/ (that is /sys/fs/bpf/inagg/<switch>/), the
+ * ia_xdp program attached to each of its ports. Opening a switch whose maps
+ * and programs are pinned reuses them without loading anything, so any
+ * process can configure jobs or read counters of a running switch, and all
+ * its ports run one program. Programs stay attached after the process exits.
  *
  * Interface indexes are those of the switch's network namespace: call
  * ia_xdp_attach(), ia_xdp_port_add() and ia_xdp_job_add() (down ports) with
  * the calling thread in that namespace.
  *
- * Every function returns 0 or a negative errno.
+ * Every function returns 0 or a negative errno; ia_xdp_strerror() says why
+ * in words (a missing kernel feature, the verifier's log tail, whose XDP
+ * program is in the way).
  */
 #ifndef INAGG_XDP_H
 #define INAGG_XDP_H
@@ -59,13 +62,28 @@ struct ia_xdp_job {
 	const struct ia_xdp_hop *down;
 };
 
-/* sw: switch name (pinned maps), or NULL for private unpinned maps (tests). */
+/*
+ * sw: switch name (pinned maps), or NULL for private unpinned maps (tests).
+ * Creates and pins what is missing; loads the programs only if they are not
+ * pinned yet, after probing the kernel for the features they need.
+ */
 int ia_xdp_open(const char *sw, struct ia_xdp **out);
+/* Like ia_xdp_open() for a switch set up before: -ENOENT, and nothing created, if not. */
+int ia_xdp_open_existing(const char *sw, struct ia_xdp **out);
 void ia_xdp_close(struct ia_xdp *x);
 /* Removes a switch's pinned maps (detach its ports first). */
 int ia_xdp_unpin(const char *sw);
 
-/* xdp_flags: XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE or 0 (kernel's choice). */
+/*
+ * xdp_flags: XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE or 0 (attach: the mode
+ * of what is attached, else the kernel's choice; detach: any mode), ORed with
+ * IA_XDP_F_FORCE to replace or remove an XDP program that is not this
+ * switch's. Without it, attach fails with -EBUSY if such a program is on the
+ * port, and detach leaves it there (-EBUSY). Attaching again is a no-op;
+ * another instance of the switch's program is replaced. Detach fails with
+ * -ENOENT if no inagg program is attached.
+ */
+#define IA_XDP_F_FORCE	(1U << 31)
 int ia_xdp_attach(struct ia_xdp *x, int ifindex, __u32 xdp_flags);
 int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags);
 /* Attaches the XDP_PASS program (a host-side veth receiving redirected frames). */
@@ -83,8 +101,13 @@ int ia_xdp_job_counters(struct ia_xdp *x, __u32 job, struct ia_counters *out);
 int ia_xdp_port_counters(struct ia_xdp *x, int ifindex, struct ia_counters *out);
 const char *ia_ctr_name(enum ia_ctr c);
 
-/* A copy of one aggregator slot of a blue job, read under its lock. */
+/* A copy of one aggregator slot of a blue job (unlocked: consistent while no traffic runs). */
 int ia_xdp_slot_read(struct ia_xdp *x, __u32 job, __u32 idx, struct ia_slot *out);
+
+/* Why err happened, if this thread's last failing call said, else strerror() (+ ENOTSUPP). */
+const char *ia_xdp_strerror(int err);
+/* libbpf's messages on stderr (off: kept for the error of a failed load only). */
+void ia_xdp_set_verbose(bool on);
 
 /* Program fds, for BPF_PROG_TEST_RUN. */
 int ia_xdp_prog_fd(struct ia_xdp *x);

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Inside the XDP datapath loader, shared by its three parts: xdp.c (loading,
+ * pinning, errors), xdp_push.c (jobs into the maps) and xdp_attach.c (ports).
+ */
+#ifndef INAGG_XDP_INT_H
+#define INAGG_XDP_INT_H
+
+#include <bpf/libbpf.h>
+
+#include "xdp.h"
+#include "bpf/inagg.skel.h"
+
+/* An inner map template: libbpf frees its own copy once the outer map exists. */
+struct ia_xdp_inner {
+	enum bpf_map_type type;
+	__u32 key_size, value_size, flags, key_type_id, value_type_id;
+};
+
+enum { IA_INNER_SLOTS, IA_INNER_MTAB, IA_INNER_JFAST, IA_INNER__N };
+
+/* The programs a switch attaches; one pinned instance of each per switch. */
+enum { IA_PROG_XDP, IA_PROG_EGRESS, IA_PROG_PASS, IA_PROG__N };
+
+struct ia_xdp {
+	struct inagg *skel;	/* its maps; its programs only if loaded here */
+	struct ia_xdp_inner inner[IA_INNER__N];
+	int prog_fd[IA_PROG__N];
+	__u32 prog_id[IA_PROG__N];
+	__u32 jobs_map_id;	/* tells this switch's ia_xdp from another's */
+	int ncpus;
+};
+
+/* Records why err happened, for ia_xdp_strerror(); returns err. */
+int ia_xdp_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Waits until no XDP program still runs with state looked up before now. */
+void ia_xdp_rcu_wait(void);
+/* Whether a program uses a map: whose instance it is. */
+bool ia_xdp_prog_uses_map(int prog_fd, __u32 map_id);
+
+/* xdp_push.c: owners of job slots and port indexes, and counters. */
+int ia_xdp_own_claim(struct ia_xdp *x, __u32 kind, __u32 first, __u32 n, __u32 base,
+		     __u32 value, __u32 *out);
+void ia_xdp_own_release(struct ia_xdp *x, __u32 kind, __u32 index);
+int ia_xdp_zero_counters(struct ia_xdp *x, int map_fd, const void *key, __u64 flags);
+
+/* xdp_attach.c: the port index of ifindex, or -ENOENT. */
+int ia_xdp_port_index(struct ia_xdp *x, __u32 ifindex, __u32 *idx);
+
+#endif
