@@ -532,15 +532,19 @@ static int catcher(int ifindex)
 	return fd;
 }
 
-/* Next UDP frame to IA_UDP_PORT caught on fd within 500 ms (others skipped). */
+/* Next UDP frame to IA_UDP_PORT received on fd within 500 ms (others skipped). */
 static int catch_frame(int fd, __u8 *buf, int size)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct sockaddr_ll from;
+	socklen_t flen;
 	ssize_t n;
 
 	while (poll(&p, 1, 500) > 0) {
-		n = recv(fd, buf, size, 0);
-		if (n >= IA_PAYLOAD_OFF && buf[23] == IPPROTO_UDP &&
+		flen = sizeof(from);
+		n = recvfrom(fd, buf, size, 0, (struct sockaddr *)&from, &flen);
+		if (n >= IA_PAYLOAD_OFF && from.sll_pkttype != PACKET_OUTGOING &&
+		    buf[23] == IPPROTO_UDP &&
 		    ((struct udphdr *)(buf + 34))->dest == htons(IA_UDP_PORT))
 			return n;
 	}
@@ -549,15 +553,10 @@ static int catch_frame(int fd, __u8 *buf, int size)
 
 TEST_F(dp, result_replication)
 {
-	struct xdp_md md = { .ingress_ifindex = self->t.port[0] };
 	__s32 v[IA_MAX_ELEMS];
 	struct frame_spec f, w;
 	int fd[NPORTS], len, e, i, n;
 	__u32 olen;
-	LIBBPF_OPTS(bpf_test_run_opts, o,
-		.data_in = self->in, .ctx_in = &md, .ctx_size_in = sizeof(md),
-		.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .repeat = 1,
-	);
 
 	ASSERT_EQ(0, add_job(&self->t, 12, IA_ROLE_BLUE, 2, 1, NULL, 4));
 	for (e = 0; e < IA_MAX_ELEMS; e++)
@@ -579,18 +578,18 @@ TEST_F(dp, result_replication)
 	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
 	ASSERT_EQ(1, pctr(self->t.x, self->t.port[1], IA_C_DROP_TYPE));
 
-	/* Live: frames really leave ports 1 and 2, rewritten; port 3 gets none. */
+	/*
+	 * Live, a result sent into the up port: frames really leave ports 1 and
+	 * 2, rewritten; port 3 gets none, nor does the up port. (Sent, not a
+	 * live-frames test_run: on 6.1 its broadcast never reached the egress program.)
+	 */
+	ASSERT_EQ(0, ia_xdp_attach(self->t.x, self->t.port[0], XDP_FLAGS_DRV_MODE));
 	for (i = 0; i < NPORTS; i++) {
 		ASSERT_EQ(0, ia_xdp_attach_pass(self->t.x, self->t.peer[i], XDP_FLAGS_DRV_MODE));
 		fd[i] = catcher(self->t.peer[i]);
 		ASSERT_LE(0, fd[i]);
 	}
-	o.data_size_in = len;
-	md.data_end = len;
-	ASSERT_EQ(0, bpf_prog_test_run_opts(ia_xdp_prog_fd(self->t.x), &o));
-	/* The egress program ran where it had to: the frames went out. */
-	ASSERT_EQ(1, pctr(self->t.x, self->t.port[1], IA_C_TX));
-	ASSERT_EQ(1, pctr(self->t.x, self->t.port[2], IA_C_TX));
+	ASSERT_EQ(len, send(fd[0], self->in, len, 0));
 	for (i = 1; i <= 2; i++) {
 		n = catch_frame(fd[i], self->out, sizeof(self->out));
 		ASSERT_EQ(len, n);
