@@ -229,6 +229,28 @@ TEST_F(att, unknown_switch_not_created)
 	ia_xdp_close(x);
 }
 
+/* A failed load says what libbpf said, though libbpf's messages are silent. */
+TEST_F(att, load_error_says_why)
+{
+	char dir[128], path[160];
+	struct ia_xdp *x;
+	int fd, err;
+
+	snprintf(dir, sizeof(dir), IA_BPFFS_ROOT "/%s", self->t.sw);
+	snprintf(path, sizeof(path), "%s/ia_jobs", dir);
+	mkdir(IA_BPFFS_ROOT, 0700);
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	/* Not the hash the datapath expects there. */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ia_jobs", 4, 4, 1, NULL);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_obj_pin(fd, path));
+	close(fd);
+	err = ia_xdp_open(self->t.sw, &x);
+	ASSERT_GT(0, err);
+	ASSERT_NE(NULL, strstr(ia_xdp_strerror(err), "libbpf said")) TH_LOG("%s", ia_xdp_strerror(err));
+	ASSERT_NE(NULL, strstr(ia_xdp_strerror(err), path)) TH_LOG("%s", ia_xdp_strerror(err));
+}
+
 /* The kernel's own error codes in words. */
 TEST(strerror_enotsupp)
 {
