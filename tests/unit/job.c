@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The job transaction (user/lib/job.c) against a fake network: ledgers and
+ * switch maps in memory, a state "file" kept as the last saved JSON, and a
+ * crash that freezes the world after a chosen number of changes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "job.h"
+
+#define NSW 7
+#define MAXE 32
+
+/* Fig. 1 of the paper, every switch able to take two jobs. */
+static const char fig1[] = "{\"switches\": ["
+	"{\"name\": \"s0\", \"parent\": null, \"rate\": 1, \"load\": 0, \"capacity\": 2},"
+	"{\"name\": \"s1\", \"parent\": \"s0\", \"rate\": 1, \"load\": 0, \"capacity\": 2},"
+	"{\"name\": \"s2\", \"parent\": \"s0\", \"rate\": 1, \"load\": 0, \"capacity\": 2},"
+	"{\"name\": \"s3\", \"parent\": \"s1\", \"rate\": 1, \"load\": 2, \"capacity\": 2},"
+	"{\"name\": \"s4\", \"parent\": \"s1\", \"rate\": 1, \"load\": 6, \"capacity\": 2},"
+	"{\"name\": \"s5\", \"parent\": \"s2\", \"rate\": 1, \"load\": 5, \"capacity\": 2},"
+	"{\"name\": \"s6\", \"parent\": \"s2\", \"rate\": 1, \"load\": 5, \"capacity\": 2}]}";
+
+struct world {
+	uint32_t admitted[NSW][MAXE];	/* job ids, 0 = free */
+	uint32_t pushed[NSW][MAXE];
+	uint32_t max_jobs;
+	int refuse_on;			/* its ledger refuses every admission */
+	int push_fails_on;
+	bool save_fails;
+	int budget;			/* changes left before the crash; < 0: none */
+	char *saved;			/* the state file */
+	int changes;
+};
+
+static bool change(struct world *w)
+{
+	if (!w->budget)
+		return false;	/* crashed: nothing happens any more */
+	if (w->budget > 0)
+		w->budget--;
+	w->changes++;
+	return true;
+}
+
+static int count(const uint32_t *set)
+{
+	int n = 0;
+
+	for (int i = 0; i < MAXE; i++)
+		n += set[i] != 0;
+	return n;
+}
+
+static bool has(const uint32_t *set, uint32_t id)
+{
+	for (int i = 0; i < MAXE; i++)
+		if (set[i] == id)
+			return true;
+	return false;
+}
+
+static int put(uint32_t *set, uint32_t id)
+{
+	if (has(set, id))
+		return -EEXIST;
+	for (int i = 0; i < MAXE; i++)
+		if (!set[i]) {
+			set[i] = id;
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+static int take(uint32_t *set, uint32_t id)
+{
+	for (int i = 0; i < MAXE; i++)
+		if (set[i] == id) {
+			set[i] = 0;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int f_admit(void *ctx, int v, uint32_t id, uint32_t slots, char *why, size_t len)
+{
+	struct world *w = ctx;
+
+	if (!change(w))
+		return -EIO;
+	if (v == w->refuse_on || count(w->admitted[v]) >= (int)w->max_jobs)
+		return ia_fail(why, len, -ENOSPC, "job limit reached");
+	return put(w->admitted[v], id);
+}
+
+static int f_release(void *ctx, int v, uint32_t id, char *why, size_t len)
+{
+	struct world *w = ctx;
+
+	return change(w) ? take(w->admitted[v], id) : -EIO;
+}
+
+static int f_admitted(void *ctx, int v, uint32_t id)
+{
+	return has(((struct world *)ctx)->admitted[v], id) ? 0 : -ENOENT;
+}
+
+static bool f_has_room(void *ctx, int v, uint32_t slots)
+{
+	struct world *w = ctx;
+
+	return count(w->admitted[v]) < (int)w->max_jobs;
+}
+
+static int f_push(void *ctx, const struct ia_job *j, int v, char *why, size_t len)
+{
+	struct world *w = ctx;
+
+	if (!change(w))
+		return -EIO;
+	if (v == w->push_fails_on)
+		return ia_fail(why, len, -ENODEV, "no XDP program");
+	take(w->pushed[v], j->id);
+	return put(w->pushed[v], j->id);
+}
+
+static int f_unpush(void *ctx, int v, uint32_t id)
+{
+	struct world *w = ctx;
+
+	return change(w) ? take(w->pushed[v], id) : -EIO;
+}
+
+static bool f_pushed(void *ctx, int v, uint32_t id)
+{
+	return has(((struct world *)ctx)->pushed[v], id);
+}
+
+static int f_save(void *ctx, const struct ia_jobs *js)
+{
+	struct world *w = ctx;
+	json_object *o;
+
+	if (w->save_fails)
+		return -EIO;
+	if (!change(w))
+		return 0;	/* the crash came first: the file keeps what it had */
+	o = ia_jobs_to_json(js);
+	free(w->saved);
+	w->saved = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return 0;
+}
+
+static const struct ia_job_ops fake_ops = {
+	.admit = f_admit,	.release = f_release, .admitted = f_admitted,
+	.has_room = f_has_room, .push = f_push,	      .unpush = f_unpush,
+	.pushed = f_pushed,	.save = f_save,
+};
+
+FIXTURE(job)
+{
+	struct ia_topo *t;
+	struct world w;
+	struct ia_jobs js;
+	struct ia_job_refusal refused[NSW];
+	int nrefused;
+	char err[IA_ERRLEN];
+};
+
+FIXTURE_SETUP(job)
+{
+	ASSERT_EQ(0, ia_topo_parse(fig1, &self->t, self->err, sizeof(self->err)));
+	ASSERT_EQ(NSW, self->t->n);
+	self->w = (struct world){ .max_jobs = 2, .refuse_on = -1, .push_fails_on = -1,
+				  .budget = -1 };
+	ASSERT_EQ(0, ia_jobs_init(&self->js, self->t, &fake_ops, &self->w));
+}
+
+FIXTURE_TEARDOWN(job)
+{
+	ia_jobs_free(&self->js);
+	ia_topo_free(self->t);
+	free(self->w.saved);
+}
+
+static int submit(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self, uint32_t id,
+		  int k, struct ia_job **j)
+{
+	struct ia_job_request rq = { .id = id, .k = k, .algo = IA_ALGO_SMC, .window = 128 };
+
+	return ia_jobs_submit(&self->js, &rq, j, self->refused, &self->nrefused, self->err,
+			      sizeof(self->err));
+}
+
+/* The job is admitted exactly on its blue switches and pushed exactly on its path. */
+static bool in_place(const struct world *w, const struct ia_job *j)
+{
+	for (int v = 0; v < NSW; v++)
+		if (has(w->admitted[v], j->id) != j->blue[v] ||
+		    has(w->pushed[v], j->id) != j->plan.sw[v].on_path)
+			return false;
+	return true;
+}
+
+static bool no_trace(const struct world *w, uint32_t id)
+{
+	for (int v = 0; v < NSW; v++)
+		if (has(w->admitted[v], id) || has(w->pushed[v], id))
+			return false;
+	return true;
+}
+
+static int nblue(const struct ia_job *j)
+{
+	int n = 0;
+
+	for (int v = 0; v < NSW; v++)
+		n += j->blue[v];
+	return n;
+}
+
+TEST_F(job, submit_admits_blue_and_pushes_path)
+{
+	struct ia_job *j;
+
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &j));
+	EXPECT_EQ(1u, j->id);
+	EXPECT_EQ((int)IA_JOB_ACTIVE, (int)j->state);
+	EXPECT_EQ(2, nblue(j));
+	EXPECT_EQ(0, self->nrefused);
+	EXPECT_TRUE(in_place(&self->w, j));
+	EXPECT_NE(NULL, strstr(self->w.saved, "\"active\""));
+	/* The worker window rule comes with the record. */
+	EXPECT_NE(NULL, strstr(self->w.saved, "\"worker_window\":64"));
+	EXPECT_EQ(64u, ia_job_worker_window(128));
+	EXPECT_EQ(1u, ia_job_worker_window(1));
+	EXPECT_EQ(1u, ia_job_worker_window(2));
+}
+
+TEST_F(job, refusal_rolls_back_and_places_without_the_switch)
+{
+	struct ia_job *j;
+	int refusing = -1;
+
+	/* Find where the job goes, end it, then make the last of its blue switches refuse. */
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &j));
+	for (int v = 0; v < NSW; v++)
+		if (j->blue[v])
+			refusing = v;
+	ASSERT_EQ(0, ia_jobs_end(&self->js, j->id, self->err, sizeof(self->err)));
+	self->w.refuse_on = refusing;
+
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &j));
+	ASSERT_EQ(1, self->nrefused);
+	EXPECT_EQ(refusing, self->refused[0].sw);
+	EXPECT_STREQ("job limit reached", self->refused[0].why);
+	/* Placed again without it, and still with k switches. */
+	EXPECT_FALSE(j->blue[refusing]);
+	EXPECT_EQ(2, nblue(j));
+	/* The admissions of the refused attempt were undone where the new one is not blue. */
+	EXPECT_TRUE(in_place(&self->w, j));
+}
+
+TEST_F(job, refused_everywhere_runs_all_red)
+{
+	struct ia_job *j;
+
+	self->w.max_jobs = 0;
+	ASSERT_EQ(0, submit(_metadata, self, 0, 3, &j));
+	EXPECT_EQ(0, nblue(j));
+	EXPECT_TRUE(in_place(&self->w, j));
+}
+
+TEST_F(job, full_ledgers_are_not_placed_on)
+{
+	struct ia_job *a, *b, *c;
+
+	self->w.max_jobs = 1;
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &a));
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &b));
+	a = ia_jobs_find(&self->js, 1);
+	for (int v = 0; v < NSW; v++)
+		EXPECT_FALSE(a->blue[v] && b->blue[v]);
+	EXPECT_EQ(0, self->nrefused);	/* never tried: no room was seen before placing */
+	ASSERT_EQ(0, submit(_metadata, self, 0, 7, &c));
+	for (int v = 0; v < NSW; v++)
+		EXPECT_LE(count(self->w.admitted[v]), 1);
+}
+
+TEST_F(job, push_failure_rolls_back_everything)
+{
+	struct ia_job *j;
+	int on_path = -1;
+
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &j));
+	for (int v = 0; v < NSW; v++)
+		if (j->plan.sw[v].on_path && !j->blue[v])
+			on_path = v;
+	ASSERT_EQ(0, ia_jobs_end(&self->js, j->id, self->err, sizeof(self->err)));
+	self->w.push_fails_on = on_path;
+
+	ASSERT_EQ(-ENODEV, submit(_metadata, self, 5, 2, &j));
+	EXPECT_EQ(NULL, j);
+	EXPECT_NE(NULL, strstr(self->err, "no XDP program"));
+	EXPECT_TRUE(no_trace(&self->w, 5));
+	EXPECT_EQ(0, self->js.njobs);
+	EXPECT_EQ(NULL, strstr(self->w.saved, "\"job\":5"));
+}
+
+TEST_F(job, state_file_failure_refuses_before_any_admission)
+{
+	struct ia_job *j;
+
+	self->w.save_fails = true;
+	ASSERT_EQ(-EIO, submit(_metadata, self, 0, 2, &j));
+	EXPECT_TRUE(no_trace(&self->w, 1));
+	EXPECT_EQ(0, self->js.njobs);
+}
+
+TEST_F(job, end_releases_everywhere)
+{
+	struct ia_job *a, *b;
+
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &a));
+	ASSERT_EQ(0, submit(_metadata, self, 0, 3, &b));
+	ASSERT_EQ(2u, b->id);
+	ASSERT_EQ(0, ia_jobs_end(&self->js, 1, self->err, sizeof(self->err)));
+	EXPECT_TRUE(no_trace(&self->w, 1));
+	EXPECT_TRUE(in_place(&self->w, ia_jobs_find(&self->js, 2)));
+	EXPECT_EQ(-ENOENT, ia_jobs_end(&self->js, 1, self->err, sizeof(self->err)));
+	EXPECT_STREQ("no job 1", self->err);
+}
+
+TEST_F(job, bad_requests_change_nothing)
+{
+	struct ia_job_request rq = { .k = 2, .algo = IA_ALGO_BRUTE, .window = 128 };
+	uint32_t load[NSW] = { 0, 0, 0, 3, 0, 0, 0 };	/* s3 has 2 */
+	struct ia_job *j;
+	int changes;
+
+	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	rq.algo = IA_ALGO_SMC;
+	rq.window = 0;
+	EXPECT_EQ(-ERANGE, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	rq.window = 128;
+	rq.load = load;
+	EXPECT_EQ(-ERANGE, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	EXPECT_EQ(0, self->w.changes);
+	ASSERT_EQ(0, submit(_metadata, self, 9, 2, &j));
+	changes = self->w.changes;
+	EXPECT_EQ(-EEXIST, submit(_metadata, self, 9, 2, &j));
+	EXPECT_EQ(changes, self->w.changes);
+	EXPECT_EQ(1, self->js.njobs);
+}
+
+/* Recovers a fresh table from the world and the state file as the crash left them. */
+static struct ia_jobs *restart(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self)
+{
+	struct ia_jobs *js = calloc(1, sizeof(*js));
+	json_object *saved;
+	int repairs;
+
+	self->w.budget = -1;
+	EXPECT_EQ(0, ia_jobs_init(js, self->t, &fake_ops, &self->w));
+	saved = json_tokener_parse(self->w.saved ? self->w.saved : "{\"jobs\": []}");
+	EXPECT_EQ(0, ia_jobs_recover(js, saved, &repairs, self->err, sizeof(self->err)));
+	json_object_put(saved);
+	return js;
+}
+
+/* After recovery job 1 (active before) is whole; job 2 is whole and active, or gone. */
+static void check_recovered(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self,
+			    struct ia_jobs *js, int step)
+{
+	struct ia_job *a = ia_jobs_find(js, 1), *b = ia_jobs_find(js, 2);
+
+	ASSERT_NE(NULL, a) TH_LOG("step %d: job 1 lost", step);
+	EXPECT_EQ((int)IA_JOB_ACTIVE, (int)a->state);
+	EXPECT_TRUE(in_place(&self->w, a)) TH_LOG("step %d: job 1 not in place", step);
+	if (b) {
+		EXPECT_EQ((int)IA_JOB_ACTIVE, (int)b->state);
+		EXPECT_TRUE(in_place(&self->w, b)) TH_LOG("step %d: job 2 half there", step);
+	} else {
+		EXPECT_TRUE(no_trace(&self->w, 2)) TH_LOG("step %d: job 2 left traces", step);
+	}
+	for (int v = 0; v < NSW; v++)
+		EXPECT_LE(count(self->w.admitted[v]), 2);
+}
+
+/* A crash after every number of changes of a submission (with a refusal) and of an end. */
+TEST_F(job, recovery_from_every_intermediate_state)
+{
+	int total_submit, total_end, refusing = -1;
+	struct ia_job *j;
+
+	/* A dry run: how many changes a submission and an end make. */
+	ASSERT_EQ(0, submit(_metadata, self, 1, 2, &j));
+	ASSERT_EQ(0, submit(_metadata, self, 2, 3, &j));
+	for (int v = 0; v < NSW; v++)
+		if (j->blue[v])
+			refusing = v;
+	ASSERT_EQ(0, ia_jobs_end(&self->js, 2, self->err, sizeof(self->err)));
+	self->w.refuse_on = refusing;
+	self->w.changes = 0;
+	ASSERT_EQ(0, submit(_metadata, self, 2, 3, &j));
+	ASSERT_EQ(1, self->nrefused);
+	total_submit = self->w.changes;
+	self->w.changes = 0;
+	ASSERT_EQ(0, ia_jobs_end(&self->js, 2, self->err, sizeof(self->err)));
+	total_end = self->w.changes;
+	ASSERT_GT(total_submit, 6);
+	ASSERT_GT(total_end, 2);
+
+	for (int step = 0; step <= total_submit; step++) {
+		struct world before = self->w;
+		struct ia_jobs *js;
+
+		before.saved = strdup(self->w.saved);
+		self->w.budget = step;
+		submit(_metadata, self, 2, 3, &j);
+		js = restart(_metadata, self);
+		check_recovered(_metadata, self, js, step);
+		if (step == total_submit)
+			EXPECT_NE(NULL, ia_jobs_find(js, 2));
+		ia_jobs_free(js);
+		free(js);
+		/* Back to job 1 alone, for the next crash point. */
+		ia_jobs_free(&self->js);
+		free(self->w.saved);
+		self->w = before;
+		js = restart(_metadata, self);
+		self->js = *js;
+		free(js);
+		ASSERT_EQ(1, self->js.njobs);
+	}
+
+	ASSERT_EQ(0, submit(_metadata, self, 2, 3, &j));
+	for (int step = 0; step <= total_end; step++) {
+		struct world before = self->w;
+		struct ia_jobs *js;
+
+		before.saved = strdup(self->w.saved);
+		self->w.budget = step;
+		ia_jobs_end(&self->js, 2, self->err, sizeof(self->err));
+		js = restart(_metadata, self);
+		check_recovered(_metadata, self, js, 100 + step);
+		/* Once "ending" is recorded, the end is finished on restart. */
+		if (step >= 1)
+			EXPECT_EQ(NULL, ia_jobs_find(js, 2));
+		ia_jobs_free(js);
+		free(js);
+		ia_jobs_free(&self->js);
+		free(self->w.saved);
+		self->w = before;
+		js = restart(_metadata, self);
+		self->js = *js;
+		free(js);
+		ASSERT_EQ(2, self->js.njobs);
+	}
+}
+
+/* An active job whose admission and pushes vanished (a reboot of the module, say) is repaired. */
+TEST_F(job, recovery_repairs_an_active_job)
+{
+	struct ia_jobs *js;
+	struct ia_job *j;
+
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &j));
+	memset(self->w.admitted, 0, sizeof(self->w.admitted));
+	memset(self->w.pushed[0], 0, sizeof(self->w.pushed[0]));
+	js = restart(_metadata, self);
+	ASSERT_EQ(1, js->njobs);
+	EXPECT_TRUE(in_place(&self->w, &js->jobs[0]));
+	ia_jobs_free(js);
+	free(js);
+}
+
+/* Saved records of the wrong shape are skipped or rolled back, never trusted. */
+TEST_F(job, recovery_survives_damaged_records)
+{
+	static const char *const bad[] = {
+		"{\"jobs\": [1, null, \"x\", {}, {\"job\": \"1\"}, {\"job\": -4}]}",
+		"{\"jobs\": [{\"job\": 3, \"state\": 7, \"blue\": [\"s1\"]}]}",
+		"{\"jobs\": [{\"job\": 3, \"state\": \"active\", \"k\": 2, \"window\": 128,"
+		" \"algorithm\": \"smc\", \"blue\": 5, \"workers_per_switch\": [1]}]}",
+	};
+	int repairs;
+
+	ASSERT_EQ(0, put(self->w.admitted[1], 3));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_object *o = json_tokener_parse(bad[i]);
+		struct ia_jobs js;
+
+		ASSERT_NE(NULL, o);
+		ASSERT_EQ(0, ia_jobs_init(&js, self->t, &fake_ops, &self->w));
+		EXPECT_EQ(0, ia_jobs_recover(&js, o, &repairs, self->err, sizeof(self->err)));
+		if (i == 1)	/* not active: rolled back, releasing s1 */
+			EXPECT_FALSE(has(self->w.admitted[1], 3));
+		ia_jobs_free(&js);
+		json_object_put(o);
+	}
+}
+
+TEST_HARNESS_MAIN

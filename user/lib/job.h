@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The job transaction of one network, independent of where ledgers and
+ * switches live (inaggd gives it the real ones, tests give it fakes):
+ *
+ *   submit:  placement on the switches with room -> admission on every blue
+ *            switch, all or nothing (a refusal releases the others and the
+ *            job is placed again without the refusing switch) -> plan ->
+ *            push to every switch on the job's paths (a failure undoes all);
+ *   end:     recorded as ending, configuration removed, admissions released;
+ *   recover: from the saved records, jobs caught half-way (admitting,
+ *            configuring, ending) are rolled back; active ones have missing
+ *            admissions and pushes restored.
+ *
+ * The table is saved (ops->save) before each step that changes a ledger or
+ * a switch, so a crash at any point leaves a record that recovery can act on.
+ */
+#ifndef INAGG_JOB_H
+#define INAGG_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "err.h"
+#include "plan.h"
+#include "topo.h"
+
+#define IA_JOB_WINDOW_DEFAULT 128
+
+enum ia_job_state { IA_JOB_ADMITTING, IA_JOB_CONFIGURING, IA_JOB_ACTIVE, IA_JOB_ENDING };
+
+struct ia_job {
+	uint32_t id;
+	int k;
+	enum ia_algo algo;
+	uint32_t window;		/* aggregator slots on each blue switch */
+	enum ia_job_state state;
+	uint32_t *load;			/* workers used per switch */
+	bool *blue;
+	struct ia_placement model;
+	struct ia_plan plan;		/* built from CONFIGURING on */
+	time_t created;
+};
+
+struct ia_jobs;
+
+/* What the transaction needs from the world. ctx is ia_jobs.ctx. */
+struct ia_job_ops {
+	/* Ledger of switch v. why gets the ledger's reason on failure. */
+	int (*admit)(void *ctx, int v, uint32_t id, uint32_t slots, char *why, size_t whylen);
+	int (*release)(void *ctx, int v, uint32_t id, char *why, size_t whylen);
+	/* 0 if admitted, -ENOENT if not, another -errno if unknown. */
+	int (*admitted)(void *ctx, int v, uint32_t id);
+	bool (*has_room)(void *ctx, int v, uint32_t slots);
+	/* Switch v's maps. */
+	int (*push)(void *ctx, const struct ia_job *j, int v, char *why, size_t whylen);
+	int (*unpush)(void *ctx, int v, uint32_t id);
+	bool (*pushed)(void *ctx, int v, uint32_t id);
+	/* Persists the table (ia_jobs_to_json()); a failure before admission refuses the job. */
+	int (*save)(void *ctx, const struct ia_jobs *js);
+	/* Optional: what happened, for the log (level as syslog's: 4 warning, 6 info). */
+	void (*note)(void *ctx, int level, const char *msg);
+};
+
+struct ia_jobs {
+	const struct ia_topo *t;
+	const struct ia_job_ops *ops;
+	void *ctx;
+	struct ia_job *jobs;		/* IA_MAX_JOBS of room */
+	int njobs;
+};
+
+struct ia_job_request {
+	uint32_t id;			/* 0: the smallest free id */
+	int k;				/* switches that may aggregate */
+	enum ia_algo algo;
+	uint32_t window;
+	const uint32_t *load;		/* workers per switch; NULL: all of the topology's */
+};
+
+/* One admission refusal of a submission: the switch and the ledger's reason. */
+struct ia_job_refusal {
+	int sw;
+	char why[IA_ERRLEN];
+};
+
+int ia_jobs_init(struct ia_jobs *js, const struct ia_topo *t, const struct ia_job_ops *ops,
+		 void *ctx);
+void ia_jobs_free(struct ia_jobs *js);
+struct ia_job *ia_jobs_find(struct ia_jobs *js, uint32_t id);
+
+/*
+ * Runs the whole transaction. refused (room for t->n) gets each admission
+ * refusal, *nrefused their count. On success *out points into js->jobs.
+ * On failure nothing is left admitted or pushed and err says why.
+ */
+int ia_jobs_submit(struct ia_jobs *js, const struct ia_job_request *rq, struct ia_job **out,
+		   struct ia_job_refusal *refused, int *nrefused, char *err, size_t errlen);
+int ia_jobs_end(struct ia_jobs *js, uint32_t id, char *err, size_t errlen);
+/*
+ * Rebuilds the table from a saved one (ia_jobs_to_json()) against the world:
+ * what was not active is rolled back, what was is repaired. *repairs counts
+ * admissions and pushes restored. Saves the result.
+ */
+int ia_jobs_recover(struct ia_jobs *js, json_object *saved, int *repairs, char *err,
+		    size_t errlen);
+
+/*
+ * Workers keep at most half the slots in flight: a slot is then reused only
+ * once every worker has the result of its previous chunk, so a
+ * retransmission never finds its chunk's slot taken by a later one.
+ */
+static inline uint32_t ia_job_worker_window(uint32_t window)
+{
+	return window > 1 ? window / 2 : 1;
+}
+
+const char *ia_job_state_name(enum ia_job_state s);
+/* The job's record: id, state, algorithm, k, window, worker window, blue, workers. */
+json_object *ia_job_to_json(const struct ia_jobs *js, const struct ia_job *j);
+/* {"jobs": [records]}: what ops->save persists. */
+json_object *ia_jobs_to_json(const struct ia_jobs *js);
+
+#endif
