@@ -7,6 +7,7 @@
 #ifndef INAGG_CTL_H
 #define INAGG_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <json-c/json.h>
@@ -20,5 +21,36 @@ int ia_ctl_call(const char *path, json_object *req, json_object **resp, char *er
 /* Reads a whole message from fd (until EOF or a newline) and parses it. */
 int ia_ctl_read(int fd, json_object **msg);
 int ia_ctl_write(int fd, json_object *msg);
+
+/* Parses one message: strict JSON, valid UTF-8, an object. 0 or -EBADMSG, reason in err. */
+int ia_ctl_parse(const char *buf, size_t len, json_object **msg, char *err, size_t errlen);
+
+/* Whether s is valid UTF-8 (RFC 3629); ia_ctl_utf8_clean() makes it so, '?' for each bad byte. */
+bool ia_ctl_utf8_valid(const char *s, size_t len);
+void ia_ctl_utf8_clean(char *s);
+
+/* Request validation: the fields a command reads, with their type and range. */
+enum ia_ctl_type {
+	IA_CTL_INT,
+	IA_CTL_STRING,
+	IA_CTL_COUNTS,		/* an object of integers, such as {"sw1": 2} */
+};
+
+struct ia_ctl_field {
+	const char *key;
+	enum ia_ctl_type type;
+	bool required;
+	long long min, max;	/* INT: the value; STRING: the length; COUNTS: each value */
+};
+
+/*
+ * Checks that req is an object whose members named in fields (ended by a
+ * NULL key) have the type and range given; other members are ignored.
+ * 0, or -EINVAL with one line in err naming the field and what it needs.
+ */
+int ia_ctl_check(json_object *req, const struct ia_ctl_field *fields, char *err, size_t errlen);
+/* A checked member, or def when absent. */
+long long ia_ctl_int(json_object *req, const char *key, long long def);
+const char *ia_ctl_str(json_object *req, const char *key, const char *def);
 
 #endif
