@@ -5,12 +5,16 @@
  *
  * One ledger per network namespace, named by the namespace's cookie
  * (SO_NETNS_COOKIE, never reused while the machine is up), kept in
- * $INAGG_LEDGER_DIR (default /run/inagg) as two files:
- *   ledger-<cookie>.lock   flock(2): shared to read, exclusive to change;
+ * $INAGG_LEDGER_DIR (default /run/inagg, made 0700) as two files:
+ *   ledger-<cookie>.lock   flock(2) exclusive to change; mode 0600, so that
+ *                          only who may change the ledger can open it and
+ *                          hold it (flock needs only a read descriptor);
  *   ledger-<cookie>        the state, replaced whole by rename(2).
- * Every call takes the lock, reads the state, changes it and writes it
- * back, so concurrent threads and processes see one ledger and it outlives
- * them. The state records the boot it belongs to: a file from an earlier
+ * A change takes the lock, reads the state, changes it and writes it back,
+ * so concurrent threads and processes see one ledger and it outlives them;
+ * a reader reads the state alone (a rename is atomic). The lock is waited
+ * for at most IA_ULEDGER_LOCK_MS, then the call fails with -EWOULDBLOCK:
+ * nothing waits forever on a holder that never lets go. The state records the boot it belongs to: a file from an earlier
  * boot is ignored. Mutations need CAP_NET_ADMIN (in the caller's effective
  * set: the fallback cannot tell which user namespace owns the netns).
  *
@@ -33,17 +37,20 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
 
+#include "err.h"
 #include "ledger.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
 #endif
 
-#define ULEDGER_DIR "/run/inagg"
+#define ULEDGER_DIR IA_RUN_DIR
+#define IA_ULEDGER_LOCK_MS 2000
 
 struct ustate {
 	__u32 max_jobs;
@@ -108,7 +115,8 @@ static int mkdir_p(const char *dir)
 			return -errno;
 		*p = '/';
 	}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
+	/* The ledger's own folder: nobody else may create or open files in it. */
+	if (mkdir(tmp, 0700) && errno != EEXIST)
 		return -errno;
 	return 0;
 }
@@ -141,26 +149,42 @@ static bool has_net_admin(void)
 	return data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective & CAP_TO_MASK(CAP_NET_ADMIN);
 }
 
-/* Takes the lock: returns its fd, or -1 for a reader that cannot create it. */
-static int ulock(struct ia_ledger *l, bool write, int *fdp)
+static long long now_ms(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Takes the lock for a change: returns its fd in *fdp, waiting a bounded time. */
+static int ulock(struct ia_ledger *l, int *fdp)
+{
+	long long deadline = now_ms() + IA_ULEDGER_LOCK_MS;
+	struct stat st;
 	int fd;
 
-	fd = open(l->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 && !write)
-		fd = open(l->lock, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (!write && errno == ENOENT) {
-			*fdp = -1;
-			return 0;
-		}
+	fd = open(l->lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	/* A lock file of an older version, readable by all: make it ours alone. */
+	if (!fstat(fd, &st) && (st.st_mode & 077) && fchmod(fd, 0600)) {
+		close(fd);
 		return -errno;
 	}
-	while (flock(fd, write ? LOCK_EX : LOCK_SH)) {
-		if (errno != EINTR) {
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
 			close(fd);
 			return -errno;
 		}
+		if (now_ms() >= deadline) {
+			close(fd);
+			ia_fail(l->err, sizeof(l->err), 0,
+				"ledger busy: %s held by another process for %d ms", l->lock,
+				IA_ULEDGER_LOCK_MS);
+			return -EWOULDBLOCK;
+		}
+		usleep(5000);
 	}
 	*fdp = fd;
 	return 0;
@@ -325,11 +349,14 @@ static int ubegin(struct ia_ledger *l, bool write, struct ustate *s, int *fd)
 {
 	int ret;
 
+	*fd = -1;
 	if (write && !has_net_admin())
 		return -EPERM;
-	ret = ulock(l, write, fd);
-	if (ret)
-		return ret;
+	if (write) {
+		ret = ulock(l, fd);
+		if (ret)
+			return ret;
+	}
 	ret = uload(l, s);
 	if (ret)
 		uunlock(*fd);

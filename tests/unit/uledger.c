@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The user-space ledger's lock (issue 11, point 2): only who may change the
+ * ledger can open its lock, and a held lock makes a change fail after a
+ * bounded wait instead of blocking it forever. Each test uses a ledger
+ * folder of its own ($INAGG_LEDGER_DIR), in the caller's namespace.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "ledger.h"
+
+#define NOBODY 65534
+
+FIXTURE(uledger)
+{
+	char base[64];
+	char dir[96];
+	char lock[PATH_MAX];
+	struct ia_ledger *l;
+};
+
+FIXTURE_SETUP(uledger)
+{
+	struct dirent *e;
+	DIR *d;
+
+	if (geteuid())
+		SKIP(return, "changing a ledger needs root (CAP_NET_ADMIN)");
+	strcpy(self->base, "/tmp/ia-uledger-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->base));
+	ASSERT_EQ(0, chmod(self->base, 0755));
+	/* The ledger makes its folder itself. */
+	snprintf(self->dir, sizeof(self->dir), "%s/run", self->base);
+	ASSERT_EQ(0, setenv("INAGG_LEDGER_DIR", self->dir, 1));
+	ASSERT_EQ(0, setenv("INAGG_LEDGER", "user", 1));
+	ASSERT_EQ(0, ia_ledger_open(&self->l, IA_LEDGER_USER, NULL));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 8));
+	d = opendir(self->dir);
+	ASSERT_NE(NULL, d);
+	while ((e = readdir(d)))
+		if (strstr(e->d_name, ".lock"))
+			snprintf(self->lock, sizeof(self->lock), "%s/%s", self->dir, e->d_name);
+	closedir(d);
+	ASSERT_NE(0, self->lock[0]);
+}
+
+FIXTURE_TEARDOWN(uledger)
+{
+	char cmd[128];
+
+	ia_ledger_close(self->l);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->base);
+	if (self->base[0])
+		system(cmd);
+}
+
+TEST_F(uledger, lock_is_0600_in_a_0700_folder)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(self->dir, &st));
+	EXPECT_EQ(0700, st.st_mode & 0777);
+	ASSERT_EQ(0, stat(self->lock, &st));
+	EXPECT_EQ(0600, st.st_mode & 0777);
+}
+
+/* Another user cannot open the lock, so cannot hold it (flock needs only a read descriptor). */
+TEST_F(uledger, unprivileged_user_cannot_take_the_lock)
+{
+	int status;
+	pid_t pid;
+
+	/* Even with the folder open to all, the file itself refuses. */
+	ASSERT_EQ(0, chmod(self->dir, 0755));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd;
+
+		if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY))
+			_exit(10);
+		fd = open(self->lock, O_RDONLY);
+		if (fd >= 0 && !flock(fd, LOCK_EX | LOCK_NB))
+			_exit(11);	/* it could have frozen every change */
+		_exit(errno == EACCES ? 0 : 12);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* And the changes of who may make them go on. */
+	EXPECT_EQ(0, ia_ledger_admit(self->l, 2, 8));
+}
+
+/* A lock file left readable by an older version is made 0600 at the next change. */
+TEST_F(uledger, old_open_lock_file_is_closed_to_others)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, chmod(self->lock, 0644));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 8));
+	ASSERT_EQ(0, stat(self->lock, &st));
+	EXPECT_EQ(0600, st.st_mode & 0777);
+}
+
+/* A holder that never lets go: changes fail with a reason after a bounded wait; reads go on. */
+TEST_F(uledger, held_lock_fails_changes_after_a_bounded_wait)
+{
+	struct ia_ledger_cap cap;
+	int status, pipefd[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = open(self->lock, O_RDONLY);
+
+		if (fd < 0 || flock(fd, LOCK_EX))
+			_exit(1);
+		write(pipefd[1], "x", 1);
+		pause();	/* holds it until killed */
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(pipefd[0], &c, 1));
+	/* Returns at all: a wait without end would trip the harness's timeout. */
+	EXPECT_EQ(-EWOULDBLOCK, ia_ledger_admit(self->l, 4, 8));
+	EXPECT_NE(NULL, strstr(ia_ledger_errmsg(self->l), "ledger busy"))
+		TH_LOG("reason: %s", ia_ledger_errmsg(self->l));
+	EXPECT_EQ(-EWOULDBLOCK, ia_ledger_release(self->l, 1));
+	EXPECT_EQ(-EWOULDBLOCK, ia_ledger_set(self->l, 4, IA_LEDGER_KEEP));
+	/* Reads need no lock. */
+	ASSERT_EQ(0, ia_ledger_get(self->l, &cap));
+	EXPECT_EQ(1, cap.used_jobs);
+	EXPECT_EQ(8, cap.used_slots);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* Released: changes work again. */
+	EXPECT_EQ(0, ia_ledger_admit(self->l, 4, 8));
+}
+
+TEST_HARNESS_MAIN
