@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The daemon inaggd. Included by the top-level Makefile.
 INAGGD := $(BUILD)/inaggd
+INAGGD_SRCS := $(wildcard user/inaggd/*.c)
 ALL_TARGETS += $(INAGGD)
 
-$(INAGGD): $(BUILD)/user/inaggd/inaggd.o $(LIB)
+$(INAGGD): $(INAGGD_SRCS:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

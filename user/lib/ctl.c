@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "err.h"
 
 int ia_ctl_read(int fd, json_object **msg)
 {
@@ -73,23 +74,22 @@ int ia_ctl_call(const char *path, json_object *req, json_object **resp, char *er
 
 	*resp = NULL;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, errlen, "%s: path too long", path);
-		return -ENAMETOOLONG;
+		return ia_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
 	}
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
+		return ia_fail(err, errlen, -errno, "socket: %s", strerror(errno));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot reach inaggd at %s: %s", path, strerror(errno));
+		ret = ia_fail(err, errlen, -errno, "cannot reach inaggd at %s: %s", path,
+			      strerror(errno));
 		goto out;
 	}
 	ret = ia_ctl_write(fd, req);
 	if (!ret)
 		ret = ia_ctl_read(fd, resp);
 	if (ret)
-		snprintf(err, errlen, "inaggd at %s: %s", path, strerror(-ret));
+		ia_fail(err, errlen, ret, "inaggd at %s: %s", path, strerror(-ret));
 out:
 	close(fd);
 	return ret;

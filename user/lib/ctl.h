@@ -12,7 +12,9 @@
 
 #include <json-c/json.h>
 
-#define IA_CTL_SOCK "/run/inagg/inaggd.sock"
+#include "err.h"
+
+#define IA_CTL_SOCK IA_RUN_DIR "/inaggd.sock"
 #define IA_CTL_MAX (4 << 20)	/* largest request or answer */
 
 /* Sends req (not consumed) and returns the answer in *resp. 0 or -errno. */

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inaggd against hostile and clumsy clients (issue 11): a corpus of
+ * malformed requests, each followed by a check that the daemon lives and
+ * answers; silent, trickling and too many clients; a lock held by another
+ * user; a second daemon on the same network; the ledgers holding the
+ * topology's capacity. A three-switch network in namespaces ia-<tag>-*.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "ctl.h"
+#include "err.h"
+#include "ledger.h"
+#include "../nstest.h"
+
+static char build[PATH_MAX];
+
+/* Capacity 1 everywhere: a second job can aggregate nowhere. */
+static const char topo3[] = "{\"switches\": ["
+	"{\"name\": \"s0\", \"parent\": null, \"rate\": 1, \"load\": 0, \"capacity\": 1},"
+	"{\"name\": \"s1\", \"parent\": \"s0\", \"rate\": 1, \"load\": 2, \"capacity\": 1},"
+	"{\"name\": \"s2\", \"parent\": \"s0\", \"rate\": 1, \"load\": 2, \"capacity\": 1}]}";
+
+FIXTURE(d)
+{
+	char tag[16], dir[64], topo[96], sock[96], state[96];
+	pid_t daemon;
+};
+
+static pid_t start_daemon(FIXTURE_DATA(d) *self, const char *sock, const char *state)
+{
+	char log[128], bin[PATH_MAX + 16];
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/inaggd.log", self->dir);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, 2);
+		snprintf(bin, sizeof(bin), "%s/inaggd", build);
+		execl(bin, "inaggd", "-t", self->topo, "-n", self->tag, "-s", sock, "-S", state,
+		      NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Sends len bytes (then ends the request), returns the answer's text in buf ("" if none). */
+static int raw(const char *sock, const void *req, size_t len, bool shut, char *buf,
+	       size_t buflen, int wait_ms)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t got = 0, off = 0;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while (off < len) {
+		ssize_t n = send(fd, (const char *)req + off, len - off, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			break;	/* the daemon may answer before reading all */
+		off += n;
+	}
+	if (shut)
+		shutdown(fd, SHUT_WR);
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&p, 1, wait_ms) <= 0)
+			break;
+		n = recv(fd, buf + got, buflen - 1 - got, 0);
+		if (n <= 0)
+			break;
+		got += n;
+		if (got == buflen - 1)
+			break;
+	}
+	buf[got] = '\0';
+	close(fd);
+	return 0;
+}
+
+/* The answer to a request: a JSON object with "ok" (valid UTF-8, strict). */
+static json_object *answer_of(const char *text)
+{
+	json_object *o;
+
+	if (ia_ctl_parse(text, strlen(text), &o, NULL, 0))
+		return NULL;
+	if (!json_object_object_get_ex(o, "ok", NULL)) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static bool ok_of(json_object *o)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v);
+}
+
+/* The daemon is alive and a valid request is answered within wait_ms. */
+static bool answers(FIXTURE_DATA(d) *self, int wait_ms)
+{
+	static const char list[] = "{\"cmd\": \"list\"}\n";
+	char buf[4096];
+	json_object *o;
+	bool ok;
+
+	if (waitpid(self->daemon, NULL, WNOHANG) != 0)
+		return false;
+	if (raw(self->sock, list, sizeof(list) - 1, false, buf, sizeof(buf), wait_ms))
+		return false;
+	o = answer_of(buf);
+	ok = ok_of(o);
+	json_object_put(o);
+	return ok;
+}
+
+FIXTURE_SETUP(d)
+{
+	FILE *f;
+
+	snprintf(self->tag, sizeof(self->tag), "h%d", getpid() % 1000000);
+	snprintf(self->dir, sizeof(self->dir), "/tmp/inagg-hd-%d", getpid());
+	ASSERT_EQ(0, mkdir(self->dir, 0700));
+	snprintf(self->topo, sizeof(self->topo), "%s/topo.json", self->dir);
+	snprintf(self->sock, sizeof(self->sock), "%s/inaggd.sock", self->dir);
+	snprintf(self->state, sizeof(self->state), "%s/state.json", self->dir);
+	setenv("INAGG_LEDGER", "user", 1);
+	setenv("INAGG_LEDGER_DIR", self->dir, 1);
+	f = fopen(self->topo, "w");
+	ASSERT_NE(NULL, f);
+	fputs(topo3, f);
+	fclose(f);
+	ASSERT_EQ(0, sh("%s/inagg topo up -t %s -n %s --attach >/dev/null", build, self->topo,
+			self->tag));
+	self->daemon = start_daemon(self, self->sock, self->state);
+	ASSERT_LT(0, self->daemon);
+	for (int i = 0; i < 100 && !answers(self, 1000); i++)
+		usleep(50000);
+	ASSERT_TRUE(answers(self, 1000));
+}
+
+FIXTURE_TEARDOWN(d)
+{
+	if (self->daemon > 0) {
+		kill(self->daemon, SIGTERM);
+		waitpid(self->daemon, NULL, 0);
+	}
+	sh("%s/inagg topo down -n %s -t %s >/dev/null", build, self->tag, self->topo);
+	sh("rm -rf %s", self->dir);
+}
+
+/* Every field of every command with every wrong JSON type. */
+static const char *const wrong[] = {
+	"null", "true", "0", "-1", "1.5", "1e300", "99999999999999999999", "\"x\"", "\"\"",
+	"[]", "[1]", "{}", "{\"a\": 1}", "{\"s1\": null}", "{\"s1\": \"2\"}", "{\"s1\": -1}",
+	"{\"s1\": 99}", "{\"nope\": 1}", "\"smc\\u0000x\"", "4294967296", "-9223372036854775808",
+};
+
+static const struct {
+	const char *cmd, *fields[6];
+	const char *req, *valid;	/* its required field, and a right value of it */
+} cmds[] = {
+	{ "submit", { "k", "algorithm", "window", "job", "workers" }, "k", "\"k\": 1" },
+	{ "end", { "job" }, "job", "\"job\": 1" },
+	{ "show", { "job" }, "job", "\"job\": 1" },
+	{ "stats", { "job", "chunks" }, "job", "\"job\": 1" },
+	{ "list", { NULL }, NULL, NULL },
+};
+
+/* The values of the list that are right for the field (k = 0 runs all red; no workers is fine). */
+static bool is_right(const char *field, const char *v)
+{
+	return (!strcmp(field, "workers") && !strcmp(v, "{}")) ||
+	       (!strcmp(field, "k") && !strcmp(v, "0"));
+}
+
+static void expect_refused(struct __test_metadata *_metadata, FIXTURE_DATA(d) *self,
+			   const void *req, size_t len, const char *what)
+{
+	char buf[8192];
+	json_object *o;
+
+	ASSERT_EQ(0, raw(self->sock, req, len, true, buf, sizeof(buf), 5000)) TH_LOG("%s", what);
+	o = answer_of(buf);
+	EXPECT_NE(NULL, o) TH_LOG("%s: answer '%.200s' not strict UTF-8 JSON", what, buf);
+	EXPECT_FALSE(ok_of(o)) TH_LOG("%s accepted", what);
+	json_object_put(o);
+	ASSERT_TRUE(answers(self, 5000)) TH_LOG("daemon gone after %s", what);
+}
+
+TEST_F_TIMEOUT(d, malformed_requests_corpus, 600)
+{
+	static const char *const whole[] = {
+		"", " ", "{", "}", "[]", "null", "\"cmd\"", "42", "{\"cmd\"}", "{\"cmd\": \"li",
+		"{\"cmd\": \"list\"", "{\"cmd\": \"list\"}}", "{\"cmd\": \"list\"} {}",
+		"{'cmd': 'list'}", "{\"cmd\": \"list\",}", "{cmd: \"list\"}", "{\"cmd\": \"nope\"}",
+		"{\"cmd\": \"\"}", "{\"CMD\": \"list\"}",
+		/* The six crash paths of the issue. */
+		"{\"cmd\": null}", "{\"cmd\": \"submit\", \"k\": 1, \"algorithm\": null}",
+		"{\"cmd\": \"submit\", \"k\": 1, \"workers\": 3}",
+		"{\"cmd\": \"submit\", \"k\": 1, \"workers\": null}",
+		"{\"cmd\": \"submit\", \"k\": 1, \"workers\": [1, 2]}",
+		"{\"cmd\": \"submit\", \"k\": 1, \"workers\": \"s1=1\"}",
+		/* Invalid UTF-8, in values and in keys; a lone surrogate escape. */
+		"{\"cmd\": \"\xff\xfe\"}", "{\"cmd\": \"submit\", \"k\": 1, \"algorithm\": \"\xc3\x28\"}",
+		"{\"cmd\": \"list\", \"\xed\xa0\x80\": 1}", "{\"cmd\": \"\xe2\x82\"}",
+		"{\"cmd\": \"submit\", \"k\": 1, \"workers\": {\"\xc0\xaf\": 1}}",
+		"{\"cmd\": \"submit\", \"k\": 1, \"algorithm\": \"\\ud800\"}",
+		"{\"cmd\": \"submit\", \"k\": 1, \"algorithm\": \"nope\"}",
+		"{\"cmd\": \"submit\", \"k\": 1, \"algorithm\": \"brute\"}",
+		"{\"cmd\": \"submit\", \"k\": 1, \"workers\": {\"s9\": 1}}",
+		"{\"cmd\": \"end\", \"job\": 77}",
+	};
+	char req[512], *big;
+	uint64_t seed = 7;
+
+	for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++)
+		expect_refused(_metadata, self, whole[i], strlen(whole[i]), whole[i]);
+	for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+		for (int f = 0; cmds[c].fields[f]; f++) {
+			for (size_t w = 0; w < sizeof(wrong) / sizeof(wrong[0]); w++) {
+				const char *field = cmds[c].fields[f];
+
+				if (is_right(field, wrong[w]))
+					continue;
+				/* The field wrong, the command's required field right. */
+				bool req_is_field = cmds[c].req && !strcmp(cmds[c].req, field);
+
+				snprintf(req, sizeof(req), "{\"cmd\": \"%s\", %s%s\"%s\": %s}",
+					 cmds[c].cmd, req_is_field ? "" : cmds[c].valid,
+					 req_is_field ? "" : ", ", field, wrong[w]);
+				expect_refused(_metadata, self, req, strlen(req), req);
+			}
+		}
+	}
+	/* Too large: answered with an error, not closed in silence. */
+	big = malloc(1 << 20);
+	ASSERT_NE(NULL, big);
+	memset(big, ' ', 1 << 20);
+	memcpy(big, "{\"cmd\": \"list\", \"pad\": \"", 24);
+	{
+		char buf[512];
+
+		ASSERT_EQ(0, raw(self->sock, big, 1 << 20, true, buf, sizeof(buf), 5000));
+		EXPECT_NE(NULL, strstr(buf, "\"ok\":false")) TH_LOG("answer: %s", buf);
+		EXPECT_NE(NULL, strstr(buf, "larger than")) TH_LOG("answer: %s", buf);
+		ASSERT_TRUE(answers(self, 5000));
+	}
+	free(big);
+	/* Random bytes. */
+	for (int i = 0; i < 200; i++) {
+		size_t len = 1 + ia_splitmix64(&seed) % 300;
+
+		for (size_t b = 0; b < len; b++)
+			req[b] = ia_splitmix64(&seed);
+		req[0] = "{[\"x\x80"[i % 5];
+		expect_refused(_metadata, self, req, len, "random bytes");
+	}
+	/* Deep nesting. */
+	big = malloc(100001);
+	ASSERT_NE(NULL, big);
+	memset(big, '[', 100000);
+	expect_refused(_metadata, self, big, 60000, "60000 brackets");
+	free(big);
+}
+
+/* Silent clients, a trickling one and too many: a valid request is answered at once. */
+TEST_F_TIMEOUT(d, slow_clients_do_not_stall_others, 120)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int silent[10], many[80], trickle;
+	char buf[512];
+	ssize_t n;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", self->sock);
+	for (int i = 0; i < 10; i++) {
+		silent[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+		ASSERT_EQ(0, connect(silent[i], (struct sockaddr *)&sa, sizeof(sa)));
+	}
+	trickle = socket(AF_UNIX, SOCK_STREAM, 0);
+	ASSERT_EQ(0, connect(trickle, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_EQ(1, send(trickle, "{", 1, 0));
+	/* The old daemon took 5 s per silent client: 50 s here. */
+	EXPECT_TRUE(answers(self, 1000));
+	for (int i = 0; i < 3; i++) {
+		usleep(300000);
+		ASSERT_EQ(1, send(trickle, " ", 1, MSG_NOSIGNAL));
+		EXPECT_TRUE(answers(self, 1000));
+	}
+	/* The trickler is cut at the whole-request deadline (5 s), told why. */
+	{
+		struct pollfd p = { trickle, POLLIN, 0 };
+
+		ASSERT_EQ(1, poll(&p, 1, 20000)) TH_LOG("trickling client never cut");
+	}
+	n = recv(trickle, buf, sizeof(buf) - 1, 0);
+	ASSERT_LT(0, n);
+	buf[n] = '\0';
+	EXPECT_NE(NULL, strstr(buf, "not complete within")) TH_LOG("answer: %s", buf);
+	close(trickle);
+	/* Silent ones too. */
+	n = recv(silent[0], buf, sizeof(buf) - 1, 0);
+	ASSERT_LT(0, n);
+	for (int i = 0; i < 10; i++)
+		close(silent[i]);
+	/* More connections than the cap: the extra ones are told, the rest still served. */
+	for (int i = 0; i < 80; i++) {
+		many[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+		ASSERT_EQ(0, connect(many[i], (struct sockaddr *)&sa, sizeof(sa)));
+	}
+	{
+		struct pollfd p = { many[79], POLLIN, 0 };
+
+		ASSERT_EQ(1, poll(&p, 1, 5000)) TH_LOG("connection over the cap not answered");
+		n = recv(many[79], buf, sizeof(buf) - 1, 0);
+		ASSERT_LT(0, n);
+		buf[n] = '\0';
+		EXPECT_NE(NULL, strstr(buf, "too many connections")) TH_LOG("answer: %s", buf);
+	}
+	for (int i = 0; i < 80; i++)
+		close(many[i]);
+	EXPECT_TRUE(answers(self, 1000));
+}
+
+static int ledger_cap(const char *ns, struct ia_ledger_cap *cap)
+{
+	struct ia_ledger *l;
+	int ret = ia_ledger_open(&l, IA_LEDGER_AUTO, ns);
+
+	if (ret)
+		return ret;
+	ret = ia_ledger_get(l, cap);
+	ia_ledger_close(l);
+	return ret;
+}
+
+/* The ledgers hold the topology's capacity, and no second daemon can add its own jobs. */
+TEST_F_TIMEOUT(d, one_daemon_per_network_never_over_capacity, 120)
+{
+	char sock2[128], state2[128], ns[64], buf[4096];
+	static const char submit[] = "{\"cmd\": \"submit\", \"k\": 3}\n";
+	struct ia_ledger_cap cap;
+	int status;
+	pid_t second;
+
+	for (int v = 0; v < 3; v++) {
+		snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
+		ASSERT_EQ(0, ledger_cap(ns, &cap));
+		EXPECT_EQ(1, cap.max_jobs) TH_LOG("%s: not the topology's capacity", ns);
+	}
+	/* A second daemon on the same network, with its own socket and state: refused. */
+	snprintf(sock2, sizeof(sock2), "%s/second.sock", self->dir);
+	snprintf(state2, sizeof(state2), "%s/second.json", self->dir);
+	second = start_daemon(self, sock2, state2);
+	ASSERT_LT(0, second);
+	ASSERT_EQ(second, waitpid(second, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	EXPECT_EQ(0, sh("grep -q 'already has its daemon' %s/inaggd.log", self->dir));
+	/* Jobs until every switch is full: no ledger ever above its capacity. */
+	for (int i = 0; i < 4; i++) {
+		json_object *o;
+
+		ASSERT_EQ(0, raw(self->sock, submit, sizeof(submit) - 1, false, buf, sizeof(buf),
+				 20000));
+		o = answer_of(buf);
+		EXPECT_TRUE(ok_of(o)) TH_LOG("%s", buf);
+		json_object_put(o);
+		for (int v = 0; v < 3; v++) {
+			snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
+			ASSERT_EQ(0, ledger_cap(ns, &cap));
+			EXPECT_GE(1, cap.used_jobs) TH_LOG("%s over capacity", ns);
+		}
+	}
+	/* Once the first is gone, a daemon may take the network (and recovers its jobs). */
+	kill(self->daemon, SIGTERM);
+	waitpid(self->daemon, NULL, 0);
+	self->daemon = start_daemon(self, self->sock, self->state);
+	for (int i = 0; i < 100 && !answers(self, 1000); i++)
+		usleep(50000);
+	ASSERT_TRUE(answers(self, 1000));
+}
+
+/* Another user holding a ledger's lock cannot freeze submissions. */
+TEST_F_TIMEOUT(d, unprivileged_lock_holder_cannot_freeze, 120)
+{
+	static const char submit[] = "{\"cmd\": \"submit\", \"k\": 1}\n";
+	char buf[4096];
+	json_object *o;
+
+	ASSERT_EQ(0, sh("setpriv --reuid=nobody --regid=nogroup --clear-groups true"));
+	/* The attack of the issue, as nobody, on every lock file: it cannot even open them. */
+	ASSERT_EQ(0, chmod(self->dir, 0755));	/* even with the folder open */
+	EXPECT_NE(0, sh("for f in %s/ledger-*.lock; do setpriv --reuid=nobody --regid=nogroup "
+			"--clear-groups flock -x -n -o \"$f\" true 2>/dev/null && exit 0; done; "
+			"exit 1", self->dir));
+	EXPECT_EQ(0, sh("ls %s/ledger-*.lock >/dev/null", self->dir));
+	ASSERT_EQ(0, raw(self->sock, submit, sizeof(submit) - 1, false, buf, sizeof(buf), 20000));
+	o = answer_of(buf);
+	EXPECT_TRUE(ok_of(o)) TH_LOG("%s", buf);
+	json_object_put(o);
+}
+
+/* A privileged holder that never lets go: the submission fails with a reason, it does not hang. */
+TEST_F_TIMEOUT(d, held_lock_bounded_wait, 120)
+{
+	static const char submit[] = "{\"cmd\": \"submit\", \"k\": 3}\n";
+	char buf[4096], pattern[128];
+	json_object *o, *refused;
+	int pipefd[2];
+	glob_t g;
+	pid_t holder;
+
+	snprintf(pattern, sizeof(pattern), "%s/ledger-*.lock", self->dir);
+	ASSERT_EQ(0, glob(pattern, 0, NULL, &g));
+	ASSERT_EQ(0, pipe(pipefd));
+	holder = fork();
+	ASSERT_LE(0, holder);
+	if (holder == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			int fd = open(g.gl_pathv[i], O_RDONLY);
+
+			if (fd < 0 || flock(fd, LOCK_EX))
+				_exit(1);
+		}
+		write(pipefd[1], "x", 1);
+		pause();	/* holds them until killed */
+		_exit(0);
+	}
+	globfree(&g);
+	ASSERT_EQ(1, read(pipefd[0], buf, 1));
+	ASSERT_EQ(0, raw(self->sock, submit, sizeof(submit) - 1, false, buf, sizeof(buf), 60000));
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	o = answer_of(buf);
+	ASSERT_NE(NULL, o) TH_LOG("no answer: '%s'", buf);
+	/* Every blue switch refused with the ledger's reason; the job runs all red. */
+	EXPECT_TRUE(ok_of(o)) TH_LOG("%s", buf);
+	EXPECT_TRUE(json_object_object_get_ex(o, "refused", &refused));
+	EXPECT_LT(0, (int)json_object_array_length(refused));
+	EXPECT_NE(NULL, strstr(buf, "ledger busy")) TH_LOG("%s", buf);
+	json_object_put(o);
+	EXPECT_TRUE(answers(self, 1000));
+}
+
+int main(int argc, char **argv)
+{
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (len <= 0)
+		return 1;
+	exe[len] = '\0';
+	/* build/tests/net/inaggd -> build */
+	snprintf(build, sizeof(build), "%s", dirname(dirname(dirname(exe))));
+	return test_harness_run(argc, argv);
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* inaggd's parts: the daemon (inaggd.c), the network (switches.c), requests (requests.c). */
+#ifndef INAGGD_H
+#define INAGGD_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include <json-c/json.h>
+#include <linux/types.h>
+
+#include "job.h"
+#include "netbuild.h"
+#include "xdp.h"
+
+enum { LOG_ERR = 3, LOG_WARN = 4, LOG_INFO = 6, LOG_DEBUG = 7 };
+
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct port {
+	int ifindex;
+	unsigned char mac[6];
+	unsigned char peer[6];	/* MAC at the other end of the veth */
+};
+
+struct swinfo {
+	char ns[128];		/* namespace name, also the pin name of its maps */
+	struct port up;
+	struct port *down;	/* per child position */
+	struct port *host;	/* per worker */
+};
+
+struct daemon {
+	struct ia_topo *t;
+	char tag[IA_NET_TAG_MAX + 1];
+	char topo_path[PATH_MAX];
+	const char *state_path;
+	const char *sock_path;
+	struct swinfo *sw;
+	char dest_ns[128];
+	struct ia_jobs jobs;
+	__u32 job_flags;	/* IA_JOB_F_* for every switch */
+};
+
+/* switches.c: the real network behind the job transaction. */
+int resolve_ports(struct daemon *d);
+int init_ledgers(struct daemon *d, char *err, size_t errlen);
+void port_counters(struct daemon *d, int v, int ifindex, struct ia_counters *c);
+void job_counters(struct daemon *d, int v, __u32 id, struct ia_counters *c);
+extern const struct ia_job_ops switch_job_ops;
+
+/* inaggd.c: the state file and the log, for the job transaction. */
+int save_state(void *ctx, const struct ia_jobs *js);
+void note(void *ctx, int level, const char *msg);
+
+/* server.c: the control socket */
+int listen_on(const char *path);
+int serve(struct daemon *d, int lfd, int sfd);
+
+/* requests.c */
+json_object *handle(struct daemon *d, json_object *req);
+json_object *error_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

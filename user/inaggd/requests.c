@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inaggd's requests: each command's fields are checked by one table
+ * (ia_ctl_check) before its handler reads them.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "inaggd.h"
+
+json_object *error_reply(const char *fmt, ...)
+{
+	json_object *o = json_object_new_object();
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* Names echoed from a request (or cut mid-character) never make the reply invalid UTF-8. */
+	ia_ctl_utf8_clean(msg);
+	json_object_object_add(o, "ok", json_object_new_boolean(false));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return o;
+}
+
+static json_object *ok_reply(void)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(true));
+	return o;
+}
+
+/* A job's record, and with detail where its workers and destination are. */
+static json_object *job_json(const struct daemon *d, const struct ia_job *j, bool detail)
+{
+	const struct ia_topo *t = d->t;
+	json_object *o = ia_job_to_json(&d->jobs, j);
+	char buf[64];
+
+	if (!detail)
+		return o;
+	ia_ratio_format(j->model.congestion, buf, sizeof(buf));
+	json_object_object_add(o, "congestion", json_object_new_double_s(
+							ia_ratio_double(j->model.congestion), buf));
+	json_object_object_add(o, "nworkers", json_object_new_int64(j->plan.nworkers));
+	inet_ntop(AF_INET, &(struct in_addr){ ia_net_dest_addr(t).s_addr }, buf, sizeof(buf));
+	json_object *dest = json_object_new_object();
+
+	json_object_object_add(dest, "netns", json_object_new_string(d->dest_ns));
+	json_object_object_add(dest, "address", json_object_new_string(buf));
+	inet_ntop(AF_INET, &(struct in_addr){ ia_net_uplink_addr(t->root, false).s_addr }, buf,
+		  sizeof(buf));
+	json_object_object_add(dest, "down", json_object_new_string(buf));
+	json_object_object_add(dest, "senders", json_object_new_int64(j->plan.ndest));
+	json_object_object_add(o, "destination", dest);
+
+	json_object *workers = json_object_new_array();
+
+	for (int v = 0; v < t->n; v++) {
+		for (uint32_t w = 0; w < j->load[v]; w++) {
+			json_object *wo = json_object_new_object();
+			int g = ia_net_worker_index(t, v, w);
+			char ns[128];
+
+			ia_net_worker_ns(d->tag, t->sw[v].name, w, ns, sizeof(ns));
+			inet_ntop(AF_INET, &(struct in_addr){ ia_net_worker_addr(g).s_addr }, buf,
+				  sizeof(buf));
+			json_object_object_add(wo, "id", json_object_new_int64(ia_worker_id(g)));
+			json_object_object_add(wo, "switch", json_object_new_string(t->sw[v].name));
+			json_object_object_add(wo, "netns", json_object_new_string(ns));
+			json_object_object_add(wo, "address", json_object_new_string(buf));
+			json_object_array_add(workers, wo);
+		}
+	}
+	json_object_object_add(o, "workers", workers);
+
+	json_object *links = json_object_new_array();
+
+	for (int v = 0; v < t->n; v++) {
+		json_object *l;
+
+		if (!j->plan.sw[v].on_path)
+			continue;
+		l = json_object_new_object();
+		json_object_object_add(l, "switch", json_object_new_string(t->sw[v].name));
+		json_object_object_add(l, "role", json_object_new_string(j->blue[v] ? "blue" :
+										     "red"));
+		json_object_object_add(l, "members", json_object_new_int64(j->plan.sw[v].nmembers));
+		json_object_object_add(l, "messages", json_object_new_int64(j->model.msgs[v]));
+		json_object_array_add(links, l);
+	}
+	json_object_object_add(o, "links", links);
+	return o;
+}
+
+static json_object *do_submit(struct daemon *d, json_object *req)
+{
+	const struct ia_topo *t = d->t;
+	struct ia_job_request rq = {
+		.id = ia_ctl_int(req, "job", 0),
+		.k = ia_ctl_int(req, "k", 0),
+		.window = ia_ctl_int(req, "window", IA_JOB_WINDOW_DEFAULT),
+		.algo = IA_ALGO_SMC,
+	};
+	struct ia_job_refusal *refused = NULL;
+	json_object *workers, *reply, *arr;
+	char err[IA_ERRLEN];
+	uint32_t *load = NULL;
+	struct ia_job *j;
+	int nrefused, a;
+
+	a = ia_algo_parse(ia_ctl_str(req, "algorithm", "smc"));
+	if (a < 0 || a == IA_ALGO_BRUTE)
+		return error_reply("algorithm: unknown or not for jobs: '%.32s'",
+				   ia_ctl_str(req, "algorithm", ""));
+	rq.algo = a;
+	load = calloc(t->n, sizeof(*load));
+	refused = calloc(t->n, sizeof(*refused));
+	if (!load || !refused) {
+		reply = error_reply("out of memory");
+		goto out;
+	}
+	/* Workers: all of the topology's, or {"switch": count, ...}. */
+	if (json_object_object_get_ex(req, "workers", &workers)) {
+		json_object_object_foreach(workers, name, cnt) {
+			int s = ia_topo_find(t, name);
+
+			if (s < 0 || json_object_get_int64(cnt) > t->sw[s].load) {
+				reply = error_reply("workers: switch '%.32s': %s", name,
+						    s < 0 ? "no such switch" :
+							    "need a count in [0, its load]");
+				goto out;
+			}
+			load[s] = json_object_get_int64(cnt);
+		}
+		rq.load = load;
+	}
+	if (ia_jobs_submit(&d->jobs, &rq, &j, refused, &nrefused, err, sizeof(err))) {
+		reply = error_reply("%s", err);
+		goto out;
+	}
+	reply = ok_reply();
+	json_object_object_add(reply, "job", job_json(d, j, true));
+	arr = json_object_new_array();
+	for (int i = 0; i < nrefused; i++) {
+		json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "switch",
+				       json_object_new_string(t->sw[refused[i].sw].name));
+		json_object_object_add(r, "reason", json_object_new_string(refused[i].why));
+		json_object_array_add(arr, r);
+	}
+	json_object_object_add(reply, "refused", arr);
+out:
+	free(load);
+	free(refused);
+	return reply;
+}
+
+static struct ia_job *req_job(struct daemon *d, json_object *req, json_object **err)
+{
+	uint32_t id = ia_ctl_int(req, "job", 0);
+	struct ia_job *j = ia_jobs_find(&d->jobs, id);
+
+	if (!j)
+		*err = error_reply("no job %u", id);
+	return j;
+}
+
+static json_object *do_end(struct daemon *d, json_object *req)
+{
+	char err[IA_ERRLEN];
+
+	if (ia_jobs_end(&d->jobs, ia_ctl_int(req, "job", 0), err, sizeof(err)))
+		return error_reply("%s", err);
+	return ok_reply();
+}
+
+static json_object *do_show(struct daemon *d, json_object *req)
+{
+	json_object *reply, *err;
+	struct ia_job *j = req_job(d, req, &err);
+
+	if (!j)
+		return err;
+	reply = ok_reply();
+	json_object_object_add(reply, "job", job_json(d, j, true));
+	return reply;
+}
+
+static json_object *do_list(struct daemon *d, json_object *req)
+{
+	json_object *reply = ok_reply(), *arr = json_object_new_array();
+
+	for (int i = 0; i < d->jobs.njobs; i++)
+		json_object_array_add(arr, job_json(d, &d->jobs.jobs[i], false));
+	json_object_object_add(reply, "jobs", arr);
+	json_object_object_add(reply, "network", json_object_new_string(d->tag));
+	return reply;
+}
+
+/* Every uplink, all jobs together: what its port sent up and received down. */
+static json_object *link_stats(struct daemon *d)
+{
+	json_object *reply = ok_reply(), *links = json_object_new_array();
+
+	for (int v = 0; v < d->t->n; v++) {
+		json_object *l = json_object_new_object(), *drops = json_object_new_object();
+		struct ia_counters c;
+
+		port_counters(d, v, d->sw[v].up.ifindex, &c);
+		json_object_object_add(l, "switch", json_object_new_string(d->t->sw[v].name));
+		json_object_object_add(l, "sent_up", json_object_new_int64(c.c[IA_C_TX]));
+		json_object_object_add(l, "results_down", json_object_new_int64(c.c[IA_C_RESULT]));
+		json_object_object_add(l, "passed", json_object_new_int64(c.c[IA_C_PASS]));
+		for (int i = IA_C_DROP_SHORT; i < IA_C__COUNT; i++)
+			if (c.c[i])
+				json_object_object_add(drops, ia_ctr_name(i),
+						       json_object_new_int64(c.c[i]));
+		json_object_object_add(l, "dropped", drops);
+		json_object_array_add(links, l);
+	}
+	json_object_object_add(reply, "links", links);
+	return reply;
+}
+
+/*
+ * Measured messages per chunk on each uplink of a job, from the switches'
+ * counters, beside the model. chunks: given by the caller (who ran the job),
+ * else what the root switch saw: its receptions over its members.
+ */
+static json_object *do_stats(struct daemon *d, json_object *req)
+{
+	const struct ia_topo *t = d->t;
+	json_object *err, *reply, *links;
+	long long chunks = ia_ctl_int(req, "chunks", 0);
+	struct ia_counters *c;
+	struct ia_job *j;
+	double worst = 0, worst_model = 0;
+
+	if (!json_object_object_get_ex(req, "job", NULL))
+		return link_stats(d);
+	j = req_job(d, req, &err);
+	if (!j)
+		return err;
+	c = calloc(t->n, sizeof(*c));
+	if (!c)
+		return error_reply("out of memory");
+	for (int v = 0; v < t->n; v++)
+		if (j->plan.sw[v].on_path)
+			job_counters(d, v, j->id, &c[v]);
+	/* Received counts the results coming down too. */
+	if (!chunks && j->plan.sw[t->root].nmembers)
+		chunks = (c[t->root].c[IA_C_RX] - c[t->root].c[IA_C_RESULT]) /
+			 j->plan.sw[t->root].nmembers;
+	reply = ok_reply();
+	links = json_object_new_array();
+	for (int v = 0; v < t->n; v++) {
+		const struct ia_plan_switch *ps = &j->plan.sw[v];
+		json_object *l;
+		uint64_t sent;
+		double per, rate = ia_ratio_double(t->sw[v].rate), model;
+
+		if (!ps->on_path)
+			continue;
+		/* What left by the uplink: forwarded (red) or emitted (blue). */
+		sent = ps->blue ? c[v].c[IA_C_EMIT] + c[v].c[IA_C_REEMIT] : c[v].c[IA_C_FWD];
+		per = chunks ? (double)sent / chunks : 0;
+		model = (double)j->model.msgs[v];
+		if (per / rate > worst)
+			worst = per / rate;
+		if (model / rate > worst_model)
+			worst_model = model / rate;
+		l = json_object_new_object();
+		json_object_object_add(l, "switch", json_object_new_string(t->sw[v].name));
+		json_object_object_add(l, "role", json_object_new_string(ps->blue ? "blue" : "red"));
+		json_object_object_add(l, "received", json_object_new_int64(c[v].c[IA_C_RX]));
+		json_object_object_add(l, "sent_up", json_object_new_int64(sent));
+		json_object_object_add(l, "duplicates", json_object_new_int64(c[v].c[IA_C_DUP]));
+		json_object_object_add(l, "messages_per_chunk", json_object_new_double(per));
+		json_object_object_add(l, "model_messages", json_object_new_int64(j->model.msgs[v]));
+		json_object_object_add(l, "rate", json_object_new_double(rate));
+		json_object_object_add(l, "congestion", json_object_new_double(per / rate));
+		json_object_array_add(links, l);
+	}
+	json_object_object_add(reply, "job", json_object_new_int64(j->id));
+	json_object_object_add(reply, "chunks", json_object_new_int64(chunks));
+	json_object_object_add(reply, "links", links);
+	json_object_object_add(reply, "congestion", json_object_new_double(worst));
+	json_object_object_add(reply, "model_congestion", json_object_new_double(worst_model));
+	free(c);
+	return reply;
+}
+
+#define JOB_ID(req) { "job", IA_CTL_INT, req, 1, UINT32_MAX - 1 }
+
+static const struct command {
+	const char *name;
+	json_object *(*run)(struct daemon *d, json_object *req);
+	struct ia_ctl_field fields[6];
+} commands[] = {
+	{ "submit", do_submit, {
+		{ "k", IA_CTL_INT, true, 0, INT32_MAX },
+		{ "algorithm", IA_CTL_STRING, false, 1, 32 },
+		{ "window", IA_CTL_INT, false, 1, IA_MAX_WINDOW },
+		JOB_ID(false),
+		{ "workers", IA_CTL_COUNTS, false, 0, UINT32_MAX },
+	} },
+	{ "end", do_end, { JOB_ID(true) } },
+	{ "list", do_list, { { NULL } } },
+	{ "show", do_show, { JOB_ID(true) } },
+	{ "stats", do_stats, { JOB_ID(false), { "chunks", IA_CTL_INT, false, 1, INT64_MAX - 1 } } },
+};
+
+json_object *handle(struct daemon *d, json_object *req)
+{
+	static const struct ia_ctl_field cmd[] = { { "cmd", IA_CTL_STRING, true, 1, 32 }, { NULL } };
+	char err[IA_ERRLEN];
+	const char *c;
+
+	if (ia_ctl_check(req, cmd, err, sizeof(err)))
+		return error_reply("%s", err);
+	c = ia_ctl_str(req, "cmd", "");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(c, commands[i].name))
+			continue;
+		if (ia_ctl_check(req, commands[i].fields, err, sizeof(err)))
+			return error_reply("%s: %s", c, err);
+		return commands[i].run(d, req);
+	}
+	return error_reply("unknown command '%s'", c);
+}

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inaggd's control socket: one event loop over non-blocking connections, so
+ * that no client, silent, slow or hostile, holds up another. Each
+ * connection has a whole-request deadline (from accept to the last byte of
+ * the answer), a request is at most REQ_MAX bytes (a larger one is answered
+ * with an error), and at most MAX_CLIENTS are open at once (one more is
+ * answered "busy" and closed).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "inaggd.h"
+
+#define MAX_CLIENTS	64
+#define REQ_MAX		(64 << 10)
+#define DEADLINE_MS	5000
+
+struct client {
+	int fd;
+	long long deadline;
+	char *in;		/* the request so far; REQ_MAX + 1 of room */
+	size_t inlen;
+	char *out;		/* the answer, once there is one */
+	size_t outlen, outoff;
+	bool drain;		/* answered early: the rest of the request is discarded */
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int listen_on(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[PATH_MAX], *slash;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(path);	/* a stale socket of a killed daemon */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0660) ||
+	    listen(fd, MAX_CLIENTS)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Sets the answer of c (a JSON object, consumed). */
+static void answer(struct client *c, json_object *reply)
+{
+	const char *s = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN);
+	size_t len = strlen(s);
+
+	/* The deadline now bounds the sending of the answer. */
+	c->deadline = now_ms() + DEADLINE_MS;
+	c->out = malloc(len + 1);
+	if (c->out) {
+		memcpy(c->out, s, len);
+		c->out[len] = '\n';
+		c->outlen = len + 1;
+	}
+	json_object_put(reply);
+}
+
+/* A complete request (up to a newline or the end): parsed, checked, handled. */
+static void serve_request(struct daemon *d, struct client *c, size_t len)
+{
+	char err[IA_ERRLEN];
+	json_object *req;
+
+	if (ia_ctl_parse(c->in, len, &req, err, sizeof(err))) {
+		answer(c, error_reply("%s", err));
+		return;
+	}
+	answer(c, handle(d, req));
+	json_object_put(req);
+}
+
+/* Reads what c sent; returns false when c is to be closed. */
+static bool client_read(struct daemon *d, struct client *c)
+{
+	char junk[4096];
+	ssize_t n;
+	char *nl;
+
+	if (c->drain || c->out) {
+		n = recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT);
+		return n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR));
+	}
+	n = recv(c->fd, c->in + c->inlen, REQ_MAX + 1 - c->inlen, MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR;
+	if (n == 0) {
+		/* The end of a request without a newline. */
+		serve_request(d, c, c->inlen);
+		return true;
+	}
+	nl = memchr(c->in + c->inlen, '\n', n);
+	c->inlen += n;
+	if (nl) {
+		serve_request(d, c, nl - c->in);
+	} else if (c->inlen > REQ_MAX) {
+		answer(c, error_reply("request: larger than %d bytes", REQ_MAX));
+		c->drain = true;
+	}
+	return true;
+}
+
+/* Writes the answer; returns false when c is to be closed. */
+static bool client_write(struct client *c)
+{
+	ssize_t n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR;
+	c->outoff += n;
+	if (c->outoff < c->outlen)
+		return true;
+	/* Answered. A client still sending an oversized request reads it first. */
+	if (c->drain) {
+		shutdown(c->fd, SHUT_WR);
+		return true;
+	}
+	return false;
+}
+
+static void client_close(struct client *c)
+{
+	close(c->fd);
+	free(c->in);
+	free(c->out);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+/* One connection too many: told so, without waiting for it. */
+static void refuse(int fd)
+{
+	static const char busy[] = "{\"ok\":false,\"error\":\"inaggd busy: too many connections\"}\n";
+
+	send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+/* A request not complete by its deadline. */
+static void refuse_late(struct client *c)
+{
+	char msg[128];
+	int len = snprintf(msg, sizeof(msg),
+			   "{\"ok\":false,\"error\":\"request: not complete within %d ms\"}\n",
+			   DEADLINE_MS);
+
+	send(c->fd, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void accept_all(int lfd, struct client *cl, int *ncl)
+{
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct client *c = NULL;
+
+		if (fd < 0)
+			return;
+		for (int i = 0; i < MAX_CLIENTS && !c; i++)
+			if (cl[i].fd < 0)
+				c = &cl[i];
+		if (!c || !(c->in = malloc(REQ_MAX + 1))) {
+			log_msg(LOG_WARN, "%d connections open: one more refused", *ncl);
+			refuse(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->deadline = now_ms() + DEADLINE_MS;
+		(*ncl)++;
+	}
+}
+
+/* Serves until SIGINT or SIGTERM arrives on sfd. */
+int serve(struct daemon *d, int lfd, int sfd)
+{
+	struct client cl[MAX_CLIENTS];
+	struct pollfd p[MAX_CLIENTS + 2];
+	int who[MAX_CLIENTS + 2], ncl = 0;
+
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		cl[i] = (struct client){ .fd = -1 };
+	for (;;) {
+		long long now = now_ms(), wait = -1;
+		int np = 2;
+
+		p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		for (int i = 0; i < MAX_CLIENTS; i++) {
+			struct client *c = &cl[i];
+
+			if (c->fd < 0)
+				continue;
+			/* A request that came while another was handled is not late. */
+			if (now >= c->deadline && !c->out && !c->drain && client_read(d, c) && c->out)
+				now = now_ms();
+			if (now >= c->deadline) {
+				/* Too slow: told why if it still listens, then closed. */
+				if (!c->out && !c->drain)
+					refuse_late(c);
+				client_close(c);
+				ncl--;
+				continue;
+			}
+			if (wait < 0 || c->deadline - now < wait)
+				wait = c->deadline - now;
+			who[np] = i;
+			p[np++] = (struct pollfd){
+				.fd = c->fd,
+				.events = c->out && c->outoff < c->outlen ? POLLOUT : POLLIN,
+			};
+		}
+		if (poll(p, np, wait) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (p[1].revents)
+			return 0;
+		for (int k = 2; k < np; k++) {
+			struct client *c = &cl[who[k]];
+			bool keep = true;
+
+			if (!p[k].revents)
+				continue;
+			if (p[k].revents & POLLIN)
+				keep = client_read(d, c);
+			else if (p[k].revents & POLLOUT)
+				keep = client_write(c);
+			else
+				keep = false;	/* hung up or error */
+			/* An answer just made is sent at once, most often whole. */
+			if (keep && c->out && !c->outoff && (p[k].revents & POLLIN))
+				keep = client_write(c);
+			if (!keep) {
+				client_close(c);
+				ncl--;
+			}
+		}
+		if (p[0].revents)
+			accept_all(lfd, cl, &ncl);
+	}
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inaggd's network: the ports of every switch namespace, and the job
+ * transaction's operations on the real ledgers and BPF maps.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "inaggd.h"
+#include "ledger.h"
+
+/* Reads one interface of namespace ns. */
+static int read_port(const char *ns, const char *ifname, struct port *p)
+{
+	int h = ia_netns_enter(ns), ret;
+
+	if (h < 0)
+		return h;
+	ret = ia_if_info(ifname, &p->ifindex, p->mac);
+	ia_netns_return(h);
+	if (ret)
+		log_msg(LOG_ERR, "%s: interface %s: %s", ns, ifname, strerror(-ret));
+	return ret;
+}
+
+/* Interface indexes and MACs of every port, and of the far end of each. */
+int resolve_ports(struct daemon *d)
+{
+	const struct ia_topo *t = d->t;
+	char name[16], ns[128];
+	struct port far;
+	int ret;
+
+	d->sw = calloc(t->n, sizeof(*d->sw));
+	if (!d->sw)
+		return -ENOMEM;
+	ia_net_dest_ns(d->tag, d->dest_ns, sizeof(d->dest_ns));
+	for (int v = 0; v < t->n; v++) {
+		struct swinfo *s = &d->sw[v];
+		int nc = t->child_start[v + 1] - t->child_start[v];
+
+		ia_net_switch_ns(d->tag, t->sw[v].name, s->ns, sizeof(s->ns));
+		s->down = calloc(nc ? nc : 1, sizeof(struct port));
+		s->host = calloc(t->sw[v].load ? t->sw[v].load : 1, sizeof(struct port));
+		if (!s->down || !s->host)
+			return -ENOMEM;
+		ret = read_port(s->ns, IA_PORT_UP, &s->up);
+		for (int i = 0; !ret && i < nc; i++) {
+			ia_port_name(IA_PORT_CHILD, i, name);
+			ret = read_port(s->ns, name, &s->down[i]);
+		}
+		for (uint32_t j = 0; !ret && j < t->sw[v].load; j++) {
+			ia_port_name(IA_PORT_HOST, j, name);
+			ret = read_port(s->ns, name, &s->host[j]);
+			ia_net_worker_ns(d->tag, t->sw[v].name, j, ns, sizeof(ns));
+			if (!ret)
+				ret = read_port(ns, "eth0", &far);
+			memcpy(s->host[j].peer, far.mac, 6);
+		}
+		if (ret)
+			return ret;
+	}
+	for (int v = 0; v < t->n; v++) {
+		struct swinfo *s = &d->sw[v];
+		int p = t->sw[v].parent;
+
+		if (p < 0) {
+			ret = read_port(d->dest_ns, "eth0", &far);
+			if (ret)
+				return ret;
+			memcpy(s->up.peer, far.mac, 6);
+		} else {
+			int pos = ia_topo_child_pos(t, v);
+
+			memcpy(s->up.peer, d->sw[p].down[pos].mac, 6);
+			memcpy(d->sw[p].down[pos].peer, s->up.mac, 6);
+		}
+	}
+	return 0;
+}
+
+/* Opens the ledger of switch v, with the reason in why on failure. */
+static int ledger_open(struct daemon *d, int v, struct ia_ledger **l, char *why, size_t whylen)
+{
+	int ret = ia_ledger_open(l, IA_LEDGER_AUTO, d->sw[v].ns);
+
+	return ret ? ia_fail(why, whylen, ret, "ledger: %s", strerror(-ret)) : 0;
+}
+
+static int ledger_done(struct ia_ledger *l, int ret, char *why, size_t whylen)
+{
+	if (ret)
+		ia_fail(why, whylen, ret, "%s", *ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) :
+								 strerror(-ret));
+	ia_ledger_close(l);
+	return ret;
+}
+
+static int sw_admit(void *ctx, int v, uint32_t id, uint32_t slots, char *why, size_t whylen)
+{
+	struct ia_ledger *l;
+	int ret = ledger_open(ctx, v, &l, why, whylen);
+
+	return ret ? ret : ledger_done(l, ia_ledger_admit(l, id, slots), why, whylen);
+}
+
+static int sw_release(void *ctx, int v, uint32_t id, char *why, size_t whylen)
+{
+	struct ia_ledger *l;
+	int ret = ledger_open(ctx, v, &l, why, whylen);
+
+	return ret ? ret : ledger_done(l, ia_ledger_release(l, id), why, whylen);
+}
+
+static int sw_admitted(void *ctx, int v, uint32_t id)
+{
+	struct ia_ledger_job entry;
+	struct ia_ledger *l;
+	int ret = ledger_open(ctx, v, &l, NULL, 0);
+
+	return ret ? ret : ledger_done(l, ia_ledger_job(l, id, &entry), NULL, 0);
+}
+
+/* Whether switch v can take one more job of this many slots. */
+static bool sw_has_room(void *ctx, int v, uint32_t slots)
+{
+	struct ia_ledger_cap cap;
+	struct ia_ledger *l;
+	bool room = false;
+
+	if (ledger_open(ctx, v, &l, NULL, 0))
+		return false;
+	if (!ia_ledger_get(l, &cap))
+		room = cap.used_jobs < cap.max_jobs && cap.used_slots + slots <= cap.max_slots;
+	ia_ledger_close(l);
+	return room;
+}
+
+/*
+ * The ledgers hold the topology's capacity, with a full window per job:
+ * they are the authority every admission is checked against.
+ */
+int init_ledgers(struct daemon *d, char *err, size_t errlen)
+{
+	for (int v = 0; v < d->t->n; v++) {
+		long long jobs = d->t->sw[v].capacity, slots;
+		struct ia_ledger *l;
+		int ret;
+
+		if (jobs > INAGG_JOBS_LIMIT)
+			jobs = INAGG_JOBS_LIMIT;
+		slots = jobs * IA_MAX_WINDOW;
+		if (slots > INAGG_SLOTS_LIMIT)
+			slots = INAGG_SLOTS_LIMIT;
+		ret = ledger_open(d, v, &l, err, errlen);
+		if (ret)
+			return ret;
+		if (v == 0)
+			log_msg(LOG_INFO, "ledger backend: %s",
+				ia_ledger_backend_name(ia_ledger_backend(l)));
+		ret = ia_ledger_set(l, jobs, slots);
+		if (ret) {
+			ia_fail(err, errlen, ret, "ledger of %s: setting capacity %lld jobs, %lld slots: %s",
+				d->t->sw[v].name, jobs, slots,
+				*ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) : strerror(-ret));
+			ia_ledger_close(l);
+			return ret;
+		}
+		ia_ledger_close(l);
+	}
+	return 0;
+}
+
+static struct ia_xdp_hop hop(const struct port *p, struct in_addr saddr, struct in_addr daddr)
+{
+	struct ia_xdp_hop h = { .ifindex = p->ifindex, .saddr = saddr.s_addr,
+				.daddr = daddr.s_addr };
+
+	memcpy(h.smac, p->mac, 6);
+	memcpy(h.dmac, p->peer, 6);
+	return h;
+}
+
+static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t whylen)
+{
+	struct daemon *d = ctx;
+	const struct ia_topo *t = d->t;
+	const struct ia_plan_switch *ps = &j->plan.sw[v];
+	struct swinfo *s = &d->sw[v];
+	struct ia_xdp_member *members = calloc(ps->nmembers, sizeof(*members));
+	struct ia_xdp_hop *down = calloc(ps->ndown + t->sw[v].load + 1, sizeof(*down));
+	struct in_addr none = { 0 };
+	struct ia_xdp *x = NULL;
+	__u32 prog_id = 0;
+	int h, ret, ndown = 0;
+
+	if (!members || !down) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < ps->nmembers; i++)
+		members[i] = (struct ia_xdp_member){ ps->members[i].id, ps->members[i].nworkers };
+	for (uint32_t i = 0; i < ps->ndown; i++)
+		down[ndown++] = hop(&s->down[ia_topo_child_pos(t, ps->down[i])], none, none);
+	for (uint32_t w = 0; w < j->load[v]; w++)
+		down[ndown++] = hop(&s->host[w], none,
+				    ia_net_worker_addr(ia_net_worker_index(t, v, w)));
+
+	struct ia_xdp_job cfg = {
+		.id = j->id,
+		.role = ps->blue ? IA_ROLE_BLUE : IA_ROLE_RED,
+		.window = j->window,
+		.self_id = ia_switch_id(v),
+		.nmembers = ps->nmembers,
+		.members = members,
+		.flags = d->job_flags,
+		.up = ps->blue ? hop(&s->up, ia_net_uplink_addr(v, false), ia_net_dest_addr(t)) :
+				 hop(&s->up, none, none),
+		.ndown = ndown,
+		.down = down,
+	};
+
+	h = ia_netns_enter(s->ns);
+	if (h < 0) {
+		ret = h;
+		goto out;
+	}
+	if (bpf_xdp_query_id(s->up.ifindex, 0, &prog_id) || !prog_id) {
+		snprintf(why, whylen, "no XDP program on port up (inagg attach dev up -n %s)",
+			 s->ns);
+		ret = -ENODEV;
+	} else {
+		ret = ia_xdp_open(s->ns, &x);
+		if (!ret)
+			ret = ia_xdp_job_add(x, &cfg);
+		if (ret)
+			snprintf(why, whylen, "maps: %s", strerror(-ret));
+	}
+	ia_xdp_close(x);
+	ia_netns_return(h);
+out:
+	free(members);
+	free(down);
+	return ret;
+}
+
+static int sw_unpush(void *ctx, int v, uint32_t id)
+{
+	struct daemon *d = ctx;
+	struct ia_xdp *x;
+	int h = ia_netns_enter(d->sw[v].ns), ret;
+
+	if (h < 0)
+		return h;
+	ret = ia_xdp_open(d->sw[v].ns, &x);
+	if (!ret) {
+		ret = ia_xdp_job_del(x, id);
+		ia_xdp_close(x);
+	}
+	ia_netns_return(h);
+	return ret;
+}
+
+static int counters(struct daemon *d, int v, int ifindex, __u32 job, struct ia_counters *c);
+
+static bool sw_pushed(void *ctx, int v, uint32_t id)
+{
+	struct ia_counters c;
+
+	return !counters(ctx, v, 0, id, &c);
+}
+
+const struct ia_job_ops switch_job_ops = {
+	.admit = sw_admit,	 .release = sw_release, .admitted = sw_admitted,
+	.has_room = sw_has_room, .push = sw_push,	.unpush = sw_unpush,
+	.pushed = sw_pushed,	 .save = save_state,	.note = note,
+};
+
+/* Counters of one port (ifindex) or one job of switch v; 0 on any failure. */
+static int counters(struct daemon *d, int v, int ifindex, __u32 job, struct ia_counters *c)
+{
+	struct ia_xdp *x;
+	int h = ia_netns_enter(d->sw[v].ns), ret;
+
+	memset(c, 0, sizeof(*c));
+	if (h < 0)
+		return h;
+	ret = ia_xdp_open(d->sw[v].ns, &x);
+	if (!ret) {
+		ret = ifindex ? ia_xdp_port_counters(x, ifindex, c) : ia_xdp_job_counters(x, job, c);
+		ia_xdp_close(x);
+	}
+	ia_netns_return(h);
+	return ret;
+}
+
+void port_counters(struct daemon *d, int v, int ifindex, struct ia_counters *c)
+{
+	counters(d, v, ifindex, 0, c);
+}
+
+void job_counters(struct daemon *d, int v, __u32 id, struct ia_counters *c)
+{
+	counters(d, v, 0, id, c);
+}
