@@ -183,17 +183,34 @@ static void refuse_late(struct client *c)
 	send(c->fd, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* A free slot; when there is none, first frees those whose client has gone. */
+static struct client *free_slot(struct client *cl, int *ncl)
+{
+	char b;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < MAX_CLIENTS; i++)
+			if (cl[i].fd < 0)
+				return &cl[i];
+		for (int i = 0; i < MAX_CLIENTS; i++) {
+			if (recv(cl[i].fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+				client_close(&cl[i]);
+				(*ncl)--;
+			}
+		}
+	}
+	return NULL;
+}
+
 static void accept_all(int lfd, struct client *cl, int *ncl)
 {
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		struct client *c = NULL;
+		struct client *c;
 
 		if (fd < 0)
 			return;
-		for (int i = 0; i < MAX_CLIENTS && !c; i++)
-			if (cl[i].fd < 0)
-				c = &cl[i];
+		c = free_slot(cl, ncl);
 		if (!c || !(c->in = malloc(REQ_MAX + 1))) {
 			log_msg(LOG_WARN, "%d connections open: one more refused", *ncl);
 			refuse(fd);
