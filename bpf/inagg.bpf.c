@@ -387,10 +387,16 @@ out:
 #define HDR16(h, f)	(*(__be16 *)((void *)(h) + __builtin_offsetof(struct ia_hdr, f)))
 
 static __always_inline int send_up(struct xdp_md *ctx, const struct ia_job_cfg *cfg,
-				   struct ethhdr *eth, struct ia_counters *j)
+				   struct ethhdr *eth, struct ia_counters *j, __u8 flags)
 {
+	struct ia_counters *up = pstats(cfg->up_ifindex);
+
 	ctr(j, IA_C_TX);
-	ctr(pstats(cfg->up_ifindex), IA_C_TX);
+	ctr(up, IA_C_TX);
+	if (flags & IA_F_RECOVERY) {
+		ctr(j, IA_C_RECOVERY_TX);
+		ctr(up, IA_C_RECOVERY_TX);
+	}
 	if (cfg->flags & IA_JOB_F_KERNEL_FWD)
 		return XDP_PASS;	/* routed up by the kernel, through its qdisc */
 	set_macs(eth, cfg->up_smac, cfg->up_dmac);
@@ -470,9 +476,13 @@ int ia_xdp(struct xdp_md *ctx)
 	if (!m || m->nworkers != bpf_ntohl(HDR32(h, nworkers)))
 		return drop(p, j, IA_C_DROP_MEMBER);
 
+	if (h->flags & IA_F_RECOVERY) {
+		ctr(p, IA_C_RECOVERY_RX);
+		ctr(j, IA_C_RECOVERY_RX);
+	}
 	if (cfg->role != IA_ROLE_BLUE) {
 		ctr(j, IA_C_FWD);
-		return send_up(ctx, cfg, eth, j);
+		return send_up(ctx, cfg, eth, j, h->flags);
 	}
 
 	c.seq = bpf_ntohl(HDR32(h, seq));
@@ -530,7 +540,7 @@ int ia_xdp(struct xdp_md *ctx)
 		ip->daddr = cfg->up_daddr;
 	ip_csum(ip);
 	udp->check = 0;	/* payload changed; zero is valid for UDP/IPv4 */
-	return send_up(ctx, cfg, eth, j);
+	return send_up(ctx, cfg, eth, j, c.flags);
 pass:
 	ctr(pstats(ctx->ingress_ifindex), IA_C_PASS);
 	return XDP_PASS;

@@ -189,6 +189,13 @@ enum ia_ctr {
 	IA_C_DUP,		/* blue: duplicate of a contribution already added */
 	IA_C_RESULT,		/* results received for replication */
 	IA_C_PASS,		/* not inagg's: passed to the kernel */
+	/*
+	 * Loss recovery, counted apart so that first transmissions can be
+	 * compared with the congestion model: upward messages flagged
+	 * IA_F_RETX or IA_F_REEMIT, received and sent (also in RX and TX).
+	 */
+	IA_C_RECOVERY_RX,
+	IA_C_RECOVERY_TX,
 	IA_C_DROP_SHORT,	/* truncated frame, IP options or fragment */
 	IA_C_DROP_VERSION,
 	IA_C_DROP_TYPE,		/* unknown type, or wrong direction for its type */

@@ -33,6 +33,7 @@ enum ia_msg_type {
 #define IA_F_MARK	0x01	/* congestion mark: set by anyone, ORed into aggregates */
 #define IA_F_RETX	0x02	/* sender retransmission (after a timeout) */
 #define IA_F_REEMIT	0x04	/* aggregate re-sent from a completed slot */
+#define IA_F_RECOVERY	(IA_F_RETX | IA_F_REEMIT)	/* sent again to recover a loss */
 
 /*
  * Starts at frame offset 42, so every 32-bit field (header offset 2 mod 4)

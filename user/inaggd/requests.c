@@ -217,7 +217,10 @@ static json_object *link_stats(struct daemon *d)
 
 		port_counters(d, v, d->sw[v].up.ifindex, &c);
 		json_object_object_add(l, "switch", json_object_new_string(d->t->sw[v].name));
-		json_object_object_add(l, "sent_up", json_object_new_int64(c.c[IA_C_TX]));
+		/* First transmissions: what the model counts; recovery apart. */
+		json_object_object_add(l, "sent_up", json_object_new_int64(c.c[IA_C_TX] -
+									  c.c[IA_C_RECOVERY_TX]));
+		json_object_object_add(l, "resent_up", json_object_new_int64(c.c[IA_C_RECOVERY_TX]));
 		json_object_object_add(l, "results_down", json_object_new_int64(c.c[IA_C_RESULT]));
 		json_object_object_add(l, "passed", json_object_new_int64(c.c[IA_C_PASS]));
 		for (int i = IA_C_DROP_SHORT; i < IA_C__COUNT; i++)
@@ -256,10 +259,10 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 	for (int v = 0; v < t->n; v++)
 		if (j->plan.sw[v].on_path)
 			job_counters(d, v, j->id, &c[v]);
-	/* Received counts the results coming down too. */
+	/* Received counts the results coming down and loss recovery too. */
 	if (!chunks && j->plan.sw[t->root].nmembers)
-		chunks = (c[t->root].c[IA_C_RX] - c[t->root].c[IA_C_RESULT]) /
-			 j->plan.sw[t->root].nmembers;
+		chunks = (c[t->root].c[IA_C_RX] - c[t->root].c[IA_C_RESULT] -
+			  c[t->root].c[IA_C_RECOVERY_RX]) / j->plan.sw[t->root].nmembers;
 	reply = ok_reply();
 	links = json_object_new_array();
 	for (int v = 0; v < t->n; v++) {
@@ -270,8 +273,12 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 
 		if (!ps->on_path)
 			continue;
-		/* What left by the uplink: forwarded (red) or emitted (blue). */
-		sent = ps->blue ? c[v].c[IA_C_EMIT] + c[v].c[IA_C_REEMIT] : c[v].c[IA_C_FWD];
+		/*
+		 * What left by the uplink, forwarded (red) or emitted (blue), less
+		 * retransmissions and re-emissions: the model counts each message once.
+		 */
+		sent = (ps->blue ? c[v].c[IA_C_EMIT] + c[v].c[IA_C_REEMIT] : c[v].c[IA_C_FWD]) -
+		       c[v].c[IA_C_RECOVERY_TX];
 		per = chunks ? (double)sent / chunks : 0;
 		model = (double)j->model.msgs[v];
 		if (per / rate > worst)
@@ -283,6 +290,8 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 		json_object_object_add(l, "role", json_object_new_string(ps->blue ? "blue" : "red"));
 		json_object_object_add(l, "received", json_object_new_int64(c[v].c[IA_C_RX]));
 		json_object_object_add(l, "sent_up", json_object_new_int64(sent));
+		json_object_object_add(l, "resent_up",
+				       json_object_new_int64(c[v].c[IA_C_RECOVERY_TX]));
 		json_object_object_add(l, "duplicates", json_object_new_int64(c[v].c[IA_C_DUP]));
 		json_object_object_add(l, "messages_per_chunk", json_object_new_double(per));
 		json_object_object_add(l, "model_messages", json_object_new_int64(j->model.msgs[v]));
