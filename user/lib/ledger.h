@@ -16,7 +16,8 @@
  * slots), -EEXIST job already admitted, -ENOENT job not admitted, -EBUSY
  * capacity below what is admitted, -ERANGE a value out of range (or a lend
  * or reclaim beyond the job's slots), -EINVAL nothing to set (or a head for
- * a PS job, or a PS job lending), -EPERM no CAP_NET_ADMIN.
+ * a PS job, or a PS job lending), -EPERM no CAP_NET_ADMIN; the user-space
+ * backend adds -EWOULDBLOCK: its lock was held by another process for 2 s.
  * ia_ledger_errmsg() then gives the reason (the kernel's extack message).
  * A handle serves one thread at a time; open one per thread.
  */
