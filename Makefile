@@ -23,6 +23,8 @@ CLI	 := $(BUILD)/inagg
 # Test programs: tests/<layer>/*.c, each one kselftest binary.
 TEST_SRCS := $(foreach l,$(TEST_LAYERS),$(wildcard tests/$(l)/*.c))
 TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
+# Programs that run only inside the 6.1 guest of tests/kmod/vm.sh (docs/vm-tests.md).
+VM_TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/vm/*.c))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(BUILD)/%)
 KSELFTEST := $(BUILD)/kselftest/kselftest_harness.h
@@ -65,7 +67,7 @@ $(BUILD)/tests/%: tests/%.c $(LIB) $(KSELFTEST)
 
 check:
 	@scripts/deps.sh check
-	@$(MAKE) --no-print-directory all $(TEST_BINS) $(CHECK_DEPS)
+	@$(MAKE) --no-print-directory all $(TEST_BINS) $(VM_TEST_BINS) $(CHECK_DEPS)
 	@scripts/run-tests.sh $(BUILD) $(TEST_LAYERS)
 
 demo:
