@@ -25,7 +25,7 @@
 #        redirect get a queue per CPU, as on a well-configured router VM.
 #   hub  a qemu hub with two ports per link (no host resources); one queue
 #        pair per NIC, so virtio_net's XDP transmit runs in its locked mode
-#        (the guest's dmesg says "XDP request 2 queues but max is 1").
+#        (the guest's dmesg says "XDP request 3 queues but max is 1").
 #
 # Env: BUILD (default build), VM_TIMEOUT (seconds, default 600),
 #      VM_TESTS (space-separated program names to run, default all),
