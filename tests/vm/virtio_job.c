@@ -8,7 +8,7 @@
  * The pair of link L carries MACs 52:54:00:1a:LL:01 (upper end: the parent
  * switch, the destination, or the switch of a worker) and :02 (lower end: a
  * switch's uplink or a worker's eth0). Link v (v < switches) is switch v's
- * uplink; link switches + g is worker g's (g as numbered by netbuild.h).
+ * uplink; link switches + g is worker g's (g as numbered by netplan.h).
  *
  * The NICs are moved into the namespaces, renamed and addressed exactly as
  * "inagg topo up" lays out its veth network (docs/net.md), so that inaggd,
@@ -58,7 +58,7 @@
 #include "kselftest_harness.h"
 #include "../nstest.h"
 #include "inagg/wire.h"
-#include "netbuild.h"
+#include "netplan.h"
 #include "topo.h"
 
 #define TAG	"vt"
@@ -149,8 +149,7 @@ static int route(const char *ns, const struct in_addr *dst, struct in_addr via, 
 static int net_up(void)
 {
 	const struct ia_topo *t = topo;
-	char ns[128], up[128], name[16];
-	int g = 0;
+	char ns[128], up[128], name[IFNAMSIZ];
 
 	ia_net_dest_ns(TAG, ns, sizeof(ns));
 	if (sh("ip netns add %s && ip -n %s link set lo up", ns, ns))
@@ -165,32 +164,33 @@ static int net_up(void)
 		int p = t->sw[v].parent;
 
 		ia_net_switch_ns(TAG, t->sw[v].name, ns, sizeof(ns));
-		if (place_nic(v, 2, ns, "up", ia_net_uplink_addr(v, false)))
+		if (place_nic(v, 2, ns, IA_PORT_UP, ia_net_uplink_addr(v, false)))
 			return -1;
 		if (p < 0) {
 			ia_net_dest_ns(TAG, up, sizeof(up));
-			snprintf(name, sizeof(name), "eth0");
+			snprintf(name, sizeof(name), IA_HOST_PORT);
 		} else {
 			ia_net_switch_ns(TAG, t->sw[p].name, up, sizeof(up));
-			snprintf(name, sizeof(name), "d%d", ia_topo_child_pos(t, v));
+			ia_port_name(IA_PORT_CHILD, ia_topo_child_pos(t, v), name);
 		}
 		if (place_nic(v, 1, up, name, ia_net_uplink_addr(v, true)) ||
-		    route(ns, NULL, ia_net_uplink_addr(v, true), "up"))
+		    route(ns, NULL, ia_net_uplink_addr(v, true), IA_PORT_UP))
 			return -1;
-		if (p < 0 && route(up, NULL, ia_net_uplink_addr(v, false), "eth0"))
+		if (p < 0 && route(up, NULL, ia_net_uplink_addr(v, false), IA_HOST_PORT))
 			return -1;
 	}
 	for (int v = 0; v < t->n; v++) {
 		ia_net_switch_ns(TAG, t->sw[v].name, ns, sizeof(ns));
-		for (uint32_t j = 0; j < t->sw[v].load; j++, g++) {
+		for (uint32_t j = 0; j < t->sw[v].load; j++) {
+			int g = ia_net_worker_index(t, v, j);
 			char w[128];
 
 			ia_net_worker_ns(TAG, t->sw[v].name, j, w, sizeof(w));
-			snprintf(name, sizeof(name), "h%u", j);
+			ia_port_name(IA_PORT_HOST, j, name);
 			if (sh("ip netns add %s && ip -n %s link set lo up", w, w) ||
 			    place_nic(t->n + g, 1, ns, name, ia_net_worker_gw(g)) ||
-			    place_nic(t->n + g, 2, w, "eth0", ia_net_worker_addr(g)) ||
-			    route(w, NULL, ia_net_worker_gw(g), "eth0"))
+			    place_nic(t->n + g, 2, w, IA_HOST_PORT, ia_net_worker_addr(g)) ||
+			    route(w, NULL, ia_net_worker_gw(g), IA_HOST_PORT))
 				return -1;
 			/* Each ancestor routes the worker toward its subtree. */
 			for (int u = v; t->sw[u].parent >= 0; u = t->sw[u].parent) {
@@ -198,7 +198,7 @@ static int net_up(void)
 				char a[128];
 
 				ia_net_switch_ns(TAG, t->sw[t->sw[u].parent].name, a, sizeof(a));
-				snprintf(name, sizeof(name), "d%d", ia_topo_child_pos(t, u));
+				ia_port_name(IA_PORT_CHILD, ia_topo_child_pos(t, u), name);
 				if (route(a, &wa, ia_net_uplink_addr(u, false), name))
 					return -1;
 			}
@@ -272,13 +272,10 @@ static const char *sget(json_object *o, const char *path)
 
 static int port_names(int v, char names[][IFNAMSIZ])
 {
-	int n = 0, nc = topo->child_start[v + 1] - topo->child_start[v];
+	int n = ia_port_count(topo, v);
 
-	snprintf(names[n++], IFNAMSIZ, "up");
-	for (int i = 0; i < nc; i++)
-		snprintf(names[n++], IFNAMSIZ, "d%d", i);
-	for (uint32_t j = 0; j < topo->sw[v].load; j++)
-		snprintf(names[n++], IFNAMSIZ, "h%u", j);
+	for (int p = 0; p < n; p++)
+		ia_port_nth(topo, v, p, names[p]);
 	return n;
 }
 
