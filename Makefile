@@ -37,6 +37,7 @@ GEN_DEPS :=
 -include bpf/bpf.mk
 -include kmod/kmod.mk
 -include user/inaggd/inaggd.mk
+-include packaging/packaging.mk
 
 # Only what includes generated headers (BPF skeletons) waits for them.
 $(filter $(BUILD)/user/lib/xdp%,$(LIB_OBJS)) $(filter $(BUILD)/tests/bpf/% $(BUILD)/tests/bench/xdp%,\
@@ -84,4 +85,5 @@ bench:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (build/pkg holds a Debian root: not searched.)
+-include $(shell find $(BUILD) -path $(BUILD)/pkg -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -4,9 +4,10 @@
 # Usage: scripts/deps.sh [build|check|demo|bench]
 set -e
 need="make gcc clang llvm pkg-config libjson-c-dev libbpf-dev libelf-dev zlib1g-dev bpftool
-      iproute2 libmnl-dev linux-source-6.1"
+      iproute2 libmnl-dev linux-source-6.1 dpkg-dev"
 case "${1:-build}" in
-check) need="$need qemu-system-x86 busybox-static linux-headers-amd64 cpio kmod iputils-ping" ;;
+check) need="$need qemu-system-x86 busybox-static linux-headers-amd64 cpio kmod iputils-ping
+	debootstrap man-db groff-base" ;;
 demo) need="$need graphviz gnuplot-nox" ;;
 esac
 missing=

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0
+# Install, man pages and Debian packages. Included by the top-level Makefile.
+#   make install [PREFIX=/usr/local] [DESTDIR=]  inagg, inaggd, units, /etc/inagg,
+#                                   man pages, bash completion, docs
+#   make uninstall                  removes them (configuration the operator
+#                                   changed stays)
+#   make install-dkms               the module's source for DKMS, modules-load.d
+#   make deb                        $(BUILD)/pkg/inagg_V_ARCH.deb, inagg-dkms_V_all.deb
+#   make man                        $(BUILD)/man/inagg.8, inaggd.8, from docs/
+# Where every file goes is the table "Installed files" of docs/router-vm.md,
+# which the man pages carry; tests/pkg/install.sh holds the two to each other.
+PREFIX	?= /usr/local
+SBINDIR	?= $(PREFIX)/sbin
+MANDIR	?= $(PREFIX)/share/man
+DOCDIR	?= $(PREFIX)/share/doc/inagg
+COMPLDIR ?= $(PREFIX)/share/bash-completion/completions
+MODLOADDIR ?= $(PREFIX)/lib/modules-load.d
+# Debian 12 keeps its units in /lib; elsewhere they follow the prefix.
+UNITDIR	?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+# Configuration and DKMS sources are where the services and dkms look for them.
+CONFDIR	:= /etc/inagg
+DKMSDIR	:= /usr/src
+INSTALL	?= install
+
+VERSION := $(shell sed -n 's/^\#define INAGG_VERSION "\(.*\)"$$/\1/p' user/inagg/cli.h)
+MANS	:= $(BUILD)/man/inagg.8 $(BUILD)/man/inaggd.8
+UNITS	:= user/inaggd/inaggd.service packaging/inagg-attach@.service
+CONFS	:= packaging/etc/inaggd.conf packaging/etc/attach.conf
+# The module: Kbuild, its sources (not the build's inagg.mod.c) and the ABI header.
+DKMS_SRCS := kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h) \
+	include/inagg/netlink.h
+PKG_DIR	:= $(BUILD)/pkg
+ALL_TARGETS += $(MANS)
+CHECK_DEPS += deb
+TEST_LAYERS += pkg
+MKMAN	= packaging/mkman.sh $@ $(basename $(@F)) 8 $(VERSION)
+
+.PHONY: man install uninstall install-dkms uninstall-dkms deb
+man: $(MANS)
+
+$(BUILD)/man/inagg.8: docs/cli.md docs/router-vm.md packaging/mkman.sh packaging/md2man.awk
+	@mkdir -p $(@D)
+	$(MKMAN) "in-network aggregation: placement, datapath, jobs" \
+		"skip:ADDING A COMMAND" md:docs/cli.md \
+		"md:docs/router-vm.md:Installed files" \
+		"see:inaggd(8), ip(8), bpftool(8), dkms(8), /usr/share/doc/inagg/"
+
+$(BUILD)/man/inaggd.8: $(INAGGD) docs/net.md docs/router-vm.md packaging/mkman.sh \
+		packaging/md2man.awk
+	@mkdir -p $(@D)
+	$(MKMAN) "the inagg job daemon: placement, admission, configuration" \
+		help:$(INAGGD) "md:docs/net.md:The daemon:DESCRIPTION" \
+		"md:docs/router-vm.md:Services" "md:docs/router-vm.md:Installed files" \
+		"see:inagg(8), systemd.service(5), /usr/share/doc/inagg/"
+
+install: $(CLI) $(INAGGD) $(MANS)
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR) \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DOCDIR)/examples
+	$(INSTALL) -m 0755 $(CLI) $(INAGGD) $(DESTDIR)$(SBINDIR)/
+	for u in $(UNITS); do \
+		sed 's|/usr/sbin/|$(SBINDIR)/|g' $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
+	@# An operator's configuration is never overwritten.
+	for c in $(CONFS); do [ -e $(DESTDIR)$(CONFDIR)/$${c##*/} ] || \
+		$(INSTALL) -m 0644 $$c $(DESTDIR)$(CONFDIR)/ || exit 1; done
+	for m in $(MANS); do gzip -9n <$$m >$(DESTDIR)$(MANDIR)/man8/$${m##*/}.gz || exit 1; done
+	$(INSTALL) -m 0644 packaging/inagg.bash $(DESTDIR)$(COMPLDIR)/inagg
+	ln -sf inagg $(DESTDIR)$(COMPLDIR)/inaggd
+	$(INSTALL) -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 0644 docs/fig1.json $(DESTDIR)$(DOCDIR)/examples/topo.json
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/inagg $(DESTDIR)$(SBINDIR)/inaggd \
+		$(foreach u,$(UNITS),$(DESTDIR)$(UNITDIR)/$(notdir $(u))) \
+		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man8/$(notdir $(m)).gz) \
+		$(DESTDIR)$(COMPLDIR)/inagg $(DESTDIR)$(COMPLDIR)/inaggd
+	rm -rf $(DESTDIR)$(DOCDIR)
+	for c in $(CONFS); do f=$(DESTDIR)$(CONFDIR)/$${c##*/}; \
+		if cmp -s $$c $$f; then rm -f $$f; \
+		elif [ -e $$f ]; then echo "uninstall: $$f changed, kept"; fi; done
+	-rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
+
+install-dkms:
+	$(INSTALL) -d $(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)/kmod \
+		$(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)/include/inagg $(DESTDIR)$(MODLOADDIR)
+	sed 's/@VERSION@/$(VERSION)/' packaging/dkms.conf \
+		>$(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)/dkms.conf
+	for f in $(DKMS_SRCS); do \
+		$(INSTALL) -m 0644 $$f $(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)/$$f || exit 1; done
+	$(INSTALL) -m 0644 packaging/modules-load.conf $(DESTDIR)$(MODLOADDIR)/inagg.conf
+
+uninstall-dkms:
+	rm -rf $(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)
+	rm -f $(DESTDIR)$(MODLOADDIR)/inagg.conf
+
+# Both packages are made anew from an install into a staging folder.
+deb: $(CLI) $(INAGGD) $(MANS)
+	@rm -rf $(PKG_DIR)/stage $(PKG_DIR)/*.deb
+	@$(MAKE) --no-print-directory -s install PREFIX=/usr DESTDIR=$(abspath $(PKG_DIR))/stage/inagg
+	strip --strip-unneeded $(PKG_DIR)/stage/inagg/usr/sbin/*
+	@$(MAKE) --no-print-directory -s install-dkms PREFIX=/usr \
+		DESTDIR=$(abspath $(PKG_DIR))/stage/inagg-dkms
+	packaging/mkdeb.sh inagg $(PKG_DIR)/stage/inagg $(PKG_DIR) $(VERSION)
+	packaging/mkdeb.sh inagg-dkms $(PKG_DIR)/stage/inagg-dkms $(PKG_DIR) $(VERSION)

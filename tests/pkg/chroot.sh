@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Acceptance of the Debian packages on Debian 12 (KTAP). Both packages are
+# installed with apt-get into a Debian 12 root (packaging/mkroot.sh: made once
+# in $BUILD/pkg/root, about 6 minutes, then reused), which must resolve
+# inagg's Depends by itself; DKMS must build inagg.ko for the root's kernel
+# headers, and again when the headers' kernel hook runs (as on an ABI bump);
+# the installed binaries run: inagg ledger show, and inagg attach, status and
+# detach on a veth of a namespace of this test. Every run works on an overlay
+# of the root, in a mount namespace of its own, so the root stays as built and
+# nothing is left mounted. Needs root; touches a namespace: run it under
+# flock /tmp/inagg-net.lock (make check's caller holds it).
+BUILD=${BUILD:-build}
+build=$(realpath -m "$BUILD")
+here=$(cd "$(dirname "$0")/../.." && pwd)
+
+if [ "${INAGG_PKG_INNER:-}" != 1 ]; then
+	tmp=$(mktemp -d /tmp/ia-pkg-XXXXXX)
+	NS=ia-pkg$$
+	trap 'ip netns del "$NS" 2>/dev/null; rm -rf "$tmp"' EXIT
+	INAGG_PKG_INNER=1 NS=$NS tmp=$tmp BUILD=$BUILD \
+		unshare -m --propagation private bash "$0"
+	exit $?
+fi
+
+. "$here/tests/ktap.sh"
+
+# PATH PACKAGE of each row of a man page's INSTALLED FILES table (stdin).
+manfiles() { awk -F '\t' -f "$here/tests/pkg/manfiles.awk"; }
+root=$build/pkg/root
+mnt=$tmp/mnt
+inagg_deb=$(ls "$build"/pkg/inagg_*.deb 2>/dev/null | head -n 1)
+dkms_deb=$(ls "$build"/pkg/inagg-dkms_*.deb 2>/dev/null | head -n 1)
+version=${dkms_deb##*/inagg-dkms_}
+version=${version%_all.deb}
+in_root() {
+	chroot "$mnt" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C \
+		DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+make_root() {
+	"$here/packaging/mkroot.sh" "$root"
+}
+
+mount_root() {
+	mkdir -p "$tmp/upper" "$tmp/work" "$mnt" &&
+	mount -t overlay overlay -o "lowerdir=$root,upperdir=$tmp/upper,workdir=$tmp/work" "$mnt" &&
+	mount -t proc proc "$mnt/proc" && mount --rbind /dev "$mnt/dev" &&
+	mount -t sysfs sys "$mnt/sys" && mount -t bpf bpf "$mnt/sys/fs/bpf" &&
+	mount -t tmpfs run "$mnt/run" &&
+	cp "$inagg_deb" "$dkms_deb" "$mnt/tmp/"
+}
+
+# apt-get must resolve inagg's Depends by itself (the root's cache has them).
+install_debs() {
+	in_root apt-get install -y --no-install-recommends \
+		"/tmp/${inagg_deb##*/}" "/tmp/${dkms_deb##*/}"
+}
+
+depends_installed() {
+	local p
+	for p in libbpf1 libjson-c5 libmnl0 iproute2 dkms; do
+		in_root dpkg-query -W -f='${Package} ${Status}\n' "$p" |
+			grep 'install ok installed' || return 1
+	done
+}
+
+kver=
+module_built() {
+	local ko
+	kver=$(ls "$mnt/lib/modules" | head -n 1)
+	ko=$mnt/lib/modules/$kver/updates/dkms/inagg.ko
+	echo "kernel $kver"
+	in_root dkms status inagg && in_root dkms status inagg | grep -q "$kver.*installed" &&
+	[ -f "$ko" ] && /sbin/modinfo -F vermagic "$ko" | grep -q "^$kver " &&
+	in_root /sbin/modinfo -F name "/lib/modules/$kver/updates/dkms/inagg.ko" | grep -qx inagg
+}
+
+# A new kernel's headers run this hook; with the module gone it must come back.
+abi_bump_rebuilds() {
+	in_root dkms unbuild "inagg/$version" -k "$kver" &&
+	! in_root dkms status inagg | grep -q "$kver" &&
+	[ ! -e "$mnt/lib/modules/$kver/updates/dkms/inagg.ko" ] &&
+	in_root /etc/kernel/header_postinst.d/dkms "$kver" &&
+	[ -f "$mnt/lib/modules/$kver/updates/dkms/inagg.ko" ] &&
+	in_root dkms status inagg | grep -q "$kver.*installed"
+}
+
+modules_load() {
+	grep -qx inagg "$mnt/usr/lib/modules-load.d/inagg.conf"
+}
+
+# Every file the man page lists for the two packages is in the root.
+files_as_man_page_says() {
+	local path pkg f n=0
+	while read -r path pkg; do
+		path=${path//VERSION/$version}
+		case $pkg in inagg | inagg-dkms) ;; *) continue ;; esac
+		n=$((n + 1))
+		for f in "$mnt"$path; do
+			[ -e "$f" ] || { echo "missing: $path ($pkg)"; return 1; }
+		done
+	done < <(zcat "$mnt/usr/share/man/man8/inagg.8.gz" | manfiles)
+	echo "$n paths checked"
+	[ "$n" -ge 10 ]
+}
+
+ledger_show() {
+	in_root /usr/sbin/inagg ledger show | tee /dev/stderr | grep -qE '^backend +user'
+}
+
+inaggd_runs() {
+	in_root /usr/sbin/inaggd -h | grep -q 'Usage: inaggd'
+}
+
+veth() {
+	ip netns add "$NS" &&
+	ip -n "$NS" link add eth1 type veth peer name eth2 &&
+	ip -n "$NS" link set eth1 up && ip -n "$NS" link set eth2 up
+}
+
+in_ns() { nsenter --net="/run/netns/$NS" chroot "$mnt" env -i LC_ALL=C "$@"; }
+
+attach() {
+	in_ns /usr/sbin/inagg attach dev eth1 -s pkgsw &&
+	ip -n "$NS" link show eth1 | grep -q 'prog/xdp' &&
+	[ -e "$mnt/sys/fs/bpf/inagg/pkgsw" ]
+}
+
+status() {
+	in_ns /usr/sbin/inagg status -s pkgsw | tee /dev/stderr | grep -E '^ +eth1 .*ia_xdp'
+}
+
+detach() {
+	in_ns /usr/sbin/inagg detach dev eth1 -s pkgsw &&
+	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp'
+}
+
+completion() {
+	in_root bash -c 'source /usr/share/bash-completion/completions/inagg
+		COMP_WORDS=(inagg led s); COMP_CWORD=2; _inagg; echo "${COMPREPLY[*]}"' |
+		tee /dev/stderr | grep -qw show
+}
+
+purge() {
+	in_root apt-get purge -y inagg inagg-dkms &&
+	[ ! -e "$mnt/usr/sbin/inagg" ] && [ ! -e "$mnt/lib/systemd/system/inaggd.service" ] &&
+	[ ! -e "$mnt/lib/modules/$kver/updates/dkms/inagg.ko" ] &&
+	[ ! -e "$mnt/usr/src/inagg-$version" ] && [ ! -e "$mnt/etc/inagg" ]
+}
+
+if [ -z "$inagg_deb" ] || [ -z "$dkms_deb" ]; then
+	t "pkg: packages built (make deb)" false
+	finish
+fi
+t "pkg: Debian 12 root with dkms and kernel headers ($root)" make_root
+t "pkg: mount an overlay of the root" mount_root || true
+if [[ ${results[-1]} == "not ok"* ]]; then
+	finish
+fi
+t "pkg: apt-get installs inagg and inagg-dkms" install_debs
+t "pkg: Depends brought libbpf1 libjson-c5 libmnl0 iproute2 dkms" depends_installed
+t "pkg: dkms built inagg.ko for the root's kernel" module_built
+t "pkg: the kernel headers' hook builds it again (ABI bump)" abi_bump_rebuilds
+t "pkg: modules-load.d loads inagg at boot" modules_load
+t "pkg: every file where inagg(8) says" files_as_man_page_says
+t "pkg: installed inagg ledger show" ledger_show
+t "pkg: installed inaggd runs" inaggd_runs
+t "pkg: a veth in namespace $NS" veth
+t "pkg: installed inagg attach" attach
+t "pkg: installed inagg status" status
+t "pkg: installed inagg detach" detach
+t "pkg: installed bash completion" completion
+t "pkg: apt-get purge removes both, and the module" purge
+finish

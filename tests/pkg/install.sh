@@ -1,0 +1,152 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make install / uninstall (KTAP): the files land exactly where the installed
+# man pages' INSTALLED FILES table says (PREFIX=/usr), or under another
+# prefix; the units name the installed binaries and pass systemd-analyze;
+# the man pages carry the docs' synopsis and render cleanly; an operator's
+# changed configuration survives install and uninstall.
+BUILD=${BUILD:-build}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(realpath -m "$BUILD")
+tmp=$(mktemp -d /tmp/ia-inst-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+. "$here/tests/ktap.sh"
+
+# PATH PACKAGE of each row of a man page's INSTALLED FILES table (stdin).
+manfiles() { awk -F '\t' -f "$here/tests/pkg/manfiles.awk"; }
+
+mk() { make -C "$here" --no-print-directory -s BUILD="$build" "$@"; }
+
+# The man page's rows for package $2 of page $1 (installed, gzipped).
+rows() { zcat "$1" | manfiles | awk -v p="$2" '$2 == p { print $1 }'; }
+
+# Files (and links) under $1, as absolute paths of the installed system.
+installed() { (cd "$1" && find . \( -type f -o -type l \) | sed 's|^\.||' | sort); }
+
+# $1: DESTDIR; $2: prefix the table's /usr (and /lib/systemd) become.
+same_as_table() {
+	local d=$1 prefix=$2 page want row f
+	page=$d$prefix/share/man/man8/inagg.8.gz
+	[ -f "$page" ] || { echo "no man page at $page"; return 1; }
+	want=$tmp/want
+	: >"$want"
+	for row in $(rows "$page" inagg); do
+		case $row in
+		/usr/*) row=$prefix${row#/usr} ;;
+		/lib/systemd/*) [ "$prefix" != /usr ] && row=$prefix$row ;;
+		esac
+		# A row may be a pattern (docs/*.md): it must match something.
+		compgen -G "$d$row" >/dev/null || { echo "missing: $row"; return 1; }
+		for f in $d$row; do echo "${f#$d}"; done >>"$want"
+	done
+	sort -u -o "$want" "$want"
+	installed "$d" >"$tmp/got"
+	diff -u "$want" "$tmp/got"
+}
+
+both_pages_agree() {
+	local m=$1/usr/share/man/man8
+	diff <(zcat "$m/inagg.8.gz" | manfiles) \
+	     <(zcat "$m/inaggd.8.gz" | manfiles)
+}
+
+# Every ExecStart/ExecStop names an installed executable.
+units_name_binaries() {
+	local d=$1 u exe n=0
+	for u in "$d"/"$2"/*.service; do
+		for exe in $(sed -nE 's/^Exec(Start|Stop)=-?([^ ]+).*/\2/p' "$u"); do
+			[ -x "$d$exe" ] || { echo "$u: $exe not installed"; return 1; }
+			n=$((n + 1))
+		done
+	done
+	[ "$n" -ge 3 ]
+}
+
+# Every $VAR of the units' commands is set by the configuration installed.
+units_vars_set() {
+	local d=$1 v
+	for v in $(sed -nE 's/^Exec[^=]*=//p' "$d"/lib/systemd/system/*.service |
+		grep -oE '\$[A-Z_]+' | tr -d '$' | sort -u); do
+		grep -qE "^$v=" "$d"/etc/inagg/*.conf || { echo "$v set nowhere"; return 1; }
+	done
+}
+
+# systemd-analyze verify, with the binaries where the units say (no DESTDIR).
+units_verify() {
+	local p=$tmp/direct u out
+	mk install PREFIX="$p" >/dev/null || return 1
+	cp "$p/lib/systemd/system/inagg-attach@.service" "$tmp/inagg-attach@eth1.service"
+	for u in "$p/lib/systemd/system/inaggd.service" "$tmp/inagg-attach@eth1.service"; do
+		out=$(systemd-analyze verify --man=no "$u" 2>&1) || { echo "$out"; return 1; }
+		[ -z "$out" ] || { echo "$out"; return 1; }
+	done
+}
+
+# The synopsis of docs/cli.md is inagg(8)'s; inaggd -h's usage is inaggd(8)'s.
+synopsis_from_docs() {
+	local m=$1/usr/share/man/man8 line text
+	text=$(MANWIDTH=200 man -l "$m/inagg.8.gz" 2>/dev/null | sed 's/^ *//')
+	while IFS= read -r line; do
+		grep -qxF -- "$line" <<<"$text" || { echo "not in inagg(8): $line"; return 1; }
+	done < <(awk '/^## SYNOPSIS/ { on = 1; next } /^## / { on = 0 }
+		on && /^    / { sub(/^ +/, ""); print }' "$here/docs/cli.md")
+	line=$("$build/inaggd" -h | head -n 1 | sed 's/^Usage: *//')
+	MANWIDTH=200 man -l "$m/inaggd.8.gz" 2>/dev/null | sed 's/^ *//' | grep -qxF -- "$line"
+}
+
+renders_cleanly() {
+	local out
+	out=$(zcat "$1/usr/share/man/man8/inagg.8.gz" | LC_ALL=C groff -ww -z -man -t 2>&1) &&
+	[ -z "$out" ] &&
+	out=$(zcat "$1/usr/share/man/man8/inaggd.8.gz" | LC_ALL=C groff -ww -z -man -t 2>&1) &&
+	[ -z "$out" ] || { echo "$out"; return 1; }
+}
+
+keeps_changed_config() {
+	local d=$1
+	echo 'INAGG_ATTACH_ARGS="-m drv"' >>"$d/etc/inagg/attach.conf"
+	mk install PREFIX=/usr DESTDIR="$d" >/dev/null &&
+	grep -q 'm drv' "$d/etc/inagg/attach.conf"
+}
+
+uninstalls() {
+	local d=$1 left
+	mk uninstall PREFIX="$2" DESTDIR="$d" &&
+	left=$(installed "$d") &&
+	if [ -n "$3" ]; then [ "$left" = "$3" ]; else [ -z "$left" ]; fi ||
+		{ echo "left: $left"; return 1; }
+}
+
+dkms_tree() {
+	local d=$tmp/dkms v
+	v=$("$build/inagg" --version | awk '{ print $2 }')
+	mk install-dkms DESTDIR="$d" PREFIX=/usr &&
+	grep -qx "PACKAGE_VERSION=\"$v\"" "$d/usr/src/inagg-$v/dkms.conf" &&
+	[ -f "$d/usr/src/inagg-$v/kmod/inagg_main.c" ] &&
+	[ -f "$d/usr/src/inagg-$v/kmod/Kbuild" ] &&
+	grep -qx inagg "$d/usr/lib/modules-load.d/inagg.conf"
+}
+
+u=$tmp/usr l=$tmp/local
+t "install: make install PREFIX=/usr DESTDIR=..." mk install PREFIX=/usr DESTDIR="$u"
+t "install: the files are those of inagg(8)'s INSTALLED FILES" same_as_table "$u" /usr
+t "install: inagg(8) and inaggd(8) list the same files" both_pages_agree "$u"
+t "install: units name the installed binaries" units_name_binaries "$u" lib/systemd/system
+t "install: the units' variables are set in /etc/inagg" units_vars_set "$u"
+if command -v systemd-analyze >/dev/null; then
+	t "install: systemd-analyze verify of both units" units_verify
+else
+	results+=("ok $((++n)) install: systemd-analyze verify # SKIP no systemd-analyze")
+fi
+t "install: man pages carry docs/cli.md's and inaggd -h's synopsis" synopsis_from_docs "$u"
+t "install: man pages render without groff warnings" renders_cleanly "$u"
+t "install: a changed /etc/inagg file is not overwritten" keeps_changed_config "$u"
+t "install: uninstall keeps only the changed configuration" uninstalls "$u" /usr \
+	/etc/inagg/attach.conf
+t "install: PREFIX=/usr/local" mk install PREFIX=/usr/local DESTDIR="$l"
+t "install: PREFIX=/usr/local puts the table's /usr files under it" same_as_table "$l" /usr/local
+t "install: PREFIX=/usr/local units name the installed binaries" units_name_binaries "$l" \
+	usr/local/lib/systemd/system
+t "install: uninstall PREFIX=/usr/local removes everything" uninstalls "$l" /usr/local ""
+t "install: make install-dkms: the DKMS source tree of this version" dkms_tree
+finish
