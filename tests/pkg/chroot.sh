@@ -122,17 +122,17 @@ veth() {
 in_ns() { nsenter --net="/run/netns/$NS" chroot "$mnt" env -i LC_ALL=C "$@"; }
 
 attach() {
-	in_ns /usr/sbin/inagg attach dev eth1 -s pkgsw &&
+	in_ns /usr/sbin/inagg attach dev eth1 --switch pkgsw &&
 	ip -n "$NS" link show eth1 | grep -q 'prog/xdp' &&
 	[ -e "$mnt/sys/fs/bpf/inagg/pkgsw" ]
 }
 
 status() {
-	in_ns /usr/sbin/inagg status -s pkgsw | tee /dev/stderr | grep -E '^ +eth1 .*ia_xdp'
+	in_ns /usr/sbin/inagg status --switch pkgsw | tee /dev/stderr | grep -E '^ +eth1 .*ia_xdp'
 }
 
 detach() {
-	in_ns /usr/sbin/inagg detach dev eth1 -s pkgsw &&
+	in_ns /usr/sbin/inagg detach dev eth1 --switch pkgsw &&
 	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp'
 }
 
