@@ -48,6 +48,14 @@ _inagg_arg() {
 		awk '{ print $NF }'
 }
 
+# The placeholder a command takes as its first bare word ("dev attach IFACE"),
+# from the usage lines of "inagg -h" ($1); the command's words follow.
+_inagg_positional() {
+	local top=$1
+	shift
+	_inagg_usage "$top" | sed -nE "s/^$* ([A-Z][A-Z0-9_]*)( .*)?$/\1/p" | head -n 1
+}
+
 # Completes a value of the kind its placeholder names.
 _inagg_value() {
 	case $1 in
@@ -88,9 +96,10 @@ _inagg_keywords() {
 _inagg() {
 	local prog=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]}
 	local prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local help sub path=() words=() w i arg
+	local help top sub path=() words=() w i arg nbare=0
 
 	help=$("$prog" -h 2>&1)
+	top=$help
 	# The object and command typed so far; options and their values skipped.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
@@ -98,9 +107,9 @@ _inagg() {
 			[ -n "$(_inagg_arg "$help" "$w")" ] && i=$((i + 1))
 			continue
 		fi
-		[ ${#path[@]} -ge 2 ] && continue
+		[ ${#path[@]} -ge 2 ] && { nbare=$((nbare + 1)); continue; }
 		words=($(_inagg_next "$help" "${path[@]}"))
-		[ ${#words[@]} -eq 0 ] && continue
+		[ ${#words[@]} -eq 0 ] && { nbare=$((nbare + 1)); continue; }
 		w=$(_inagg_resolve "$w" "${words[@]}")
 		[ -z "$w" ] && return 0		# not a word inagg knows
 		path+=("$w")
@@ -114,6 +123,9 @@ _inagg() {
 		# Before the object, only the options of "inagg" itself.
 		[ ${#path[@]} -eq 0 ] && arg=1
 		COMPREPLY=($(compgen -W "$(_inagg_options "$help" $arg)" -- "$cur"))
+	elif [ ${#path[@]} -gt 0 ] && [ "$nbare" = 0 ] &&
+	     arg=$(_inagg_positional "$top" "${path[@]}") && [ -n "$arg" ]; then
+		_inagg_value "$arg" "$cur"
 	else
 		words=($(_inagg_next "$help" "${path[@]}"))
 		[ ${#path[@]} -gt 0 ] && words+=($(_inagg_keywords "$help"))

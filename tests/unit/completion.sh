@@ -116,8 +116,13 @@ global_options() {
 
 values() {
 	: >"$tmp/t.json"
-	offers lo -- inagg attach dev "" &&
-	(cd "$tmp" && offers t.json -- inagg place -t "") &&
+	# "dev attach IFACE" in the new vocabulary, "attach dev IFACE" in the old.
+	if inagg -h | grep -q ' dev attach IFACE'; then
+		offers lo -- inagg dev attach ""
+	else
+		offers lo -- inagg attach dev ""
+	fi &&
+	(cd "$tmp" && offers t.json -- inagg topo show -t "") &&
 	(cd "$tmp" && offers t.json -- inaggd --topology "")
 }
 
