@@ -50,11 +50,14 @@ const char help_attach[] =
 	"  -s, --switch NAME    switch whose maps to use (default: NS, else the host name)\n"
 	"  -m, --mode MODE      drv (native), skb (generic) or auto (default)\n"
 	"  -p, --pass           attach the pass-through program instead (a host's veth\n"
-	"                       that receives redirected frames)\n";
+	"                       that receives redirected frames)\n"
+	"      --force          replace an XDP program that is not this switch's\n";
 
 const char help_detach[] =
-	"Disables aggregation on one interface (removes its XDP program).\n"
-	"  dev IFACE  -n NS  -s NAME   as for attach\n";
+	"Disables aggregation on one interface (removes inagg's XDP program, in any mode\n"
+	"unless -m). Fails if none is attached or the switch was never set up here.\n"
+	"  dev IFACE  -n NS  -s NAME  -m MODE   as for attach\n"
+	"      --force          remove the XDP program even if it is not this switch's\n";
 
 const char help_status[] =
 	"Lists a switch's interfaces with their XDP program, the jobs configured in its\n"
@@ -94,7 +97,7 @@ static int attach_all(const struct ia_topo *t, const char *tag)
 
 	for (int v = 0; v < t->n && !ret; v++) {
 		int nports = 1 + (t->child_start[v + 1] - t->child_start[v]) + t->sw[v].load;
-		struct ia_xdp *x;
+		struct ia_xdp *x = NULL;	/* closed below even if the open failed */
 		int h;
 
 		ia_net_switch_ns(tag, t->sw[v].name, ns, sizeof(ns));
@@ -102,6 +105,8 @@ static int attach_all(const struct ia_topo *t, const char *tag)
 		if (h < 0)
 			return out_err("%s: %s", ns, strerror(-h));
 		ret = ia_xdp_open(ns, &x);
+		if (ret)
+			out_err("%s: %s", ns, ia_xdp_strerror(ret));
 		for (int i = 0; !ret && i < nports; i++) {
 			int nc = t->child_start[v + 1] - t->child_start[v], ifindex;
 
@@ -115,7 +120,7 @@ static int attach_all(const struct ia_topo *t, const char *tag)
 			if (!ret)
 				ret = ia_xdp_attach(x, ifindex, XDP_FLAGS_DRV_MODE);
 			if (ret)
-				out_err("%s: attach %s: %s", ns, ifname, strerror(-ret));
+				out_err("%s: attach %s: %s", ns, ifname, ia_xdp_strerror(ret));
 		}
 		if (!ret) {
 			/* Hosts receive redirected frames: they need the pass program. */
@@ -246,7 +251,7 @@ int cmd_topo_down(int argc, char **argv)
 struct port_opts {
 	const char *dev, *netns, *sw;
 	__u32 mode;
-	bool pass;
+	bool pass, force;
 	char swbuf[HOST_NAME_MAX + 1];
 };
 
@@ -256,7 +261,7 @@ static int parse_port_opts(const char *cmd, int argc, char **argv, struct port_o
 	static const struct option opts[] = {
 		{ "netns", required_argument, NULL, 'n' }, { "switch", required_argument, NULL, 's' },
 		{ "mode", required_argument, NULL, 'm' },  { "pass", no_argument, NULL, 'p' },
-		{ NULL }
+		{ "force", no_argument, NULL, 'F' }, { NULL }
 	};
 	int c;
 
@@ -266,6 +271,7 @@ static int parse_port_opts(const char *cmd, int argc, char **argv, struct port_o
 		case 'n': p->netns = optarg; break;
 		case 's': p->sw = optarg; break;
 		case 'p': p->pass = true; break;
+		case 'F': p->force = true; break;
 		case 'm':
 			if (!strcmp(optarg, "drv"))
 				p->mode = XDP_FLAGS_DRV_MODE;
@@ -313,18 +319,21 @@ static int port_op(const char *cmd, int argc, char **argv, bool attach)
 		out_err("%s: %s: %s", cmd, p.dev, strerror(-ret));
 		goto out;
 	}
-	ret = ia_xdp_open(p.sw, &x);
+	/* Detach never sets a switch up. */
+	ret = attach ? ia_xdp_open(p.sw, &x) : ia_xdp_open_existing(p.sw, &x);
 	if (ret) {
-		out_err("%s: switch %s: maps: %s", cmd, p.sw, strerror(-ret));
+		out_err("%s: switch %s: %s", cmd, p.sw, ia_xdp_strerror(ret));
 		goto out;
 	}
+	if (p.force)
+		p.mode |= IA_XDP_F_FORCE;
 	if (attach)
 		ret = p.pass ? ia_xdp_attach_pass(x, ifindex, p.mode) :
 			       ia_xdp_attach(x, ifindex, p.mode);
 	else
 		ret = ia_xdp_detach(x, ifindex, p.mode);
 	if (ret) {
-		out_err("%s: %s: %s", cmd, p.dev, strerror(-ret));
+		out_err("%s: %s: %s", cmd, p.dev, ia_xdp_strerror(ret));
 		goto out;
 	}
 	out_begin();

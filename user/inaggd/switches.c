@@ -239,7 +239,7 @@ static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t w
 		if (!ret)
 			ret = ia_xdp_job_add(x, &cfg);
 		if (ret)
-			snprintf(why, whylen, "maps: %s", strerror(-ret));
+			snprintf(why, whylen, "maps: %s", ia_xdp_strerror(ret));
 	}
 	ia_xdp_close(x);
 	ia_netns_return(h);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <net/if.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 
@@ -136,24 +135,15 @@ static int query(struct ia_xdp *x, int ifindex, struct attached at[MODE__N])
 	return 0;
 }
 
-static const char *ifname(int ifindex, char *buf)
+/* Messages leave the interface's name to the caller, who knows it. */
+static int refuse(const struct attached *a, enum xdp_mode m, const char *verb)
 {
-	if (!if_indextoname(ifindex, buf))
-		snprintf(buf, IF_NAMESIZE, "ifindex %d", ifindex);
-	return buf;
-}
-
-static int refuse(int ifindex, const struct attached *a, enum xdp_mode m, const char *verb)
-{
-	char dev[IF_NAMESIZE];
-
 	if (a->owner == OWN_OTHER)
-		return ia_xdp_fail(-EBUSY, "%s: another inagg switch's program (id %u) is attached "
-				   "in %s mode: not %s it (detach it with that switch's name, or "
-				   "--force)", ifname(ifindex, dev), a->id, mode_name[m], verb);
-	return ia_xdp_fail(-EBUSY, "%s: XDP program '%s' (id %u) in %s mode is not inagg's: not "
-			   "%s it (--force does)", ifname(ifindex, dev), a->name, a->id,
-			   mode_name[m], verb);
+		return ia_xdp_fail(-EBUSY, "another inagg switch's program (id %u) is attached in "
+				   "%s mode: not %s it (detach it with that switch's name, or "
+				   "--force)", a->id, mode_name[m], verb);
+	return ia_xdp_fail(-EBUSY, "XDP program '%s' (id %u) in %s mode is not inagg's: not %s "
+			   "it (--force does)", a->name, a->id, mode_name[m], verb);
 }
 
 /* Sets (prog_fd >= 0) or removes the program of mode m, only if it still is old_id. */
@@ -183,7 +173,6 @@ static int attach_prog(struct ia_xdp *x, int ifindex, __u32 flags, int p)
 {
 	bool force = flags & IA_XDP_F_FORCE;
 	struct attached at[MODE__N] = {};
-	char dev[IF_NAMESIZE];
 	int err, m, want = -1;
 
 	flags &= XDP_FLAGS_DRV_MODE | XDP_FLAGS_SKB_MODE;
@@ -200,11 +189,10 @@ static int attach_prog(struct ia_xdp *x, int ifindex, __u32 flags, int p)
 		if (!at[m].id)
 			continue;
 		if (at[m].owner != OWN_MINE && !force)
-			return refuse(ifindex, &at[m], m, "replacing");
+			return refuse(&at[m], m, "replacing");
 		if (want >= 0 && want != m)
-			return ia_xdp_fail(-EEXIST, "%s: a program is attached in %s mode: detach it "
-					   "first to attach in %s mode", ifname(ifindex, dev),
-					   mode_name[m], mode_name[want]);
+			return ia_xdp_fail(-EEXIST, "a program is attached in %s mode: detach it "
+					   "first to attach in %s mode", mode_name[m], mode_name[want]);
 		want = m;
 	}
 	if (want < 0)	/* nothing attached: the kernel's choice */
@@ -237,7 +225,6 @@ int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
 	bool force = xdp_flags & IA_XDP_F_FORCE;
 	struct attached at[MODE__N] = {};
 	int err, m, done = 0, kept = -1;
-	char dev[IF_NAMESIZE];
 
 	xdp_flags &= XDP_FLAGS_DRV_MODE | XDP_FLAGS_SKB_MODE;
 	err = query(x, ifindex, at);
@@ -260,8 +247,8 @@ int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
 	if (done)
 		return 0;
 	if (kept >= 0)
-		return refuse(ifindex, &at[kept], kept, "removing");
-	return ia_xdp_fail(-ENOENT, "%s: no inagg program attached%s", ifname(ifindex, dev),
+		return refuse(&at[kept], kept, "removing");
+	return ia_xdp_fail(-ENOENT, "no inagg program attached%s",
 			   xdp_flags == XDP_FLAGS_SKB_MODE ? " in generic mode" :
 			   xdp_flags == XDP_FLAGS_DRV_MODE ? " in native mode" : "");
 }
