@@ -56,12 +56,16 @@ const char *ia_ctr_name(enum ia_ctr c)
 /* ---- errors and libbpf's messages ---- */
 
 static bool verbose;
+static libbpf_print_fn_t app_print;	/* what the application had set: NULL silences libbpf */
 static __thread char log_tail[8192];	/* libbpf's last warnings (verifier log included) */
 static __thread size_t log_len;
 static __thread char msg[IA_ERRLEN + sizeof(log_tail)];
 static __thread int msg_err;
 
-/* Kept for the error of a failed load; printed too with verbose. */
+/*
+ * Kept for the error of a failed load; printed as the application asked
+ * (libbpf_set_print() before opening a switch) or with ia_xdp_set_verbose().
+ */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char *s = NULL;
@@ -71,6 +75,8 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	va_copy(aq, ap);
 	if (verbose && level != LIBBPF_DEBUG)
 		vfprintf(stderr, fmt, aq);
+	else if (app_print)
+		app_print(level, fmt, aq);
 	va_end(aq);
 	if (level != LIBBPF_WARN || vasprintf(&s, fmt, ap) < 0)
 		return 0;
@@ -391,12 +397,15 @@ static int pin_maps(struct ia_xdp *x, const char *dir, char *dports_path, bool *
 static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 {
 	char dir[PATH_MAX], dports_path[PATH_MAX];
+	libbpf_print_fn_t prev;
 	struct bpf_program *prog;
 	bool dports_new = false;
 	int err, i, reused = 0;
 	struct ia_xdp *x;
 
-	libbpf_set_print(libbpf_log);
+	prev = libbpf_set_print(libbpf_log);
+	if (prev != libbpf_log)
+		app_print = prev;
 	log_len = 0;
 	log_tail[0] = '\0';
 	x = calloc(1, sizeof(*x));

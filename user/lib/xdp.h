@@ -106,7 +106,11 @@ int ia_xdp_slot_read(struct ia_xdp *x, __u32 job, __u32 idx, struct ia_slot *out
 
 /* Why err happened, if this thread's last failing call said, else strerror() (+ ENOTSUPP). */
 const char *ia_xdp_strerror(int err);
-/* libbpf's messages on stderr (off: kept for the error of a failed load only). */
+/*
+ * libbpf's messages on stderr. Otherwise they go where the application's
+ * libbpf_set_print() sent them (NULL: nowhere); either way the last ones
+ * are kept for the error of a failed load.
+ */
 void ia_xdp_set_verbose(bool on);
 
 /* Program fds, for BPF_PROG_TEST_RUN. */
