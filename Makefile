@@ -39,6 +39,15 @@ GEN_DEPS :=
 -include user/inaggd/inaggd.mk
 -include packaging/packaging.mk
 
+# Test-only tc impairment of host links (tests/impair/): object and skeleton.
+IMPAIR_SKEL := $(BUILD)/tests/impair/impair.skel.h
+$(BUILD)/tests/impair/impair.bpf.o: tests/impair/impair.bpf.c include/inagg/wire.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+$(IMPAIR_SKEL): $(BUILD)/tests/impair/impair.bpf.o
+	$(BPFTOOL) gen skeleton $< name impair_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/tests/net/live $(BUILD)/tests/net/host $(BUILD)/tests/bench/loss_bench: $(IMPAIR_SKEL)
+
 # Only what includes generated headers (BPF skeletons) waits for them.
 $(filter $(BUILD)/user/lib/xdp%,$(LIB_OBJS)) $(filter $(BUILD)/tests/bpf/% $(BUILD)/tests/bench/xdp%,\
 	$(TEST_BINS) $(BENCH_BINS)): $(GEN_DEPS)

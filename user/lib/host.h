@@ -31,7 +31,7 @@
 #include "host_vec.h"
 
 #define IA_HOST_WINDOW		64	/* default chunks in flight per worker */
-#define IA_HOST_TIMEOUT_MS	200	/* default retransmission timeout */
+#define IA_HOST_TIMEOUT_MS	2	/* default shortest wait before a resend by timer */
 #define IA_HOST_RETRIES		50	/* default retransmissions of one chunk */
 #define IA_HOST_LINGER_MS	1000	/* default PS idle time after the last chunk */
 #define IA_HOST_MAX_CHUNKS	(1u << 24)
@@ -63,7 +63,9 @@ struct ia_worker_cfg {
 	uint32_t base_seq;		/* first chunk's sequence number */
 	uint32_t chunk;			/* elements per chunk, 1..IA_MAX_ELEMS; 0: max */
 	uint32_t window;		/* chunks in flight; 0: IA_HOST_WINDOW */
-	uint32_t timeout_ms;		/* 0: IA_HOST_TIMEOUT_MS */
+	uint32_t timeout_ms;		/* shortest wait for a result before the first open
+					 * chunk is resent (more if the RTT says so); 0:
+					 * IA_HOST_TIMEOUT_MS */
 	uint32_t retries;		/* per chunk before giving up; 0: IA_HOST_RETRIES */
 	uint32_t nworkers;		/* if non-zero, a result must carry this nworkers */
 	volatile sig_atomic_t *stop;	/* optional: set to end run() with -EINTR */
@@ -79,6 +81,10 @@ struct ia_worker_stats {
 	uint64_t bad;			/* malformed or foreign messages ignored */
 	uint64_t marks;			/* results carrying IA_F_MARK */
 	uint32_t max_retx;		/* most retransmissions of one chunk */
+	uint64_t timeouts;		/* retransmissions by timer (the others: by later results) */
+	uint32_t srtt_us;		/* smoothed round-trip time at the end */
+	uint32_t min_rtt_us;		/* shortest round trip */
+	uint32_t rto_us;		/* retransmission timeout at the end */
 	double elapsed;			/* seconds from first send to last result */
 };
 
@@ -146,6 +152,7 @@ struct ia_ps_stats {
 	uint64_t agg;			/* AGG messages accepted */
 	uint64_t dup;			/* same sender again for an open chunk */
 	uint64_t late;			/* for a completed chunk: its result re-sent */
+	uint64_t late_quiet;		/* of which not answered: sent down < 1 ms before */
 	uint64_t results;		/* RESULT messages sent, re-sends included */
 	uint64_t marks;			/* accepted messages carrying IA_F_MARK */
 	uint64_t drop[IA_PS_DROP__COUNT];

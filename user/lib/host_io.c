@@ -21,14 +21,13 @@ uint64_t ia_io_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-int ia_io_ms_until(uint64_t t, uint64_t now)
+uint64_t ia_io_ns_until(uint64_t t, uint64_t now)
 {
-	uint64_t d;
+	const uint64_t max = IA_IO_POLL_MAX_MS * 1000000ull;
 
 	if (t <= now)
 		return 0;
-	d = (t - now + 999999) / 1000000;
-	return d > IA_IO_POLL_MAX_MS ? IA_IO_POLL_MAX_MS : (int)d;
+	return t - now > max ? max : t - now;
 }
 
 void ia_hdr_fill(struct ia_hdr *h, uint8_t type, uint32_t job, uint32_t seq, uint32_t sender,
@@ -182,12 +181,14 @@ void ia_io_rx_init(struct ia_io_rx *r)
 	}
 }
 
-int ia_io_rx_wait(int fd, struct ia_io_rx *r, int timeout_ms)
+int ia_io_rx_wait(int fd, struct ia_io_rx *r, uint64_t timeout_ns)
 {
+	struct timespec ts = { timeout_ns / 1000000000ull, timeout_ns % 1000000000ull };
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int i, n;
 
-	n = poll(&p, 1, timeout_ms);
+	/* ppoll: retransmission timers are well below a millisecond. */
+	n = ppoll(&p, 1, &ts, NULL);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (n == 0)

@@ -48,15 +48,15 @@ int ia_io_tx_send(struct ia_io_tx *t, const void *buf, size_t len, const struct 
 int ia_io_tx_flush(struct ia_io_tx *t);
 
 void ia_io_rx_init(struct ia_io_rx *r);
-/* Waits up to timeout_ms for datagrams; returns how many (0 on timeout) or -errno. */
-int ia_io_rx_wait(int fd, struct ia_io_rx *r, int timeout_ms);
+/* Waits up to timeout_ns for datagrams; returns how many (0 on timeout) or -errno. */
+int ia_io_rx_wait(int fd, struct ia_io_rx *r, uint64_t timeout_ns);
 
 /* Payload elements in wire order (little-endian int32). */
 void ia_io_payload_put(uint8_t *p, const int32_t *v, size_t n);
 uint32_t ia_io_payload_get(const uint8_t *p, size_t i);
 
 uint64_t ia_io_now_ns(void);
-/* Milliseconds from now until t, rounded up, at most IA_IO_POLL_MAX_MS. */
-int ia_io_ms_until(uint64_t t, uint64_t now);
+/* Nanoseconds from now until t, at most IA_IO_POLL_MAX_MS (a stop flag's period). */
+uint64_t ia_io_ns_until(uint64_t t, uint64_t now);
 
 #endif

@@ -21,8 +21,19 @@ struct pchunk {
 	uint8_t flags;		/* IA_F_MARK seen in an accepted contribution */
 	uint32_t nworkers;	/* sum over distinct senders */
 	uint32_t nsenders, cap;
-	uint32_t *senders;	/* freed on completion: anything later is "late" */
+	union {
+		uint32_t *senders;	/* open: freed on completion, anything later is "late" */
+		uint64_t sent_at;	/* done: when the result was last sent down */
+	};
 };
+
+/*
+ * Down to an address (the root switch replicates to every worker), a result
+ * sent less than this ago is not sent again for another late message: the
+ * workers that missed one result resend at about the same moment (and each
+ * of their blue switches re-emits), and one copy reaches them all.
+ */
+#define RESEND_GAP_NS	1000000ull
 
 struct ia_ps {
 	struct ia_ps_cfg cfg;
@@ -128,7 +139,8 @@ void ia_ps_close(struct ia_ps *ps)
 		return;
 	close(ps->tx.fd);
 	for (i = 0; i < ps->nchunks; i++)
-		free(ps->ch[i].senders);
+		if (ps->ch[i].state != PC_DONE)
+			free(ps->ch[i].senders);
 	free(ps->waddr);
 	free(ps->members);
 	free(ps->sum);
@@ -263,6 +275,15 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 	if (c->state == PC_DONE) {
 		/* A retransmission that missed the result: send it again, count nothing. */
 		ps->st.late++;
+		if (!unicast) {
+			uint64_t now = ia_io_now_ns();
+
+			if (now - c->sent_at < RESEND_GAP_NS) {
+				ps->st.late_quiet++;
+				return 0;
+			}
+			c->sent_at = now;
+		}
 		return ps_send_result(ps, idx,
 				      unicast && h->type == IA_MSG_CONTRIB ? from : NULL);
 	}
@@ -302,7 +323,7 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 		return 0;
 	c->state = PC_DONE;
 	free(c->senders);
-	c->senders = NULL;
+	c->sent_at = ia_io_now_ns();
 	c->nsenders = c->cap = 0;
 	ps->st.done++;
 	ps->st.elapsed = (ia_io_now_ns() - ps->t_first) / 1e9;
@@ -312,7 +333,8 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 {
 	uint64_t idle_since = 0, now;
-	int i, k, ret, wait;
+	uint64_t wait;
+	int i, k, ret;
 
 	for (;;) {
 		if (ps->cfg.stop && *ps->cfg.stop) {
@@ -325,7 +347,7 @@ int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 		if (ret)
 			return ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
 		now = ia_io_now_ns();
-		wait = IA_IO_POLL_MAX_MS;
+		wait = IA_IO_POLL_MAX_MS * 1000000ull;
 		if (ps->st.done == ps->nchunks && ps->cfg.linger_ms >= 0) {
 			uint64_t end;
 
@@ -334,7 +356,7 @@ int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 			end = idle_since + ps->cfg.linger_ms * 1000000ull;
 			if (now >= end)
 				return 0;
-			wait = ia_io_ms_until(end, now);
+			wait = ia_io_ns_until(end, now);
 		}
 		k = ia_io_rx_wait(ps->tx.fd, &ps->rx, wait);
 		if (k < 0)

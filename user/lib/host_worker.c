@@ -1,8 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Worker: sends its vector chunk by chunk and receives the sums, with
- * retransmission.
- * See host.h and docs/hosts.md.
+ * Worker: sends its vector chunk by chunk and receives the sums, recovering
+ * from loss on its own. See host.h and docs/hosts.md ("Loss recovery").
+ *
+ * - A sliding window: chunk i is sent only while i < lo + cwnd, lo being the
+ *   first chunk without a result, so that a blue switch's slot of chunk i
+ *   (slot i % window) is never needed for i + window while i is open.
+ * - Round-trip times are measured on chunks sent once (RFC 6298 srtt and
+ *   rttvar, and the minimum); cfg.timeout_ms stands in before a sample.
+ * - Loss is detected before the timer as RACK does (RFC 8985): results come
+ *   back in sending order (every worker sends in chunk order), so a chunk
+ *   still open when a chunk sent after it by this worker has its result, and
+ *   after that result's round-trip time plus a reordering allowance, is lost
+ *   somewhere (its contribution, another worker's, an aggregate or its
+ *   result). Only such chunks are resent.
+ * - When no new result has come for a while (stall_timeout(): twice the
+ *   round trip of earlier stall resends, or of the shortest round trip before
+ *   one, at least cfg.timeout_ms, doubling after three in a row), the first
+ *   open chunk, which the window waits for, is resent.
+ * - Random loss does not shrink the window. Only a stall with most of the
+ *   window overdue (an outage or a full queue) halves it; each result grows
+ *   it by one back to cfg.window.
+ *
+ * Resending is always safe: switches and the PS count each sender once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,17 +34,21 @@
 #include "host.h"
 #include "host_io.h"
 
+#define NS_PER_MS		1000000ull
+#define RTO_MIN_NS		(10 * NS_PER_MS)	/* below: scheduler noise on a busy host */
+#define RTO_MAX_NS		(1000 * NS_PER_MS)
+#define REO_MIN_NS		200000ull		/* reordering allowance: at least 200 us */
+#define BACKOFF_FREE		3	/* stalls in a row before the wait doubles: loss, not an outage */
+#define BACKOFF_MAX		(BACKOFF_FREE + 6)	/* then up to 64x */
+
 enum { CH_UNSENT, CH_INFLIGHT, CH_DONE };
 
 struct wchunk {
-	uint32_t gen;		/* sends so far; a timer entry is live iff its gen matches */
+	uint64_t xmit;		/* time of the latest send */
+	uint64_t stall_sent;	/* when resent by the stall timer, if it was */
+	uint64_t order;		/* place of the latest send among all sends */
+	uint32_t sends;
 	uint8_t state;
-};
-
-struct timer {
-	uint32_t idx;
-	uint32_t gen;
-	uint64_t deadline;
 };
 
 struct ia_worker {
@@ -44,7 +68,7 @@ int ia_worker_open(const struct ia_worker_cfg *cfg, struct ia_worker **out, char
 
 	if (cfg->chunk > IA_MAX_ELEMS)
 		return ia_fail(err, errlen, -EINVAL, "chunk of %u elements: at most %u", cfg->chunk,
-			    IA_MAX_ELEMS);
+			       IA_MAX_ELEMS);
 	if (!cfg->ps.s_addr)
 		return ia_fail(err, errlen, -EINVAL, "no destination (PS) address");
 	w = calloc(1, sizeof(*w));
@@ -91,6 +115,7 @@ void ia_worker_stats(const struct ia_worker *w, struct ia_worker_stats *st)
 	*st = w->st;
 }
 
+/* One run's state. Times are CLOCK_MONOTONIC nanoseconds. */
 struct wrun {
 	struct ia_worker *w;
 	const int32_t *in;
@@ -98,12 +123,61 @@ struct wrun {
 	size_t n;
 	uint64_t nchunks;
 	struct wchunk *ch;
-	struct timer *q;	/* ring of nchunks entries: at most one live per chunk */
-	uint64_t qhead, qlen;
-	uint64_t done, inflight;
-	double cwnd;		/* effective window, <= cfg.window */
-	uint64_t last_cut;	/* when cwnd was last halved */
+	uint64_t lo, next, done;	/* first without result, first unsent, results */
+	uint32_t cwnd;			/* effective window, 1..cfg.window */
+	uint64_t t0;
+	/* Round-trip time (RFC 6298); srtt 0: no sample yet. */
+	uint64_t srtt, rttvar, min_rtt, rto;
+	uint64_t sends;			/* messages sent so far: the order of the next */
+	/* RACK: the latest-sent chunk with a result, and its round trip. */
+	uint64_t rack_order, rack_rtt;
+	uint64_t floor;			/* cfg.timeout_ms */
+	uint64_t stall_rtt;		/* smoothed: stall resend -> its result */
+	uint64_t last_progress;		/* when a new result last arrived */
+	uint32_t backoff;		/* no-progress timeouts since then */
 };
+
+static void rtt_sample(struct wrun *r, uint64_t rtt)
+{
+	uint64_t d;
+
+	if (!r->srtt) {
+		r->srtt = rtt;
+		r->rttvar = rtt / 2;
+		r->min_rtt = rtt;
+	} else {
+		d = rtt > r->srtt ? rtt - r->srtt : r->srtt - rtt;
+		r->rttvar = (3 * r->rttvar + d) / 4;
+		r->srtt = (7 * r->srtt + rtt) / 8;
+		if (rtt < r->min_rtt)
+			r->min_rtt = rtt;
+	}
+	r->rto = r->srtt + 4 * r->rttvar;
+	if (r->rto < RTO_MIN_NS)
+		r->rto = RTO_MIN_NS;
+	if (r->rto > RTO_MAX_NS)
+		r->rto = RTO_MAX_NS;
+}
+
+/*
+ * How long without any new result before the first open chunk is resent:
+ * when the window is stalled on it, every worker waits for the same chunk and
+ * the network is idle, so its resend comes back in about the shortest round
+ * trip seen, far sooner than a chunk sent behind a full window.
+ */
+static uint64_t stall_timeout(const struct wrun *r)
+{
+	uint64_t t = 2 * r->min_rtt;
+
+	/* Once stall resends were answered, their round trip says it best. */
+	if (r->stall_rtt)
+		t = 2 * r->stall_rtt;
+	/* cfg.timeout_ms is the floor (and all there is before a sample). */
+	t = t > r->rto ? r->rto : t;
+	t = t < r->floor ? r->floor : t;
+	t <<= r->backoff > BACKOFF_FREE ? r->backoff - BACKOFF_FREE : 0;
+	return t > RTO_MAX_NS ? RTO_MAX_NS : t;
+}
 
 static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now)
 {
@@ -111,33 +185,35 @@ static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now
 	uint32_t len = ia_host_chunk_len(r->n, w->cfg.chunk, idx);
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
 	struct wchunk *c = &r->ch[idx];
-	uint64_t rto;
-	struct timer *t;
 
 	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_CONTRIB, w->cfg.job, w->cfg.base_seq + (uint32_t)idx,
 		    w->cfg.id, 1, len, flags);
 	ia_io_payload_put(buf + IA_HDR_LEN, r->in + idx * w->cfg.chunk, len);
-	c->gen++;
+	c->sends++;
 	c->state = CH_INFLIGHT;
 	/*
-	 * Exponential backoff (up to 8x) with +-25% jitter: retransmissions
-	 * of workers that lost the same burst must not collide again and again.
+	 * Up to 1/8 RTO of jitter on retransmissions: workers that detect the
+	 * same loss at once do not all resend in the same microsecond.
 	 */
-	rto = (uint64_t)w->cfg.timeout_ms * 1000000ull << (c->gen < 4 ? c->gen - 1 : 3);
-	rto = rto * 3 / 4 + ia_splitmix64(&w->rng) % (rto / 2 + 1);
-	t = &r->q[(r->qhead + r->qlen++) % r->nchunks];
-	*t = (struct timer){ idx, c->gen, now + rto };
-	w->st.sent++;
+	c->xmit = now;
+	c->order = ++r->sends;
 	if (flags & IA_F_RETX)
+		c->xmit += ia_splitmix64(&w->rng) % (r->rto / 8 + 1);
+	w->st.sent++;
+	if (flags & IA_F_RETX) {
 		w->st.retx++;
+		if (c->sends - 1 > w->st.max_retx)
+			w->st.max_retx = c->sends - 1;
+	}
 	return ia_io_tx_send(&w->tx, buf, IA_HDR_LEN + 4 * len, &w->ps);
 }
 
-static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, uint64_t t0)
+static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, uint64_t now)
 {
 	const struct ia_hdr *h = (const struct ia_hdr *)buf;
 	struct ia_worker *w = r->w;
 	uint32_t seq, nelem, i;
+	struct wchunk *c;
 	uint64_t idx;
 	int32_t *dst;
 
@@ -152,11 +228,12 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, uint64_t
 		goto bad;
 	if (w->cfg.nworkers && ntohl(h->nworkers) != w->cfg.nworkers)
 		goto bad;
-	if (r->ch[idx].state == CH_DONE) {
+	c = &r->ch[idx];
+	if (c->state == CH_DONE) {
 		w->st.dup++;
 		return;
 	}
-	if (r->ch[idx].state == CH_UNSENT) {
+	if (c->state == CH_UNSENT) {
 		/* Cannot be ours: the sum needs this worker's contribution. */
 		w->st.early++;
 		return;
@@ -164,15 +241,32 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, uint64_t
 	dst = r->out + idx * w->cfg.chunk;
 	for (i = 0; i < nelem; i++)
 		dst[i] = (int32_t)ia_io_payload_get(buf + IA_HDR_LEN, i);
-	r->ch[idx].state = CH_DONE;
+	c->state = CH_DONE;
 	r->done++;
-	r->inflight--;
 	w->st.results++;
-	/* Additive increase: one chunk per window of results. */
-	r->cwnd += 1.0 / r->cwnd;
-	if (r->cwnd > w->cfg.window)
-		r->cwnd = w->cfg.window;
-	w->st.elapsed = (ia_io_now_ns() - t0) / 1e9;
+	r->last_progress = now;
+	r->backoff = 0;
+	if (c->stall_sent && now > c->stall_sent) {
+		uint64_t rtt = now - c->stall_sent;
+
+		r->stall_rtt = r->stall_rtt ? (3 * r->stall_rtt + rtt) / 4 : rtt;
+	}
+	/*
+	 * Only chunks sent once give an RTT sample (Karn) and a RACK
+	 * reference: a resent chunk's result may come from an aggregate
+	 * completed long ago, with none of the waiting for the slowest
+	 * worker that orders fresh chunks' results.
+	 */
+	if (c->sends == 1 && now > c->xmit) {
+		rtt_sample(r, now - c->xmit);
+		if (c->order > r->rack_order) {
+			r->rack_order = c->order;
+			r->rack_rtt = now - c->xmit;
+		}
+	}
+	if (r->cwnd < w->cfg.window)
+		r->cwnd++;
+	w->st.elapsed = (now - r->t0) / 1e9;
 	if (h->flags & IA_F_MARK) {
 		/*
 		 * Congestion on the way. Hook for INA-aware congestion control
@@ -185,11 +279,75 @@ bad:
 	w->st.bad++;
 }
 
+/*
+ * Resends the open chunks found lost: by RACK, or, after no new result for
+ * stall_timeout(), the first open chunk (the one the window waits for).
+ * Only one: a pause of the whole system (a busy CPU) must not make every
+ * worker resend its whole window. Returns 0 or -errno, and in *wake when to
+ * look again.
+ */
+static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *err, size_t errlen)
+{
+	struct ia_worker *w = r->w;
+	uint64_t reo = r->min_rtt / 4 > REO_MIN_NS ? r->min_rtt / 4 : REO_MIN_NS;
+	uint64_t stall_at = r->last_progress + stall_timeout(r);
+	bool stalled = now >= stall_at, first = true;
+	uint64_t i, rack_at, overdue = 0;
+	int ret;
+
+	*wake = now + IA_IO_POLL_MAX_MS * NS_PER_MS;
+	for (i = r->lo; i < r->next; i++) {
+		struct wchunk *c = &r->ch[i];
+		bool lost, timeout;
+
+		if (c->state != CH_INFLIGHT)
+			continue;
+		/* Sent before the last result came, and still without one. */
+		overdue += c->xmit < r->last_progress;
+		rack_at = c->order < r->rack_order ? c->xmit + r->rack_rtt + reo : UINT64_MAX;
+		lost = rack_at <= now;
+		timeout = !lost && stalled && first;
+		first = false;
+		if (!lost && !timeout) {
+			*wake = rack_at < *wake ? rack_at : *wake;
+			continue;
+		}
+		if (c->sends > w->cfg.retries)
+			return ia_fail(err, errlen, -ETIMEDOUT,
+				       "chunk %u: no result after %u retransmissions",
+				       w->cfg.base_seq + (uint32_t)i, w->cfg.retries);
+		if (timeout) {
+			w->st.timeouts++;
+			c->stall_sent = now;
+		}
+		ret = worker_send(r, i, IA_F_RETX, now);
+		if (ret)
+			return ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
+	}
+	if (stalled) {
+		/* Nothing came back: wait longer next time, until something does. */
+		if (r->backoff < BACKOFF_MAX)
+			r->backoff++;
+		r->last_progress = now;
+		/*
+		 * Most of the window overdue with nothing coming back is an
+		 * outage or a full queue, not random loss (that leaves one
+		 * chunk, or a few, open while the window waits for them).
+		 */
+		if (overdue >= 2 && 2 * overdue >= r->cwnd)
+			r->cwnd = r->cwnd / 2 ? r->cwnd / 2 : 1;
+		stall_at = now + stall_timeout(r);
+	}
+	if (r->lo < r->next)
+		*wake = stall_at < *wake ? stall_at : *wake;
+	return 0;
+}
+
 int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n, char *err,
 		  size_t errlen)
 {
 	struct wrun r = { .w = w, .in = in, .out = out, .n = n };
-	uint64_t next = 0, t0, now;
+	uint64_t now, wake;
 	int i, k, ret = 0;
 
 	r.nchunks = ia_host_nchunks(n, w->cfg.chunk);
@@ -197,75 +355,50 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 		return ia_fail(err, errlen, -EINVAL, "empty vector");
 	if (r.nchunks > IA_HOST_MAX_CHUNKS)
 		return ia_fail(err, errlen, -E2BIG, "%llu chunks: at most %u",
-			    (unsigned long long)r.nchunks, IA_HOST_MAX_CHUNKS);
+			       (unsigned long long)r.nchunks, IA_HOST_MAX_CHUNKS);
 	r.ch = calloc(r.nchunks, sizeof(*r.ch));
-	r.q = calloc(r.nchunks, sizeof(*r.q));
-	if (!r.ch || !r.q) {
-		ret = ia_fail(err, errlen, -ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!r.ch)
+		return ia_fail(err, errlen, -ENOMEM, "out of memory");
 	memset(&w->st, 0, sizeof(w->st));
 	r.cwnd = w->cfg.window;
-	t0 = ia_io_now_ns();
+	r.rto = r.floor = w->cfg.timeout_ms * NS_PER_MS;
+	r.t0 = r.last_progress = ia_io_now_ns();
 	while (r.done < r.nchunks) {
 		if (w->cfg.stop && *w->cfg.stop) {
 			ret = ia_fail(err, errlen, -EINTR, "interrupted");
 			goto out;
 		}
 		now = ia_io_now_ns();
-		while (r.inflight < (uint64_t)r.cwnd && next < r.nchunks) {
-			ret = worker_send(&r, next++, 0, now);
-			if (ret)
-				goto send_err;
-			r.inflight++;
-		}
-		/* Expired timers, oldest first; stale entries are skipped. */
-		while (r.qlen) {
-			struct timer t = r.q[r.qhead];
-			struct wchunk *c = &r.ch[t.idx];
-
-			if (c->state == CH_INFLIGHT && c->gen == t.gen && t.deadline > now)
-				break;
-			r.qhead = (r.qhead + 1) % r.nchunks;
-			r.qlen--;
-			if (c->state != CH_INFLIGHT || c->gen != t.gen)
-				continue;
-			if (c->gen > w->cfg.retries) {
-				ret = ia_fail(err, errlen, -ETIMEDOUT,
-					   "chunk %u: no result after %u retransmissions",
-					   w->cfg.base_seq + t.idx, w->cfg.retries);
+		while (r.lo < r.nchunks && r.ch[r.lo].state == CH_DONE)
+			r.lo++;
+		while (r.next < r.nchunks && r.next < r.lo + r.cwnd) {
+			ret = worker_send(&r, r.next++, 0, now);
+			if (ret) {
+				ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
 				goto out;
 			}
-			/* A loss: halve the window, at most once per timeout. */
-			if (now - r.last_cut >= w->cfg.timeout_ms * 1000000ull) {
-				r.cwnd = r.cwnd / 2 < 1 ? 1 : r.cwnd / 2;
-				r.last_cut = now;
-			}
-			ret = worker_send(&r, t.idx, IA_F_RETX, now);
-			if (ret)
-				goto send_err;
-			if (c->gen - 1 > w->st.max_retx)
-				w->st.max_retx = c->gen - 1;
 		}
-		ret = ia_io_tx_flush(&w->tx);
+		ret = worker_recover(&r, now, &wake, err, errlen);
 		if (ret)
-			goto send_err;
-		k = ia_io_rx_wait(w->tx.fd, &w->rx,
-			    r.qlen ? ia_io_ms_until(r.q[r.qhead].deadline, now) : IA_IO_POLL_MAX_MS);
+			goto out;
+		ret = ia_io_tx_flush(&w->tx);
+		if (ret) {
+			ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
+			goto out;
+		}
+		k = ia_io_rx_wait(w->tx.fd, &w->rx, ia_io_ns_until(wake, now));
 		if (k < 0) {
 			ret = ia_fail(err, errlen, k, "receive: %s", strerror(-k));
 			goto out;
 		}
+		now = ia_io_now_ns();
 		for (i = 0; i < k; i++)
-			worker_recv(&r, w->rx.buf[i], w->rx.mm[i].msg_len, t0);
+			worker_recv(&r, w->rx.buf[i], w->rx.mm[i].msg_len, now);
 	}
-	ret = 0;
-	goto out;
-send_err:
-	ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
+	w->st.srtt_us = r.srtt / 1000;
+	w->st.min_rtt_us = r.min_rtt / 1000;
+	w->st.rto_us = r.rto / 1000;
 out:
 	free(r.ch);
-	free(r.q);
 	return ret;
 }
-

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loss recovery benchmark: the paper's Fig. 1 (docs/fig1.json, 18 workers)
+ * as a live network, one allreduce of 200 chunks per run through the job
+ * inaggd places (SMC, k = 2), with every host link (both directions)
+ * impaired by the tc programs of tests/impair/: clean, 1 % and 10 % loss.
+ * The three cases are interleaved round by round; it prints each run, then
+ * per case the median and range of the time and of its ratio to the clean
+ * run of the same round, and whether every result was exact.
+ *
+ * Usage: loss_bench [-r ROUNDS] [-c CHUNKS] [-t TOPOLOGY.json]
+ * Needs root; run under flock /tmp/inagg-net.lock. Namespaces ia-l<pid>-*
+ * are deleted on exit, also on SIGINT/SIGTERM.
+ */
+#include <getopt.h>
+#include <libgen.h>
+
+#include "../livenet.h"
+#include "../impair/impair.h"
+
+#define MAX_ROUNDS	50
+#define NCASES		3
+
+static const struct {
+	const char *name;
+	uint32_t loss_ppm;
+	double target;		/* at most this many times the clean time */
+} cases[NCASES] = {
+	{ "clean", 0, 0 },
+	{ "1% loss", 10000, 1.5 },
+	{ "10% loss", 100000, 5 },
+};
+
+static struct env net;
+static bool net_up;
+static pid_t main_pid;
+
+static void on_signal(int sig)
+{
+	/* Forked hosts inherit this; only the bench itself tears down. */
+	if (getpid() == main_pid && net_up)
+		env_down(&net);
+	_exit(128 + sig);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	long len;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (len = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
+		buf = calloc(1, len + 1);
+		if (buf && fread(buf, 1, len, f) != (size_t)len) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Impairment on every host of the job (workers and destination), once. */
+static int impair_hosts(json_object *job, struct impair *im, int *nim)
+{
+	json_object *workers = get(job, "workers");
+	int n = json_object_array_length(workers), ret;
+
+	for (int i = 0; i <= n; i++) {
+		const char *ns = i < n ? json_object_get_string(get(json_object_array_get_idx(
+						 workers, i), "netns"))
+				       : json_object_get_string(get(job, "destination.netns"));
+
+		ret = impair_attach(&im[i], ns, "eth0", 0);
+		if (ret) {
+			fprintf(stderr, "loss_bench: impairment on %s: %s\n", ns, strerror(-ret));
+			return ret;
+		}
+		*nim = i + 1;
+	}
+	return 0;
+}
+
+/* One run: a fresh job, every host link at loss_ppm, seeded by host and round. */
+static int one_run(int chunks, int round, int c, struct impair *im, int *nim, double *seconds,
+		   bool *exact)
+{
+	json_object *resp = request(&net, "{\"cmd\": \"submit\", \"k\": 2}");
+	struct run *r = new_run();
+	struct impair_counts ic, sum = { 0 };
+	uint64_t retx = 0, timeouts = 0, srtt = 0, min_rtt = 0;
+	int ret = -1;
+
+	if (!resp || !r)
+		goto out;
+	if (!*nim && impair_hosts(get(resp, "job"), im, nim))
+		goto out;
+	for (int i = 0; i < *nim; i++) {
+		impair_set(&im[i], cases[c].loss_ppm, 0);
+		im[i].skel->bss->seed = 1000003ull * (i + 1) + 7919ull * round + c;
+		memset(im[i].skel->bss->seen, 0, sizeof(im[i].skel->bss->seen));
+		memset(im[i].skel->bss->dropped, 0, sizeof(im[i].skel->bss->dropped));
+	}
+	if (allreduce(&net, get(resp, "job"), chunks, r, NULL, NULL, NULL))
+		goto out;
+	for (int i = 0; i < *nim; i++) {
+		impair_counts(&im[i], &ic);
+		sum.seen += ic.seen;
+		sum.dropped += ic.dropped;
+	}
+	for (int i = 0; i < r->nworkers; i++) {
+		retx += r->wst[i].retx;
+		timeouts += r->wst[i].timeouts;
+		srtt += r->wst[i].srtt_us;
+		min_rtt += r->wst[i].min_rtt_us;
+	}
+	*seconds = r->seconds;
+	*exact = run_exact(r);
+	printf("round %d  %-9s %7.3f s  %s  frames %llu dropped %llu (%.1f%%)  resent %llu "
+	       "(timer %llu)  rtt mean %.1f ms, min %.1f ms\n",
+	       round + 1, cases[c].name, r->seconds, *exact ? "exact" : "NOT EXACT",
+	       (unsigned long long)sum.seen, (unsigned long long)sum.dropped,
+	       sum.seen ? 100.0 * sum.dropped / sum.seen : 0, (unsigned long long)retx,
+	       (unsigned long long)timeouts, srtt / 1e3 / r->nworkers, min_rtt / 1e3 / r->nworkers);
+	if (!*exact) {
+		if (r->ps.rc)
+			printf("#   destination: %s\n", r->ps.err);
+		for (int i = 0; i < r->nworkers; i++)
+			if (r->w[i].rc)
+				printf("#   worker %d: %s\n", i, r->w[i].err);
+	}
+	json_object_put(request(&net, "{\"cmd\": \"end\", \"job\": %u}", r->job));
+	ret = 0;
+out:
+	for (int i = 0; i < *nim; i++)
+		impair_set(&im[i], 0, 0);
+	json_object_put(resp);
+	if (r)
+		munmap(r, sizeof(*r));
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static double secs[NCASES][MAX_ROUNDS], ratio[NCASES][MAX_ROUNDS];
+	const char *topo_path = "docs/fig1.json";
+	struct impair im[LIVE_MAXW + 1];
+	int rounds = 5, chunks = 200, nim = 0, nexact[NCASES] = { 0 }, opt, bad = 0;
+	char exe[PATH_MAX], *topo;
+	ssize_t len;
+
+	while ((opt = getopt(argc, argv, "r:c:t:h")) != -1) {
+		switch (opt) {
+		case 'r':
+			rounds = atoi(optarg);
+			break;
+		case 'c':
+			chunks = atoi(optarg);
+			break;
+		case 't':
+			topo_path = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: loss_bench [-r ROUNDS] [-c CHUNKS] [-t TOPOLOGY]\n");
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (rounds < 1 || rounds > MAX_ROUNDS || chunks < 1 || chunks > 100000) {
+		fprintf(stderr, "loss_bench: rounds 1..%d, chunks 1..100000\n", MAX_ROUNDS);
+		return 2;
+	}
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return 1;
+	exe[len] = '\0';
+	/* build/tests/bench/loss_bench -> build */
+	snprintf(build, sizeof(build), "%s", dirname(dirname(dirname(exe))));
+	topo = read_file(topo_path);
+	if (!topo) {
+		fprintf(stderr, "loss_bench: cannot read %s (run from the source tree)\n", topo_path);
+		return 1;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	main_pid = getpid();
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	printf("loss_bench: %s, %d chunks of %d int32 per worker, job placed by inaggd (SMC, k=2),\n"
+	       "every host link impaired both ways by tc BPF; %d interleaved rounds\n",
+	       topo_path, chunks, IA_MAX_ELEMS, rounds);
+	if (env_up(&net, topo, 0, false)) {
+		fprintf(stderr, "loss_bench: network setup failed\n");
+		env_down(&net);
+		return 1;
+	}
+	net_up = true;
+	for (int round = 0; round < rounds && !bad; round++) {
+		for (int c = 0; c < NCASES; c++) {
+			bool exact = false;
+
+			if (one_run(chunks, round, c, im, &nim, &secs[c][round], &exact)) {
+				bad = 1;
+				break;
+			}
+			nexact[c] += exact;
+		}
+		for (int c = 0; c < NCASES && !bad; c++)
+			ratio[c][round] = secs[c][round] / secs[0][round];
+	}
+	for (int i = 0; i < nim; i++)
+		impair_destroy(&im[i]);
+	env_down(&net);
+	net_up = false;
+	if (bad) {
+		fprintf(stderr, "loss_bench: a run could not be set up\n");
+		return 1;
+	}
+	printf("\n%-9s %10s %17s %10s %15s %7s  %s\n", "case", "median s", "range s", "x clean",
+	       "x clean range", "exact", "target");
+	for (int c = 0; c < NCASES; c++) {
+		double lo = secs[c][0], hi = secs[c][0], rlo = ratio[c][0], rhi = ratio[c][0];
+		double ms, mr;
+		char target[64] = "";
+
+		for (int i = 1; i < rounds; i++) {
+			lo = secs[c][i] < lo ? secs[c][i] : lo;
+			hi = secs[c][i] > hi ? secs[c][i] : hi;
+			rlo = ratio[c][i] < rlo ? ratio[c][i] : rlo;
+			rhi = ratio[c][i] > rhi ? ratio[c][i] : rhi;
+		}
+		ms = median(secs[c], rounds);
+		mr = median(ratio[c], rounds);
+		if (cases[c].target)
+			snprintf(target, sizeof(target), "<= %gx: %s", cases[c].target,
+				 mr <= cases[c].target ? "met" : "NOT met");
+		printf("%-9s %10.3f %8.3f-%-8.3f %10.2f %7.2f-%-7.2f %4d/%-2d  %s\n", cases[c].name, ms,
+		       lo, hi, mr, rlo, rhi, nexact[c], rounds, target);
+		bad |= nexact[c] != rounds;
+	}
+	free(topo);
+	return bad;
+}
