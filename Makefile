@@ -17,6 +17,10 @@ TEST_LAYERS := unit bpf net kmod
 LIB_SRCS := $(wildcard user/lib/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB	 := $(BUILD)/libinagg.a
+# libinagg.so: the stable API (include/inagg/api.h) and the host endpoint under it.
+SO	 := $(BUILD)/libinagg.so
+SO_OBJS	 := $(patsubst %,$(BUILD)/user/lib/%.o,api api_join ctl err host_worker host_ps host_io \
+	      host_vec host_fx)
 CLI_SRCS := $(wildcard user/inagg/*.c)
 CLI	 := $(BUILD)/inagg
 
@@ -32,7 +36,7 @@ KSELFTEST := $(BUILD)/kselftest/kselftest_harness.h
 .DEFAULT_GOAL := all
 
 # Parts add themselves to these from their own fragment.
-ALL_TARGETS := $(LIB) $(CLI)
+ALL_TARGETS := $(LIB) $(SO) $(CLI)
 GEN_DEPS :=
 -include bpf/bpf.mk
 -include kmod/kmod.mk
@@ -64,6 +68,12 @@ $(BUILD)/%.o: %.c
 
 $(LIB): $(LIB_OBJS)
 	$(AR) rcs $@ $^
+
+# The library's objects are position-independent, so the shared one can reuse them.
+$(LIB_OBJS): CFLAGS += -fPIC
+$(SO): $(SO_OBJS) user/lib/api.map
+	$(CC) $(CFLAGS) -shared -Wl,--version-script=user/lib/api.map -Wl,-soname,libinagg.so.1 \
+		-o $@ $(SO_OBJS) -ljson-c -lm
 
 $(CLI): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The stable API of libinagg.so (include/inagg/api.h): handles, options,
+ * and all-reduces as a stream of chunk sequence numbers over the host
+ * endpoint of host.h. Joining through the daemon is in api_join.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "inagg/api.h"
+#include "api_int.h"
+#include "err.h"
+
+/* The default stream: 2^28 elements, 1 GiB of PS memory at most (4 bytes each). */
+#define API_CAPACITY_DEFAULT	(1ull << 28)
+#define API_RETRIES_DEFAULT	20
+
+int ia_api_version(void)
+{
+	return IA_API_VERSION;
+}
+
+struct ia_api *ia_handle_alloc(uint32_t job, uint32_t nworkers)
+{
+	struct ia_api *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->job = job;
+	h->nworkers = nworkers;
+	h->index = -1;
+	h->retries = API_RETRIES_DEFAULT;
+	h->capacity = API_CAPACITY_DEFAULT;
+	return h;
+}
+
+static int parse_addr(const char *what, const char *s, struct in_addr *a, char *err,
+		      size_t errlen)
+{
+	if (!s || inet_pton(AF_INET, s, a) != 1)
+		return ia_fail(err, errlen, -EINVAL, "%s address \"%s\": not an IPv4 address",
+			       what, s ? s : "(none)");
+	return 0;
+}
+
+static int check_job(uint32_t job, uint32_t nworkers, char *err, size_t errlen)
+{
+	if (!job)
+		return ia_fail(err, errlen, -EINVAL, "job 0: job ids start at 1");
+	if (!nworkers)
+		return ia_fail(err, errlen, -EINVAL, "a job needs at least one worker");
+	return 0;
+}
+
+int ia_api_worker_open(uint32_t job, uint32_t id, uint32_t nworkers, const char *addr,
+		       const char *ps, uint16_t port, struct ia_api **out, char *err,
+		       size_t errlen)
+{
+	struct ia_api *h;
+	int ret;
+
+	*out = NULL;
+	ret = check_job(job, nworkers, err, errlen);
+	if (ret)
+		return ret;
+	h = ia_handle_alloc(job, nworkers);
+	if (!h)
+		return ia_fail(err, errlen, -ENOMEM, "out of memory");
+	h->id = id;
+	h->port = port;
+	ret = parse_addr("worker", addr, &h->addr, err, errlen);
+	if (!ret)
+		ret = parse_addr("PS", ps, &h->ps, err, errlen);
+	if (ret) {
+		free(h);
+		return ret;
+	}
+	*out = h;
+	return 0;
+}
+
+int ia_api_ps_open(uint32_t job, uint32_t nworkers, const char *addr, const char *down,
+		   uint16_t port, struct ia_api **out, char *err, size_t errlen)
+{
+	struct ia_api *h;
+	int ret;
+
+	*out = NULL;
+	ret = check_job(job, nworkers, err, errlen);
+	if (ret)
+		return ret;
+	h = ia_handle_alloc(job, nworkers);
+	if (!h)
+		return ia_fail(err, errlen, -ENOMEM, "out of memory");
+	h->is_ps = true;
+	h->port = port;
+	h->unicast = !down;
+	ret = parse_addr("PS", addr, &h->addr, err, errlen);
+	if (!ret && down)
+		ret = parse_addr("down", down, &h->down, err, errlen);
+	if (ret) {
+		free(h);
+		return ret;
+	}
+	*out = h;
+	return 0;
+}
+
+int ia_api_set(struct ia_api *h, enum ia_api_opt opt, uint64_t value, char *err,
+	       size_t errlen)
+{
+	if (!h)
+		return ia_fail(err, errlen, -EINVAL, "no handle");
+	switch (opt) {
+	case IA_API_OPT_RETRIES:
+		if (value < 1 || value > 100000)
+			return ia_fail(err, errlen, -EINVAL, "retries %llu: use 1..100000",
+				       (unsigned long long)value);
+		h->retries = value;
+		return 0;
+	case IA_API_OPT_TIMEOUT_MS:
+		if (value < 1 || value > 60000)
+			return ia_fail(err, errlen, -EINVAL, "timeout %llu ms: use 1..60000",
+				       (unsigned long long)value);
+		h->timeout_ms = value;
+		return 0;
+	case IA_API_OPT_WINDOW:
+		if (value < 1 || value > 4096)
+			return ia_fail(err, errlen, -EINVAL, "window %llu: use 1..4096 chunks",
+				       (unsigned long long)value);
+		h->window = value;
+		return 0;
+	case IA_API_OPT_CAPACITY:
+		/* The PS keeps the whole stream: IA_HOST_MAX_CHUNKS chunks at most. */
+		if (value < IA_API_CHUNK || value > (uint64_t)IA_HOST_MAX_CHUNKS * IA_API_CHUNK)
+			return ia_fail(err, errlen, -EINVAL, "capacity %llu elements: use %u..%llu",
+				       (unsigned long long)value, IA_API_CHUNK,
+				       (unsigned long long)IA_HOST_MAX_CHUNKS * IA_API_CHUNK);
+		if (h->next_seq || h->serving)
+			return ia_fail(err, errlen, -EINVAL, "capacity: set before the first use");
+		h->capacity = value;
+		return 0;
+	}
+	return ia_fail(err, errlen, -EINVAL, "unknown option %d", (int)opt);
+}
+
+int ia_api_nworkers(const struct ia_api *h)
+{
+	return h ? (int)h->nworkers : -EINVAL;
+}
+
+int ia_api_index(const struct ia_api *h)
+{
+	return h ? h->index : -EINVAL;
+}
+
+/* A 32-bit tag of one call: its length, place in the stream and kind. */
+static uint32_t call_tag(uint64_t n, uint64_t seq, uint32_t kind)
+{
+	uint64_t s = n ^ (seq << 20) ^ ((uint64_t)kind << 60);
+
+	return (uint32_t)(ia_splitmix64(&s) >> 32) | 1;
+}
+
+/*
+ * One all-reduce of words[1..1 + n) as chunks base .. base + C - 1; words[0]
+ * carries the call's tag. The buffer is padded to whole chunks.
+ */
+static int stream_allreduce(struct ia_api *h, uint64_t n, uint32_t kind, char *err,
+			    size_t errlen)
+{
+	uint64_t words = n + 1, nchunks = ia_host_nchunks(words, IA_API_CHUNK);
+	struct ia_worker_cfg cfg = {
+		.job = h->job, .id = h->id, .addr = h->addr, .ps = h->ps, .port = h->port,
+		.base_seq = (uint32_t)h->next_seq, .chunk = IA_API_CHUNK, .window = h->window,
+		.timeout_ms = h->timeout_ms, .retries = h->retries, .nworkers = h->nworkers,
+	};
+	uint32_t tag = call_tag(n, h->next_seq, kind);
+	struct ia_worker *w;
+	char addr[INET_ADDRSTRLEN];
+	int ret;
+
+	if (h->next_seq + nchunks > h->capacity / IA_API_CHUNK)
+		return ia_fail(err, errlen, -ENOSPC,
+			       "job %u: its stream of %llu elements is used up (at chunk %llu); "
+			       "end it and submit a new job", h->job,
+			       (unsigned long long)h->capacity, (unsigned long long)h->next_seq);
+	h->buf[0] = (int32_t)tag;
+	memset(h->buf + words, 0, (nchunks * IA_API_CHUNK - words) * sizeof(*h->buf));
+	ret = ia_worker_open(&cfg, &w, err, errlen);
+	if (ret == -EADDRNOTAVAIL) {
+		inet_ntop(AF_INET, &h->addr, addr, sizeof(addr));
+		return ia_fail(err, errlen, ret, "worker address %s is not on this host: run in %s",
+			       addr, h->netns[0] ? h->netns : "the worker's network namespace");
+	}
+	if (ret)
+		return ret;
+	ret = ia_worker_run(w, h->buf, h->buf, nchunks * IA_API_CHUNK, err, errlen);
+	ia_worker_close(w);
+	if (ret == -ETIMEDOUT) {
+		char why[IA_ERRLEN];
+
+		snprintf(why, sizeof(why), "%s", err ? err : "");
+		return ia_fail(err, errlen, ret, "job %u: no result from the network (%s)", h->job,
+			       why);
+	}
+	if (ret)
+		return ret;
+	/* Every worker is past these chunks, whatever the tag says. */
+	h->next_seq += nchunks;
+	h->calls++;
+	if ((uint32_t)h->buf[0] != tag * h->nworkers)
+		return ia_fail(err, errlen, -EPROTO,
+			       "job %u call %llu: the workers did not all-reduce the same length "
+			       "(%llu elements here)", h->job, (unsigned long long)h->calls,
+			       (unsigned long long)n);
+	return 0;
+}
+
+static int worker_ready(struct ia_api *h, uint64_t n, uint64_t lanes, char *err, size_t errlen)
+{
+	uint64_t need;
+
+	if (!h)
+		return ia_fail(err, errlen, -EINVAL, "no handle");
+	if (h->is_ps)
+		return ia_fail(err, errlen, -EINVAL, "a PS handle does not all-reduce: serve it");
+	if (!n)
+		return ia_fail(err, errlen, -EINVAL, "empty vector");
+	if (n > h->capacity / lanes)
+		return ia_fail(err, errlen, -EINVAL, "%llu elements: more than the stream holds",
+			       (unsigned long long)n);
+	need = (n * lanes + 1 + IA_API_CHUNK - 1) / IA_API_CHUNK * IA_API_CHUNK;
+	if (need > h->bufcap) {
+		int32_t *b = realloc(h->buf, need * sizeof(*b));
+
+		if (!b)
+			return ia_fail(err, errlen, -ENOMEM, "out of memory");
+		h->buf = b;
+		h->bufcap = need;
+	}
+	return 0;
+}
+
+int ia_api_allreduce_i32(struct ia_api *h, int32_t *v, uint64_t n, char *err, size_t errlen)
+{
+	int ret = worker_ready(h, n, 1, err, errlen);
+
+	if (ret)
+		return ret;
+	if (!v)
+		return ia_fail(err, errlen, -EINVAL, "no vector");
+	memcpy(h->buf + 1, v, n * sizeof(*v));
+	ret = stream_allreduce(h, n, 32, err, errlen);
+	if (!ret)
+		memcpy(v, h->buf + 1, n * sizeof(*v));
+	return ret;
+}
+
+/* Lanes of an int64: bits 0..21 and 22..42 unsigned, 43..63 signed. */
+#define L0_BITS 22
+#define L1_BITS 21
+
+int ia_api_allreduce_i64(struct ia_api *h, int64_t *v, uint64_t n, char *err, size_t errlen)
+{
+	int32_t *l0, *l1, *l2;
+	uint64_t i;
+	int ret = worker_ready(h, n, 3, err, errlen);
+
+	if (ret)
+		return ret;
+	if (!v)
+		return ia_fail(err, errlen, -EINVAL, "no vector");
+	/* Unsigned lanes of N workers must not carry out of 32 bits. */
+	if (h->nworkers > IA_API_I64_MAX_WORKERS)
+		return ia_fail(err, errlen, -EINVAL, "int64 sums of %u workers: at most %u",
+			       h->nworkers, IA_API_I64_MAX_WORKERS);
+	l0 = h->buf + 1;
+	l1 = l0 + n;
+	l2 = l1 + n;
+	for (i = 0; i < n; i++) {
+		uint64_t x = (uint64_t)v[i];
+
+		l0[i] = (int32_t)(x & ((1u << L0_BITS) - 1));
+		l1[i] = (int32_t)((x >> L0_BITS) & ((1u << L1_BITS) - 1));
+		l2[i] = (int32_t)(v[i] >> (L0_BITS + L1_BITS));
+	}
+	ret = stream_allreduce(h, 3 * n, 64, err, errlen);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++)
+		v[i] = (int64_t)((uint64_t)(uint32_t)l0[i] + ((uint64_t)(uint32_t)l1[i] << L0_BITS) +
+				 ((uint64_t)(int64_t)l2[i] << (L0_BITS + L1_BITS)));
+	return 0;
+}
+
+int ia_api_ps_serve(struct ia_api *h, volatile int *stop, char *err, size_t errlen)
+{
+	struct ia_ps_cfg cfg;
+	struct ia_ps *ps;
+	char addr[INET_ADDRSTRLEN];
+	int ret;
+
+	if (!h || !h->is_ps)
+		return ia_fail(err, errlen, -EINVAL, "not a PS handle");
+	cfg = (struct ia_ps_cfg){
+		.job = h->job, .id = IA_SENDER_DEST, .nworkers = h->nworkers,
+		.nelem = h->capacity, .addr = h->addr, .port = h->port, .chunk = IA_API_CHUNK,
+		.down_mode = h->unicast ? IA_PS_DOWN_UNICAST : IA_PS_DOWN_ADDR, .down = h->down,
+		.linger_ms = -1, .stop = stop,
+	};
+	h->serving = true;
+	ret = ia_ps_open(&cfg, &ps, err, errlen);
+	if (ret == -EADDRNOTAVAIL) {
+		inet_ntop(AF_INET, &h->addr, addr, sizeof(addr));
+		return ia_fail(err, errlen, ret, "PS address %s is not on this host: run in %s",
+			       addr, h->netns[0] ? h->netns : "the destination's network namespace");
+	}
+	if (ret)
+		return ret;
+	ret = ia_ps_run(ps, err, errlen);
+	ia_ps_close(ps);
+	/* A stream never completes: being stopped is the normal end. */
+	return ret == -EINTR ? 0 : ret;
+}
+
+void ia_api_close(struct ia_api *h)
+{
+	if (!h)
+		return;
+	free(h->buf);
+	free(h);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Inside an ia_api handle (include/inagg/api.h): api.c and api_join.c only. */
+#ifndef INAGG_API_INT_H
+#define INAGG_API_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include "host.h"
+#include "netplan.h"
+
+struct ia_api {
+	bool is_ps;
+	bool unicast;		/* PS without switches: results to each worker */
+	bool serving;
+	uint32_t job, id, nworkers;
+	int index;		/* among the job's workers; -1: PS or no daemon */
+	struct in_addr addr, ps, down;
+	uint16_t port;
+	char netns[64];		/* where addr is (from the daemon), for messages */
+	uint32_t window, timeout_ms, retries;
+	uint64_t capacity;	/* stream length in elements */
+	uint64_t next_seq;	/* first chunk of the next call */
+	uint64_t calls;
+	int32_t *buf;		/* tag + data, padded to whole chunks */
+	uint64_t bufcap;
+};
+
+struct ia_api *ia_handle_alloc(uint32_t job, uint32_t nworkers);
+
+#endif
