@@ -12,7 +12,7 @@ CFLAGS	?= -O2 -g
 CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	   -D_GNU_SOURCE -Iinclude -Iuser/lib -I$(BUILD)
 LDLIBS	+= -ljson-c -lbpf -lelf -lz -lmnl -lpthread -lm
-TEST_LAYERS := unit bpf net kmod
+TEST_LAYERS := unit bpf net py kmod
 
 LIB_SRCS := $(wildcard user/lib/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -96,7 +96,7 @@ demo:
 	@scripts/demo.sh $(BUILD)
 
 bench:
-	@scripts/deps.sh build
+	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory all $(BENCH_BINS) $(BENCH_DEPS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	@for b in $(wildcard tests/bench/*.sh); do echo "== $$b"; BUILD=$(BUILD) bash $$b || exit 1; done

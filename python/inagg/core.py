@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Workers and the PS of an inagg job: Python handles over include/inagg/api.h."""
+import ctypes
+import threading
+
+import numpy as np
+
+from . import _lib
+from ._lib import check
+
+
+def _enc(s):
+    return s.encode() if s is not None else None
+
+
+class _Handle:
+    def __init__(self, opener, *args):
+        self._lib = _lib.lib()
+        self._h = ctypes.c_void_p()
+        self._err = ctypes.create_string_buffer(_lib.ERRLEN)
+        check(opener(self._lib)(*args, ctypes.byref(self._h), self._err, _lib.ERRLEN),
+              self._err)
+
+    def set(self, opt, value):
+        check(self._lib.ia_api_set(self._h, opt, value, self._err, _lib.ERRLEN), self._err)
+        return self
+
+    def configure(self, retries=None, timeout_ms=None, window=None, capacity=None):
+        """Retries per chunk, shortest resend wait, chunks in flight, stream length."""
+        for opt, v in ((_lib.OPT_RETRIES, retries), (_lib.OPT_TIMEOUT_MS, timeout_ms),
+                       (_lib.OPT_WINDOW, window), (_lib.OPT_CAPACITY, capacity)):
+            if v is not None:
+                self.set(opt, int(v))
+        return self
+
+    @property
+    def nworkers(self):
+        return self._lib.ia_api_nworkers(self._h)
+
+    def close(self):
+        if self._h:
+            self._lib.ia_api_close(self._h)
+            self._h = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Worker(_Handle):
+    """One worker of a job. Worker.join() asks inaggd; Worker(...) needs no daemon."""
+
+    def __init__(self, job, id, nworkers, addr, ps, port=0):
+        super().__init__(lambda so: so.ia_api_worker_open, job, id, nworkers, _enc(addr),
+                         _enc(ps), port)
+
+    @classmethod
+    def join(cls, job, index, sock=None):
+        """Worker number index of job, as inaggd lists them (run in its namespace)."""
+        self = cls.__new__(cls)
+        _Handle.__init__(self, lambda so: so.ia_api_worker_join, _enc(sock), job, index)
+        return self
+
+    @property
+    def index(self):
+        return self._lib.ia_api_index(self._h)
+
+    def allreduce(self, v):
+        """In place: v (a C-contiguous int32 or int64 numpy array) becomes the sum
+        over the job's workers (modulo 2^32 or 2^64). Returns v."""
+        if not isinstance(v, np.ndarray) or not v.flags.c_contiguous or not v.flags.writeable:
+            raise ValueError("allreduce: a writeable C-contiguous numpy array")
+        if v.dtype == np.int32:
+            f = self._lib.ia_api_allreduce_i32
+        elif v.dtype == np.int64:
+            f = self._lib.ia_api_allreduce_i64
+        else:
+            raise ValueError(f"allreduce: int32 or int64 elements, not {v.dtype} "
+                             "(floats: inagg.fixed)")
+        check(f(self._h, v.ctypes.data, v.size, self._err, _lib.ERRLEN), self._err)
+        return v
+
+
+class PS(_Handle):
+    """The destination of a job. PS.join() asks inaggd; PS(...) needs no daemon
+    (down=None: results to each worker, for networks without switches)."""
+
+    def __init__(self, job, nworkers, addr, down=None, port=0):
+        super().__init__(lambda so: so.ia_api_ps_open, job, nworkers, _enc(addr), _enc(down),
+                         port)
+        self._stop = ctypes.c_int(0)
+        self._thread = None
+        self.error = None
+
+    @classmethod
+    def join(cls, job, sock=None):
+        self = cls.__new__(cls)
+        _Handle.__init__(self, lambda so: so.ia_api_ps_join, _enc(sock), job)
+        self._stop = ctypes.c_int(0)
+        self._thread = None
+        self.error = None
+        return self
+
+    def serve(self):
+        """Serves the job until stop() (from another thread or a signal handler)."""
+        err = ctypes.create_string_buffer(_lib.ERRLEN)
+        check(self._lib.ia_api_ps_serve(self._h, ctypes.byref(self._stop), err, _lib.ERRLEN),
+              err)
+
+    def start(self):
+        """serve() in a thread; errors are kept in .error and raised by stop()."""
+        def run():
+            try:
+                self.serve()
+            except Exception as e:  # handed to stop()
+                self.error = e
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.value = 1
+        if self._thread:
+            self._thread.join()
+            self._thread = None
+        if self.error:
+            raise self.error

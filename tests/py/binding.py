@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The Python binding (python/inagg) on loopback, no daemon: fixed-point
+bounds and the refusal of unsafe scales, exact int32/int64 sums through
+libinagg.so, the DDP hook's scale agreement, and every error as its Python
+exception. A PS and workers run as threads on 127.X.Y.Z addresses and a
+port of this process."""
+import errno
+import math
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+import inagg  # noqa: E402
+from inagg import fixed  # noqa: E402
+from ktap import run  # noqa: E402
+
+PID = os.getpid()
+PORT = 20000 + PID % 40000
+PS_ADDR = f"127.{(PID >> 8) & 255}.{PID & 255}.1"
+rng = np.random.default_rng(11)
+
+
+def waddr(i):
+    return f"127.{(PID >> 8) & 255}.{PID & 255}.{10 + i}"
+
+
+def raises(exc, f, *a, **kw):
+    try:
+        f(*a, **kw)
+    except exc as e:
+        return e
+    raise AssertionError(f"{f.__name__} did not raise {exc.__name__}")
+
+
+def in_workers(job, n, body, ps=True, **cfg):
+    """body(worker, i) in n threads against a PS thread; results per worker."""
+    p = inagg.PS(job, n, PS_ADDR, port=PORT).start() if ps else None
+    out, errs = [None] * n, [None] * n
+
+    def one(i):
+        try:
+            with inagg.Worker(job, i, n, waddr(i), PS_ADDR, port=PORT) as w:
+                w.configure(timeout_ms=20, **cfg)
+                out[i] = body(w, i)
+        except Exception as e:
+            errs[i] = e
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    if p:
+        p.stop()
+        p.close()
+    return out, errs
+
+
+def test_frac_for_is_the_largest_safe_scale():
+    for _ in range(2000):
+        n = int(rng.integers(1, 300))
+        m = float(rng.choice([rng.uniform(0, 1e-3), rng.uniform(0, 10), rng.uniform(0, 1e6)]))
+        f = fixed.frac_for(m, n)
+        assert fixed.safe(f, m, n)
+        assert f == 62 or not fixed.safe(f + 1, m, n), (m, n, f)
+        # The definition, in exact integers: N * (m 2^f + 1/2) < 2^31.
+        num, den = m.as_integer_ratio()
+        assert n * (2 * num * 2 ** f + den) < 2 ** 32 * den
+
+
+def test_unsafe_scales_refused():
+    e = raises(inagg.WrapRisk, fixed.check_scale, 20, 1024.0, 2)
+    assert e.errno == errno.ERANGE and "wrap" in str(e)
+    fixed.check_scale(19, 1024.0, 2)     # 2 * (2^29 + 1/2) < 2^31
+    raises(inagg.WrapRisk, fixed.check_scale, 20, 1024.0, 3)
+    raises(inagg.WrapRisk, fixed.frac_for, 2.0 ** 31, 1)
+    raises(inagg.WrapRisk, fixed.frac_for, float("inf"), 1)
+    raises(inagg.WrapRisk, fixed.frac_for, float("nan"), 4)
+    raises(ValueError, fixed.frac_for, 1.0, 0)
+    # encode() checks the values it is given, NaN and infinity included.
+    raises(inagg.WrapRisk, fixed.encode, np.array([0.5, 1024.0]), 20, 2)
+    raises(inagg.WrapRisk, fixed.encode, np.array([0.5, np.nan]), 4, 2)
+    raises(inagg.WrapRisk, fixed.encode, np.array([-np.inf]), 4, 2)
+    assert fixed.encode(np.array([1023.9]), 19, 2)[0] == round(1023.9 * 2 ** 19)
+
+
+def test_exponent_scale_never_wraps():
+    for n in (1, 2, 3, 4, 7, 8, 9, 64, 1000):
+        for e in (-40, -3, 0, 1, 5, 20):
+            f = fixed.frac_for_exponent(e, n)
+            below = math.nextafter(2.0 ** e, 0)
+            assert fixed.safe(f, below, n), (n, e)
+            # The worst case in integers: n values all at the largest encodable magnitude.
+            top = int(np.rint(np.ldexp(below, f)))
+            assert n * top < 2 ** 31 and -n * top >= -2 ** 31
+
+
+def test_fixed_sum_within_bound():
+    for n in (2, 5, 8):
+        m = 3.7
+        f = fixed.frac_for(m, n)
+        xs = rng.uniform(-m, m, size=(n, 5000))
+        xs[0, 0], xs[1, 0] = m, m     # the extreme, too
+        s = sum(fixed.encode(x, f, n).astype(np.int64) for x in xs)
+        assert s.max() < 2 ** 31 and s.min() >= -2 ** 31
+        err = np.abs(fixed.decode(s, f) - xs.sum(axis=0)).max()
+        assert err <= fixed.error_bound(f, n), (err, fixed.error_bound(f, n))
+
+
+def test_int32_and_int64_exact():
+    n = 3
+    v32 = [rng.integers(-2 ** 31, 2 ** 31, size=3000, dtype=np.int64).astype(np.int32)
+           for _ in range(n)]
+    v64 = [rng.integers(-2 ** 63, 2 ** 63 - 1, size=777, dtype=np.int64) for _ in range(n)]
+    want32 = (sum(v.astype(np.int64) for v in v32) % 2 ** 32).astype(np.uint32)
+    want64 = v64[0].copy()
+    with np.errstate(over="ignore"):
+        for v in v64[1:]:
+            want64 += v
+
+    def body(w, i):
+        a, b = v32[i].copy(), v64[i].copy()
+        w.allreduce(a)
+        w.allreduce(b)
+        return a, b
+    out, errs = in_workers(1, n, body)
+    assert errs == [None] * n, errs
+    for a, b in out:
+        assert np.array_equal(a.view(np.uint32), want32)
+        assert np.array_equal(b, want64)
+
+
+def test_hook_agrees_on_a_scale_and_resends_once():
+    from inagg.ddp import Hook
+    n = 4
+    # Worker 2's gradients are far larger than the first step's guess (|g| < 1).
+    gs = [rng.normal(0, 0.01 if i != 2 else 40.0, size=2000).astype(np.float32)
+          for i in range(n)]
+    exact = sum(g.astype(np.float64) for g in gs)
+
+    def body(w, i):
+        h = Hook(w, rank=i)
+        first = h.reduce(gs[i], key=0)
+        second = h.reduce(gs[i], key=0)
+        return first, second, h.resends
+    out, errs = in_workers(2, n, body)
+    assert errs == [None] * n, errs
+    for (t1, f1, e1), (t2, f2, e2), resends in out:
+        assert resends == 1              # the first call only
+        # The resend used the largest exponent; the next call that plus the margin.
+        assert f1 == fixed.frac_for_exponent(e1, n)
+        assert f2 == fixed.frac_for_exponent(e1 + 1, n)
+        for t, f in ((t1, f1), (t2, f2)):
+            assert np.abs(t - exact).max() <= fixed.error_bound(f, n)
+        assert e1 == fixed.exponent(float(np.abs(gs[2]).max()))
+    # Every worker got the very same sums.
+    assert all(np.array_equal(o[0][0], out[0][0][0]) for o in out)
+
+
+def test_hook_refuses_non_finite_gradients():
+    from inagg.ddp import Hook
+
+    def body(w, i):
+        return Hook(w, rank=i).reduce(np.array([1.0, np.nan], dtype=np.float32))
+    out, errs = in_workers(3, 1, body)
+    assert isinstance(errs[0], inagg.WrapRisk) and "not finite" in str(errs[0]), errs
+
+
+def test_errors_as_exceptions():
+    # No PS: a timeout, not a hang and not a wrong sum.
+    def body(w, i):
+        w.configure(retries=2, timeout_ms=5)
+        return w.allreduce(np.zeros(10, dtype=np.int32))
+    out, errs = in_workers(4, 1, body, ps=False)
+    assert isinstance(errs[0], inagg.Timeout), errs
+    assert errs[0].errno == errno.ETIMEDOUT
+    # No daemon: the job is refused.
+    e = raises(inagg.JobRefused, inagg.Worker.join, 3, 0, sock="/tmp/inagg-py-no-such.sock")
+    assert "cannot reach inaggd" in str(e)
+    raises(inagg.JobRefused, inagg.PS.join, 3, sock="/tmp/inagg-py-no-such.sock")
+    # Bad arguments.
+    raises(ValueError, inagg.Worker, 0, 0, 1, "127.0.0.1", "127.0.0.1")
+    raises(ValueError, inagg.Worker, 1, 0, 1, "not-an-address", "127.0.0.1")
+    with inagg.Worker(1, 0, 1, "127.0.0.1", "127.0.0.1") as w:
+        raises(ValueError, w.configure, retries=0)
+        raises(ValueError, w.allreduce, np.zeros(4, dtype=np.float32))
+        raises(ValueError, w.allreduce, [1, 2, 3])
+        raises(ValueError, w.allreduce, np.zeros(8, dtype=np.int32)[::2])
+    # Workers making different calls.
+    def diff(w, i):
+        return w.allreduce(np.zeros(100 + i, dtype=np.int32))
+    out, errs = in_workers(5, 2, diff)
+    assert all(isinstance(e, inagg.Mismatch) for e in errs), errs
+
+
+def test_library_exports_only_the_api():
+    from inagg import _lib
+    syms = subprocess.run(["nm", "-D", "--defined-only", _lib._find_library()],
+                          capture_output=True, text=True, check=True).stdout.split("\n")
+    names = [l.split()[-1].split("@")[0] for l in syms if l.strip()]
+    names = [x for x in names if x != "INAGG_1"]
+    assert names and all(x.startswith("ia_api_") for x in names), names
+
+
+sys.exit(run([test_frac_for_is_the_largest_safe_scale, test_unsafe_scales_refused,
+              test_exponent_scale_never_wraps, test_fixed_sum_within_bound,
+              test_int32_and_int64_exact, test_hook_agrees_on_a_scale_and_resends_once,
+              test_hook_refuses_non_finite_gradients, test_errors_as_exceptions,
+              test_library_exports_only_the_api]))
