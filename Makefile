@@ -4,6 +4,7 @@
 #   make check    install what is missing, run every test layer
 #   make demo     the main job (see README.md)
 #   make bench    benchmarks, with baselines measured in the same run
+#   make corpus   word count's text for `inagg eval fig6` (docs/apps.md)
 
 BUILD	?= build
 CC	?= gcc
@@ -56,7 +57,7 @@ $(BUILD)/tests/net/live $(BUILD)/tests/net/host $(BUILD)/tests/bench/loss_bench:
 $(filter $(BUILD)/user/lib/xdp%,$(LIB_OBJS)) $(filter $(BUILD)/tests/bpf/% $(BUILD)/tests/bench/xdp%,\
 	$(TEST_BINS) $(BENCH_BINS)): $(GEN_DEPS)
 
-.PHONY: all deps check demo bench clean
+.PHONY: all deps check demo bench clean corpus
 all: $(ALL_TARGETS)
 
 deps:
@@ -80,6 +81,11 @@ $(CLI): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(LIB)
 
 $(KSELFTEST):
 	scripts/kselftest.sh $(@D)
+
+# Word count's corpus (docs/apps.md): extracted once, never committed.
+corpus: $(BUILD)/corpus/Documentation
+$(BUILD)/corpus/Documentation:
+	scripts/corpus.sh $(BUILD)/corpus
 
 $(BUILD)/tests/%: tests/%.c $(LIB) $(KSELFTEST)
 	@mkdir -p $(@D)

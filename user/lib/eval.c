@@ -48,12 +48,7 @@ void ia_eval_defaults(struct ia_eval_opts *o)
 	o->metric = IA_MULTI_SUM;
 }
 
-/*
- * Adds the k-th value (k from 1) of each mean of a row, Welford's way: the
- * standard deviation slots hold the sum of squared deviations until
- * finish_row() turns them into sample standard deviations.
- */
-static void add_sample(double *row, const double *x, int k)
+void ia_eval_add_sample(double *row, const double *x, int k)
 {
 	for (int m = 0; m < IA_EVAL_NMEAN; m++) {
 		double d = x[m] - row[m];
@@ -63,15 +58,14 @@ static void add_sample(double *row, const double *x, int k)
 	}
 }
 
-static void finish_rows(double (*res)[IA_EVAL_NMETRIC], long rows, int seeds)
+void ia_eval_finish_rows(double (*res)[IA_EVAL_NMETRIC], long rows, int seeds)
 {
 	for (long i = 0; i < rows; i++)
 		for (int m = 0; m < IA_EVAL_NMEAN; m++)
 			res[i][IA_EVAL_SD(m)] = seeds > 1 ? sqrt(res[i][IA_EVAL_SD(m)] / (seeds - 1)) : 0;
 }
 
-/* A distinct, reproducible seed per (experiment, instance). */
-static uint64_t mix(uint64_t a, uint64_t b)
+uint64_t ia_eval_mix(uint64_t a, uint64_t b)
 {
 	return a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull + (a << 6) + (a >> 2));
 }
@@ -101,7 +95,8 @@ int ia_eval_k(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC])
 	for (r = 0; r < IA_EVAL_NRATE; r++)
 	for (l = 0; l < IA_EVAL_NLOAD; l++)
 	for (s = 0; s < o->seeds; s++) {
-		ret = tree(o, ia_eval_rates[r], ia_eval_loads[l], 1, mix(o->seed + s, r * 8 + l), &t);
+		ret = tree(o, ia_eval_rates[r], ia_eval_loads[l], 1,
+			   ia_eval_mix(o->seed + s, r * 8 + l), &t);
 		if (ret)
 			goto out;
 		for (a = 0; a < IA_EVAL_NALGO; a++) {
@@ -128,7 +123,7 @@ int ia_eval_k(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC])
 					[IA_EVAL_VS_RED] = red > 0 ? c / red : 1,
 				};
 
-				add_sample(res[ia_eval_k_idx(o, r, l, ki, a)], x, s + 1);
+				ia_eval_add_sample(res[ia_eval_k_idx(o, r, l, ki, a)], x, s + 1);
 			}
 			if (o->progress)
 				o->progress(o->arg, ++done, total);
@@ -138,7 +133,8 @@ int ia_eval_k(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC])
 		ia_topo_free(t);
 		t = NULL;
 	}
-	finish_rows(res, (long)IA_EVAL_NRATE * IA_EVAL_NLOAD * o->nk * IA_EVAL_NALGO, o->seeds);
+	ia_eval_finish_rows(res, (long)IA_EVAL_NRATE * IA_EVAL_NLOAD * o->nk * IA_EVAL_NALGO,
+			    o->seeds);
 out:
 	for (a = 0; a < IA_EVAL_NALGO; a++)
 		ia_placement_free(&p[a]);
@@ -170,7 +166,7 @@ static int multi_point(const struct ia_eval_opts *o, int r, uint32_t cap, int nw
 		ret = -ENOMEM;
 		goto out;
 	}
-	ia_rng_seed(&rng, mix(seed, 0x776c));
+	ia_rng_seed(&rng, ia_eval_mix(seed, 0x776c));
 	for (i = 0; i < nw; i++) {
 		enum ia_gen_load l = ia_rng_below(&rng, 2) ? IA_GEN_LOAD_POWERLAW : IA_GEN_LOAD_UNIFORM;
 
@@ -208,7 +204,7 @@ static void accumulate(double (*res)[IA_EVAL_NMETRIC], int base, int cols, const
 			[IA_EVAL_VS_RED] = red > 0 ? cong[c] / red : 1,
 		};
 
-		add_sample(res[base + c], x, k);
+		ia_eval_add_sample(res[base + c], x, k);
 	}
 }
 
@@ -223,14 +219,14 @@ int ia_eval_workloads(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRI
 	for (i = 0; i < o->nnw; i++)
 	for (s = 0; s < o->seeds; s++) {
 		ret = multi_point(o, r, o->multi_cap, o->nws[i], IA_EVAL_NMULTI,
-				  mix(o->seed + s, 0x400 + r), cong, &red);
+				  ia_eval_mix(o->seed + s, 0x400 + r), cong, &red);
 		if (ret)
 			return ret;
 		accumulate(res, ia_eval_m_idx(o->nnw, r, i, 0), IA_EVAL_NMULTI, cong, red, s + 1);
 		if (o->progress)
 			o->progress(o->arg, ++done, total);
 	}
-	finish_rows(res, (long)IA_EVAL_NRATE * o->nnw * IA_EVAL_NMULTI, o->seeds);
+	ia_eval_finish_rows(res, (long)IA_EVAL_NRATE * o->nnw * IA_EVAL_NMULTI, o->seeds);
 	return 0;
 }
 
@@ -245,13 +241,13 @@ int ia_eval_capacity(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC
 	for (i = 0; i < o->ncap; i++)
 	for (s = 0; s < o->seeds; s++) {
 		ret = multi_point(o, r, o->caps[i], o->cap_nw, IA_EVAL_NMULTI,
-				  mix(o->seed + s, 0x500 + r), cong, &red);
+				  ia_eval_mix(o->seed + s, 0x500 + r), cong, &red);
 		if (ret)
 			return ret;
 		accumulate(res, ia_eval_m_idx(o->ncap, r, i, 0), IA_EVAL_NMULTI, cong, red, s + 1);
 		if (o->progress)
 			o->progress(o->arg, ++done, total);
 	}
-	finish_rows(res, (long)IA_EVAL_NRATE * o->ncap * IA_EVAL_NMULTI, o->seeds);
+	ia_eval_finish_rows(res, (long)IA_EVAL_NRATE * o->ncap * IA_EVAL_NMULTI, o->seeds);
 	return 0;
 }

@@ -74,6 +74,16 @@ static inline int ia_eval_m_idx(int npts, int r, int i, int col)
 	return (r * npts + i) * IA_EVAL_NMULTI + col;
 }
 
+/*
+ * Adds the k-th value (k from 1) of each mean of a row, Welford's way: the
+ * standard deviation slots hold the sum of squared deviations until
+ * ia_eval_finish_rows() turns them into sample standard deviations.
+ */
+void ia_eval_add_sample(double *row, const double *x, int k);
+void ia_eval_finish_rows(double (*res)[IA_EVAL_NMETRIC], long rows, int seeds);
+/* A distinct, reproducible seed per (experiment, instance). */
+uint64_t ia_eval_mix(uint64_t a, uint64_t b);
+
 /* Figs. 2-3: congestion vs k. 0 or -errno. */
 int ia_eval_k(const struct ia_eval_opts *o, double (*res)[IA_EVAL_NMETRIC]);
 /* Fig. 4: o->metric vs number of workloads (capacity multi_cap). */

@@ -93,10 +93,10 @@ void ia_model_eval(const struct ia_problem *pb, struct ia_placement *p)
 
 		for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++)
 			m += p->msgs[t->child[c]];
-		/* A blue switch sends one message, none if nothing reached it. */
+		/* A blue switch sends its merged output (one message), none if nothing reached it. */
 		if (p->blue[v]) {
 			p->nblue++;
-			m = m ? 1 : 0;
+			m = m ? ia_problem_merged(pb, v) : 0;
 		}
 		p->msgs[v] = m;
 	}
@@ -211,6 +211,38 @@ static int available_count(const struct ia_problem *pb)
 	return na;
 }
 
+/*
+ * A merged output must be at least one message where anything arrives and
+ * never more than the switch would send red, else blue could lose to red
+ * and SMC's tables (blue from its budget on) would not be exact.
+ */
+static int check_merged(const struct ia_problem *pb, char *err, size_t errlen)
+{
+	const struct ia_topo *t = pb->topo;
+	uint64_t *sub;
+	int ret = 0;
+
+	if (!pb->merged)
+		return 0;
+	sub = malloc(t->n * sizeof(*sub));
+	if (!sub)
+		return -ENOMEM;
+	ia_subtree_load(pb, sub);
+	for (int v = 0; v < t->n && !ret; v++) {
+		uint64_t red = ia_problem_load(pb, v);
+
+		for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++)
+			if (sub[t->child[c]])
+				red += pb->merged[t->child[c]];
+		if (sub[v] && (!pb->merged[v] || pb->merged[v] > red))
+			ret = ia_fail(err, errlen, -EINVAL,
+				      "merged output of switch %s: %u messages, must be 1 to %llu (what it would forward red)",
+				      t->sw[v].name, pb->merged[v], (unsigned long long)red);
+	}
+	free(sub);
+	return ret;
+}
+
 int ia_place_check(const struct ia_problem *pb, enum ia_algo algo, char *err, size_t errlen)
 {
 	int na;
@@ -218,6 +250,9 @@ int ia_place_check(const struct ia_problem *pb, enum ia_algo algo, char *err, si
 
 	if (pb->k < 0)
 		return ia_fail(err, errlen, -EINVAL, "k: must be >= 0");
+	na = check_merged(pb, err, errlen);
+	if (na)
+		return na;
 	if (algo != IA_ALGO_BRUTE)
 		return 0;
 	na = available_count(pb);
@@ -306,6 +341,11 @@ int ia_place(const struct ia_problem *pb, enum ia_algo algo, struct ia_placement
 		return -EINVAL;
 	if (p->n != pb->topo->n)
 		return -EINVAL;
+	if (pb->merged) {
+		ret = check_merged(pb, NULL, 0);
+		if (ret)
+			return ret;
+	}
 	memset(p->blue, 0, p->n * sizeof(*p->blue));
 	p->checks = 0;
 	start = now_seconds();

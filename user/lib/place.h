@@ -31,12 +31,21 @@ int ia_algo_parse(const char *name);
  * topology's own load / available fields. base, when set, is link load already
  * carried by earlier workloads: congestion is then (base + messages) / rate
  * (the congestion-aware variant of multi-workload placement).
+ *
+ * merged, when set, is what a blue switch sends when its subtree sends
+ * anything: an application whose merged output is more than one message
+ * (word count: the distinct keys of the subtree; docs/apps.md). It must not
+ * depend on the colouring below and must never exceed what the switch
+ * would send red, merged[v] <= load(v) + sum of merged[c] over its loaded
+ * children (ia_place_check() refuses it otherwise); then SMC stays exact.
+ * NULL means one message, the paper's model.
  */
 struct ia_problem {
 	const struct ia_topo *topo;
 	const uint32_t *load;
 	const bool *avail;
 	const uint64_t *base;
+	const uint32_t *merged;
 	int k;
 };
 

@@ -227,7 +227,7 @@ static void eval_coloured(struct ia_smc *s, const int *redmax, bool *touched, in
 			}
 		}
 		if (cur->blue[v])
-			m = m ? 1 : 0;
+			m = m ? ia_problem_merged(s->pb, v) : 0;
 		cur->msgs[v] = m;
 		if (m + (s->pb->base ? s->pb->base[v] : 0))
 			consider(s, v, m, &best, &best_m);

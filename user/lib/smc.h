@@ -11,6 +11,11 @@
 
 uint32_t ia_problem_load(const struct ia_problem *pb, int v);
 bool ia_problem_avail(const struct ia_problem *pb, int v);
+/* Messages blue switch v sends when its subtree sends anything (place.h). */
+static inline uint32_t ia_problem_merged(const struct ia_problem *pb, int v)
+{
+	return pb->merged ? pb->merged[v] : 1;
+}
 void ia_subtree_load(const struct ia_problem *pb, uint64_t *sub);
 
 /* SMC into p->blue. naive selects the paper's O(n k^2)-per-check DP. */

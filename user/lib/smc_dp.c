@@ -115,6 +115,7 @@ static int gather_one(struct ia_smc *s, int v)
 	uint32_t *acc, *tmp;
 	int lo = 0, len = 1, red_lo;
 	int64_t cap = s->cap[v];
+	uint32_t merged = ia_problem_merged(s->pb, v);
 	bool children_ok = true;
 
 	*tv = (struct ia_smc_tab){ .lo = s->k + 1 };
@@ -164,30 +165,34 @@ static int gather_one(struct ia_smc *s, int v)
 	while (red_lo < len && acc[red_lo] > cap)
 		red_lo++;
 
-	/* Blue: one message, needs each child feasible on its own budget. */
-	if (ia_problem_avail(s->pb, v) && cap >= 1 && lo + 1 <= s->k)
+	/*
+	 * Blue: its merged output (one message in the paper's model), never
+	 * more than red sends (ia_place_check()); needs each child feasible on
+	 * its own budget.
+	 */
+	if (ia_problem_avail(s->pb, v) && cap >= merged && lo + 1 <= s->k)
 		s->need[v] = lo + 1;
 
 	if (red_lo == len) {	/* red infeasible */
 		if (s->need[v] == INT_MAX)
 			return 0;
-		return push_const(s, tv, s->need[v], 1);
+		return push_const(s, tv, s->need[v], merged);
 	}
 	if (s->need[v] <= lo + red_lo)
-		return push_const(s, tv, s->need[v], 1);
+		return push_const(s, tv, s->need[v], merged);
 	if (s->need[v] != INT_MAX) {
-		/* Red below need, one message from need on. */
+		/* Red below need, the merged output from need on. */
 		int upto = s->need[v] - lo;	/* index of need in acc */
 
 		if (upto < len) {
-			acc[upto] = 1;
+			acc[upto] = merged;
 			len = s->naive ? len : upto + 1;
 			for (int i = upto + 1; i < len; i++)
-				acc[i] = 1;
+				acc[i] = merged;
 		} else {
 			for (int i = len; i <= upto; i++)
 				acc[i] = acc[len - 1];
-			acc[upto] = 1;
+			acc[upto] = merged;
 			len = upto + 1;
 		}
 	}
