@@ -14,9 +14,10 @@
  * so concurrent threads and processes see one ledger and it outlives them;
  * a reader reads the state alone (a rename is atomic). The lock is waited
  * for at most IA_ULEDGER_LOCK_MS, then the call fails with -EWOULDBLOCK:
- * nothing waits forever on a holder that never lets go. The state records the boot it belongs to: a file from an earlier
- * boot is ignored. Mutations need CAP_NET_ADMIN (in the caller's effective
- * set: the fallback cannot tell which user namespace owns the netns).
+ * nothing waits forever on a holder that never lets go. The state records
+ * the boot it belongs to: a file from an earlier boot is ignored. Mutations
+ * need CAP_NET_ADMIN (in the caller's effective set: the fallback cannot
+ * tell which user namespace owns the netns).
  *
  * State file (version 1 had no tail line and jobs as "job ID SLOTS": INA):
  *   inagg-ledger 2
@@ -237,17 +238,6 @@ static struct ia_ledger_job *ustate_find(struct ustate *s, __u32 id)
 	return NULL;
 }
 
-/* The admitted job id, or NULL with the ledger's reason set (-ENOENT). */
-static struct ia_ledger_job *ustate_admitted(struct ia_ledger *l, struct ustate *s,
-					     __u32 id)
-{
-	struct ia_ledger_job *j = ustate_find(s, id);
-
-	if (!j)
-		ia_ledger_seterr(l, "job not admitted");
-	return j;
-}
-
 static void ustate_free(struct ustate *s)
 {
 	free(s->jobs);
@@ -344,233 +334,221 @@ static int usave(struct ia_ledger *l, const struct ustate *s)
 	return 0;
 }
 
-/* Opens a transaction: checks rights, locks and loads. */
-static int ubegin(struct ia_ledger *l, bool write, struct ustate *s, int *fd)
+/* A transaction on the state: one change or one read. */
+struct utx {
+	struct ustate s;
+	int fd;				/* the lock held by a change, else -1 */
+	struct ia_ledger_job *job;	/* the admitted job ubegin() was asked for */
+};
+
+/*
+ * Opens a transaction, checking in the module's order: rights (a change),
+ * the caller's range check, then locks (a change) and loads; given a job id,
+ * finds that job admitted (-ENOENT). On success uend() closes it.
+ */
+static int ubegin(struct ia_ledger *l, struct utx *tx, bool write, bool in_range,
+		  const __u32 *job)
 {
 	int ret;
 
-	*fd = -1;
+	tx->fd = -1;
+	tx->job = NULL;
 	if (write && !has_net_admin())
 		return -EPERM;
+	if (!in_range || (job && *job < INAGG_JOB_ID_MIN)) {
+		ia_ledger_seterr(l, "integer out of range");
+		return -ERANGE;
+	}
 	if (write) {
-		ret = ulock(l, fd);
+		ret = ulock(l, &tx->fd);
 		if (ret)
 			return ret;
 	}
-	ret = uload(l, s);
-	if (ret)
-		uunlock(*fd);
+	ret = uload(l, &tx->s);
+	if (ret) {
+		uunlock(tx->fd);
+		return ret;
+	}
+	if (job) {
+		tx->job = ustate_find(&tx->s, *job);
+		if (!tx->job) {
+			ia_ledger_seterr(l, "job not admitted");
+			ustate_free(&tx->s);
+			uunlock(tx->fd);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+/* Closes a transaction: a change that succeeded is saved. */
+static int uend(struct ia_ledger *l, struct utx *tx, int ret)
+{
+	if (!ret && tx->fd >= 0)
+		ret = usave(l, &tx->s);
+	uunlock(tx->fd);
+	ustate_free(&tx->s);
 	return ret;
 }
 
-static int uend(struct ia_ledger *l, struct ustate *s, int fd, int ret, bool save)
+/* Returns ret, leaving why as the ledger's reason. */
+static int ufail(struct ia_ledger *l, int ret, const char *why)
 {
-	if (!ret && save)
-		ret = usave(l, s);
-	uunlock(fd);
-	ustate_free(s);
+	ia_ledger_seterr(l, why);
 	return ret;
 }
 
 int ia_uledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap)
 {
-	struct ustate s;
-	int fd, ret;
+	struct utx tx;
+	int ret;
 
-	ret = ubegin(l, false, &s, &fd);
+	ret = ubegin(l, &tx, false, true, NULL);
 	if (ret)
 		return ret;
-	cap->max_jobs = s.max_jobs;
-	cap->max_slots = s.max_slots;
-	cap->used_jobs = s.used_jobs;
-	cap->used_slots = s.head_slots + s.tail_slots;
-	cap->head_slots = s.head_slots;
-	cap->tail_slots = s.tail_slots;
-	cap->lent_slots = s.lent_slots;
-	return uend(l, &s, fd, 0, false);
-}
-
-static int out_of_range(struct ia_ledger *l)
-{
-	ia_ledger_seterr(l, "integer out of range");
-	return -ERANGE;
+	cap->max_jobs = tx.s.max_jobs;
+	cap->max_slots = tx.s.max_slots;
+	cap->used_jobs = tx.s.used_jobs;
+	cap->used_slots = tx.s.head_slots + tx.s.tail_slots;
+	cap->head_slots = tx.s.head_slots;
+	cap->tail_slots = tx.s.tail_slots;
+	cap->lent_slots = tx.s.lent_slots;
+	return uend(l, &tx, 0);
 }
 
 int ia_uledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
 {
-	struct ustate s;
-	int fd, ret;
+	struct ustate *s;
+	struct utx tx;
+	int ret;
 
-	if (!has_net_admin())
-		return -EPERM;
-	if (max_jobs > INAGG_JOBS_LIMIT || max_slots > INAGG_SLOTS_LIMIT)
-		return out_of_range(l);
-	if (max_jobs == IA_LEDGER_KEEP && max_slots == IA_LEDGER_KEEP) {
-		ia_ledger_seterr(l, "set needs max_jobs or max_slots");
-		return -EINVAL;
-	}
-	ret = ubegin(l, true, &s, &fd);
+	ret = ubegin(l, &tx, true,
+		     max_jobs <= INAGG_JOBS_LIMIT && max_slots <= INAGG_SLOTS_LIMIT, NULL);
 	if (ret)
 		return ret;
-	if (max_jobs != IA_LEDGER_KEEP && max_jobs < s.used_jobs) {
-		ia_ledger_seterr(l, "max_jobs below the jobs admitted");
-		ret = -EBUSY;
-	} else if (max_slots != IA_LEDGER_KEEP && max_slots < s.head_slots + s.tail_slots) {
-		ia_ledger_seterr(l, "max_slots below the slots admitted");
-		ret = -EBUSY;
+	s = &tx.s;
+	if (max_jobs == IA_LEDGER_KEEP && max_slots == IA_LEDGER_KEEP) {
+		ret = ufail(l, -EINVAL, "set needs max_jobs or max_slots");
+	} else if (max_jobs != IA_LEDGER_KEEP && max_jobs < s->used_jobs) {
+		ret = ufail(l, -EBUSY, "max_jobs below the jobs admitted");
+	} else if (max_slots != IA_LEDGER_KEEP && max_slots < s->head_slots + s->tail_slots) {
+		ret = ufail(l, -EBUSY, "max_slots below the slots admitted");
 	} else {
 		if (max_jobs != IA_LEDGER_KEEP)
-			s.max_jobs = max_jobs;
+			s->max_jobs = max_jobs;
 		if (max_slots != IA_LEDGER_KEEP)
-			s.max_slots = max_slots;
+			s->max_slots = max_slots;
 	}
-	return uend(l, &s, fd, ret, true);
+	return uend(l, &tx, ret);
 }
 
 /* The module's policy, then its class checks (inagg_nl.c), in that order. */
 int ia_uledger_admit(struct ia_ledger *l, __u32 job, __u32 class, __u32 slots)
 {
 	struct ia_ledger_job j = { .id = job, .slots = slots, .class = class };
-	struct ustate s;
-	int fd, ret;
+	struct ustate *s;
+	struct utx tx;
+	int ret;
 
-	if (!has_net_admin())
-		return -EPERM;
-	if (job < INAGG_JOB_ID_MIN || slots > INAGG_SLOTS_LIMIT ||
-	    class < INAGG_CLASS_INA || class > INAGG_CLASS_MAX ||
-	    (class == INAGG_CLASS_INA && slots < 1))
-		return out_of_range(l);
-	if (class == INAGG_CLASS_PS && slots) {
-		ia_ledger_seterr(l, "a PS job holds no head slots");
-		return -EINVAL;
-	}
-	ret = ubegin(l, true, &s, &fd);
+	ret = ubegin(l, &tx, true,
+		     job >= INAGG_JOB_ID_MIN && slots <= INAGG_SLOTS_LIMIT &&
+		     class >= INAGG_CLASS_INA && class <= INAGG_CLASS_MAX &&
+		     (class != INAGG_CLASS_INA || slots >= 1), NULL);
 	if (ret)
 		return ret;
-	if (ustate_find(&s, job)) {
-		ia_ledger_seterr(l, "job already admitted");
-		ret = -EEXIST;
-	} else if (s.used_jobs >= s.max_jobs) {
-		ia_ledger_seterr(l, "job limit reached (max_jobs)");
-		ret = -ENOSPC;
-	} else if (slots > s.max_slots - s.head_slots - s.tail_slots) {
-		ia_ledger_seterr(l, "slot limit reached (max_slots)");
-		ret = -ENOSPC;
-	} else {
-		ret = ustate_add(&s, &j);
-	}
-	return uend(l, &s, fd, ret, true);
+	s = &tx.s;
+	if (class == INAGG_CLASS_PS && slots)
+		ret = ufail(l, -EINVAL, "a PS job holds no head slots");
+	else if (ustate_find(s, job))
+		ret = ufail(l, -EEXIST, "job already admitted");
+	else if (s->used_jobs >= s->max_jobs)
+		ret = ufail(l, -ENOSPC, "job limit reached (max_jobs)");
+	else if (slots > s->max_slots - s->head_slots - s->tail_slots)
+		ret = ufail(l, -ENOSPC, "slot limit reached (max_slots)");
+	else
+		ret = ustate_add(s, &j);
+	return uend(l, &tx, ret);
 }
 
 int ia_uledger_release(struct ia_ledger *l, __u32 job)
 {
 	struct ia_ledger_job *j;
-	struct ustate s;
-	int fd, ret = 0;
+	struct utx tx;
+	int ret;
 
-	if (!has_net_admin())
-		return -EPERM;
-	if (job < INAGG_JOB_ID_MIN)
-		return out_of_range(l);
-	ret = ubegin(l, true, &s, &fd);
+	ret = ubegin(l, &tx, true, true, &job);
 	if (ret)
 		return ret;
-	j = ustate_admitted(l, &s, job);
-	if (!j) {
-		ret = -ENOENT;
-	} else {
-		s.used_jobs--;
-		s.head_slots -= j->slots;
-		s.lent_slots -= j->lent;
-		memmove(j, j + 1, (s.jobs + s.n - (j + 1)) * sizeof(*j));
-		s.n--;
-	}
-	return uend(l, &s, fd, ret, true);
+	j = tx.job;
+	tx.s.used_jobs--;
+	tx.s.head_slots -= j->slots;
+	tx.s.lent_slots -= j->lent;
+	memmove(j, j + 1, (tx.s.jobs + tx.s.n - (j + 1)) * sizeof(*j));
+	tx.s.n--;
+	return uend(l, &tx, 0);
 }
 
 int ia_uledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out)
 {
-	struct ia_ledger_job *j;
-	struct ustate s;
-	int fd, ret = 0;
+	struct utx tx;
+	int ret;
 
-	if (job < INAGG_JOB_ID_MIN)
-		return out_of_range(l);
-	ret = ubegin(l, false, &s, &fd);
+	ret = ubegin(l, &tx, false, true, &job);
 	if (ret)
 		return ret;
-	j = ustate_admitted(l, &s, job);
-	if (!j)
-		ret = -ENOENT;
-	else
-		*out = *j;
-	return uend(l, &s, fd, ret, false);
+	*out = *tx.job;
+	return uend(l, &tx, 0);
 }
 
 int ia_uledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n)
 {
-	struct ustate s;
-	int fd, ret;
+	struct utx tx;
+	int ret;
 
-	ret = ubegin(l, false, &s, &fd);
+	ret = ubegin(l, &tx, false, true, NULL);
 	if (ret)
 		return ret;
-	*jobs = s.jobs;
-	*n = s.n;
-	s.jobs = NULL;
-	return uend(l, &s, fd, 0, false);
+	*jobs = tx.s.jobs;
+	*n = tx.s.n;
+	tx.s.jobs = NULL;
+	return uend(l, &tx, 0);
 }
 
 /* The tail may shrink at any time: the datapath flushes what it held. */
 int ia_uledger_set_tail(struct ia_ledger *l, __u32 slots)
 {
-	struct ustate s;
-	int fd, ret = 0;
+	struct utx tx;
+	int ret;
 
-	if (!has_net_admin())
-		return -EPERM;
-	if (slots > INAGG_SLOTS_LIMIT)
-		return out_of_range(l);
-	ret = ubegin(l, true, &s, &fd);
+	ret = ubegin(l, &tx, true, slots <= INAGG_SLOTS_LIMIT, NULL);
 	if (ret)
 		return ret;
-	if (slots > s.max_slots - s.head_slots) {
-		ia_ledger_seterr(l, "tail beyond the slots the heads leave (max_slots)");
-		ret = -ENOSPC;
-	} else {
-		s.tail_slots = slots;
-	}
-	return uend(l, &s, fd, ret, true);
+	if (slots > tx.s.max_slots - tx.s.head_slots)
+		ret = ufail(l, -ENOSPC, "tail beyond the slots the heads leave (max_slots)");
+	else
+		tx.s.tail_slots = slots;
+	return uend(l, &tx, ret);
 }
 
 int ia_uledger_lend(struct ia_ledger *l, __u32 job, __u32 count, bool reclaim)
 {
 	struct ia_ledger_job *j;
-	struct ustate s;
-	int fd, ret = 0;
+	struct utx tx;
+	int ret;
 
-	if (!has_net_admin())
-		return -EPERM;
-	if (job < INAGG_JOB_ID_MIN || count < 1 || count > INAGG_SLOTS_LIMIT)
-		return out_of_range(l);
-	ret = ubegin(l, true, &s, &fd);
+	ret = ubegin(l, &tx, true, count >= 1 && count <= INAGG_SLOTS_LIMIT, &job);
 	if (ret)
 		return ret;
-	j = ustate_admitted(l, &s, job);
-	if (!j) {
-		ret = -ENOENT;
-	} else if (j->class != INAGG_CLASS_INA) {
-		ia_ledger_seterr(l, "a PS job holds no head slots");
-		ret = -EINVAL;
+	j = tx.job;
+	if (j->class != INAGG_CLASS_INA) {
+		ret = ufail(l, -EINVAL, "a PS job holds no head slots");
 	} else if (!reclaim && count > j->slots - j->lent) {
-		ia_ledger_seterr(l, "lend beyond the job's head slots not lent");
-		ret = -ERANGE;
+		ret = ufail(l, -ERANGE, "lend beyond the job's head slots not lent");
 	} else if (reclaim && count > j->lent) {
-		ia_ledger_seterr(l, "reclaim beyond the job's lent slots");
-		ret = -ERANGE;
+		ret = ufail(l, -ERANGE, "reclaim beyond the job's lent slots");
 	} else {
 		j->lent = reclaim ? j->lent - count : j->lent + count;
-		s.lent_slots = reclaim ? s.lent_slots - count : s.lent_slots + count;
+		tx.s.lent_slots = reclaim ? tx.s.lent_slots - count : tx.s.lent_slots + count;
 	}
-	return uend(l, &s, fd, ret, true);
+	return uend(l, &tx, ret);
 }
