@@ -122,6 +122,67 @@ err_free:
 	nlmsg_free(skb);
 }
 
+/* A required u32 attribute; the policy has checked its range. */
+static int inagg_req_u32(struct genl_info *info, int attr, u32 *val)
+{
+	if (GENL_REQ_ATTR_CHECK(info, attr))
+		return -EINVAL;
+	*val = nla_get_u32(info->attrs[attr]);
+	return 0;
+}
+
+/* An optional u32 attribute, @def where the request leaves it out. */
+static u32 inagg_opt_u32(struct genl_info *info, int attr, u32 def)
+{
+	return info->attrs[attr] ? nla_get_u32(info->attrs[attr]) : def;
+}
+
+/* The reply to a get request, its header put; NULL if out of memory. */
+static struct sk_buff *inagg_reply_new(struct genl_info *info, void **hdr)
+{
+	struct sk_buff *msg;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return NULL;
+	*hdr = genlmsg_put_reply(msg, info, &inagg_family, 0,
+				 info->genlhdr->cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* Sends the reply if filling it succeeded (@err 0), else drops it. */
+static int inagg_reply_send(struct genl_info *info, struct sk_buff *msg,
+			    void *hdr, int err)
+{
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/*
+ * Ends a change request, still under the ledger lock so that events keep
+ * the order of changes: a refusal carries the ledger's reason, a change is
+ * told to listeners under the request's command.
+ */
+static int inagg_change_done(struct genl_info *info, struct inagg_ledger *l,
+			     int err, const struct inagg_why *why,
+			     const struct inagg_job *job)
+{
+	lockdep_assert_held(&l->lock);
+	if (err)
+		inagg_refuse(info, why);
+	else
+		inagg_notify(genl_info_net(info), l, info->genlhdr->cmd, job);
+	return err;
+}
+
 static int inagg_cap_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct inagg_ledger *l = inagg_ledger(genl_info_net(info));
@@ -129,78 +190,50 @@ static int inagg_cap_get_doit(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = inagg_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
-
-	hdr = genlmsg_put_reply(msg, info, &inagg_family, 0, INAGG_CMD_CAP_GET);
-	if (!hdr) {
-		err = -EMSGSIZE;
-		goto err_free;
-	}
-
 	mutex_lock(&l->lock);
 	err = inagg_put_cap(msg, l);
 	mutex_unlock(&l->lock);
-	if (err)
-		goto err_free;
-
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-
-err_free:
-	nlmsg_free(msg);
-	return err;
+	return inagg_reply_send(info, msg, hdr, err);
 }
 
 static int inagg_cap_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct net *net = genl_info_net(info);
-	struct inagg_ledger *l = inagg_ledger(net);
-	struct nlattr **attrs = info->attrs;
+	struct inagg_ledger *l = inagg_ledger(genl_info_net(info));
 	struct inagg_why why = {};
 	u32 max_jobs, max_slots;
 	int err;
 
-	if (!attrs[INAGG_A_MAX_JOBS] && !attrs[INAGG_A_MAX_SLOTS]) {
+	if (!info->attrs[INAGG_A_MAX_JOBS] && !info->attrs[INAGG_A_MAX_SLOTS]) {
 		GENL_SET_ERR_MSG(info, "set needs max_jobs or max_slots");
 		return -EINVAL;
 	}
 
 	mutex_lock(&l->lock);
-	max_jobs = l->max_jobs;
-	max_slots = l->max_slots;
-	if (attrs[INAGG_A_MAX_JOBS])
-		max_jobs = nla_get_u32(attrs[INAGG_A_MAX_JOBS]);
-	if (attrs[INAGG_A_MAX_SLOTS])
-		max_slots = nla_get_u32(attrs[INAGG_A_MAX_SLOTS]);
+	max_jobs = inagg_opt_u32(info, INAGG_A_MAX_JOBS, l->max_jobs);
+	max_slots = inagg_opt_u32(info, INAGG_A_MAX_SLOTS, l->max_slots);
 	err = inagg_ledger_set_cap(l, max_jobs, max_slots, &why);
-	if (err)
-		inagg_refuse(info, &why);
-	else
-		inagg_notify(net, l, INAGG_CMD_CAP_SET, NULL);
+	err = inagg_change_done(info, l, err, &why, NULL);
 	mutex_unlock(&l->lock);
 	return err;
 }
 
 static int inagg_tail_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct net *net = genl_info_net(info);
-	struct inagg_ledger *l = inagg_ledger(net);
+	struct inagg_ledger *l = inagg_ledger(genl_info_net(info));
 	struct inagg_why why = {};
+	u32 slots;
 	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, INAGG_A_TAIL_SLOTS))
-		return -EINVAL;
+	err = inagg_req_u32(info, INAGG_A_TAIL_SLOTS, &slots);
+	if (err)
+		return err;
 
 	mutex_lock(&l->lock);
-	err = inagg_ledger_set_tail(l,
-				    nla_get_u32(info->attrs[INAGG_A_TAIL_SLOTS]),
-				    &why);
-	if (err)
-		inagg_refuse(info, &why);
-	else
-		inagg_notify(net, l, INAGG_CMD_TAIL_SET, NULL);
+	err = inagg_ledger_set_tail(l, slots, &why);
+	err = inagg_change_done(info, l, err, &why, NULL);
 	mutex_unlock(&l->lock);
 	return err;
 }
@@ -208,33 +241,27 @@ static int inagg_tail_set_doit(struct sk_buff *skb, struct genl_info *info)
 /* An INA job names its head; a PS job has none (old clients: INA). */
 static int inagg_job_from_request(struct genl_info *info, struct inagg_job *job)
 {
-	struct nlattr **attrs = info->attrs;
+	struct nlattr *slots = info->attrs[INAGG_A_JOB_SLOTS];
+	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, INAGG_A_JOB_ID))
-		return -EINVAL;
-	job->id = nla_get_u32(attrs[INAGG_A_JOB_ID]);
-	job->class = INAGG_CLASS_INA;
-	if (attrs[INAGG_A_JOB_CLASS])
-		job->class = nla_get_u32(attrs[INAGG_A_JOB_CLASS]);
+	err = inagg_req_u32(info, INAGG_A_JOB_ID, &job->id);
+	if (err)
+		return err;
+	job->class = inagg_opt_u32(info, INAGG_A_JOB_CLASS, INAGG_CLASS_INA);
 	job->head = 0;
-	if (job->class == INAGG_CLASS_PS) {
-		if (attrs[INAGG_A_JOB_SLOTS]) {
-			NL_SET_ERR_MSG_ATTR(info->extack, attrs[INAGG_A_JOB_SLOTS],
-					    "a PS job holds no head slots");
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (GENL_REQ_ATTR_CHECK(info, INAGG_A_JOB_SLOTS))
+	if (job->class != INAGG_CLASS_PS)
+		return inagg_req_u32(info, INAGG_A_JOB_SLOTS, &job->head);
+	if (slots) {
+		NL_SET_ERR_MSG_ATTR(info->extack, slots,
+				    "a PS job holds no head slots");
 		return -EINVAL;
-	job->head = nla_get_u32(attrs[INAGG_A_JOB_SLOTS]);
+	}
 	return 0;
 }
 
 static int inagg_job_admit_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct net *net = genl_info_net(info);
-	struct inagg_ledger *l = inagg_ledger(net);
+	struct inagg_ledger *l = inagg_ledger(genl_info_net(info));
 	struct inagg_why why = {};
 	struct inagg_job req, *job;
 	int err;
@@ -250,66 +277,51 @@ static int inagg_job_admit_doit(struct sk_buff *skb, struct genl_info *info)
 
 	mutex_lock(&l->lock);
 	err = inagg_ledger_admit(l, job, &why);
-	if (err) {
-		mutex_unlock(&l->lock);
-		inagg_refuse(info, &why);
-		kmem_cache_free(inagg_job_cache, job);
-		return err;
-	}
-	inagg_notify(net, l, INAGG_CMD_JOB_ADMIT, job);
+	err = inagg_change_done(info, l, err, &why, job);
 	mutex_unlock(&l->lock);
-	return 0;
+	if (err)
+		kmem_cache_free(inagg_job_cache, job);
+	return err;
 }
 
 static int inagg_job_release_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct net *net = genl_info_net(info);
-	struct inagg_ledger *l = inagg_ledger(net);
+	struct inagg_ledger *l = inagg_ledger(genl_info_net(info));
 	struct inagg_why why = {};
 	struct inagg_job *job;
+	u32 id;
+	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, INAGG_A_JOB_ID))
-		return -EINVAL;
+	err = inagg_req_u32(info, INAGG_A_JOB_ID, &id);
+	if (err)
+		return err;
 
 	mutex_lock(&l->lock);
-	job = inagg_ledger_release(l, nla_get_u32(info->attrs[INAGG_A_JOB_ID]),
-				   &why);
-	if (!job) {
-		mutex_unlock(&l->lock);
-		inagg_refuse(info, &why);
-		return -ENOENT;
-	}
-	inagg_notify(net, l, INAGG_CMD_JOB_RELEASE, job);
+	job = inagg_ledger_release(l, id, &why);
+	err = inagg_change_done(info, l, job ? 0 : -ENOENT, &why, job);
 	mutex_unlock(&l->lock);
-
-	kmem_cache_free(inagg_job_cache, job);
-	return 0;
+	if (job)
+		kmem_cache_free(inagg_job_cache, job);
+	return err;
 }
 
 /* JOB_LEND and JOB_RECLAIM: move COUNT slots between head and tail. */
 static int inagg_job_lend_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct net *net = genl_info_net(info);
-	struct inagg_ledger *l = inagg_ledger(net);
-	u8 cmd = info->genlhdr->cmd;
+	struct inagg_ledger *l = inagg_ledger(genl_info_net(info));
+	bool reclaim = info->genlhdr->cmd == INAGG_CMD_JOB_RECLAIM;
 	struct inagg_why why = {};
-	struct inagg_job *job;
+	struct inagg_job *job = NULL;
 	u32 id, count;
 	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, INAGG_A_JOB_ID) ||
-	    GENL_REQ_ATTR_CHECK(info, INAGG_A_COUNT))
+	if (inagg_req_u32(info, INAGG_A_JOB_ID, &id) ||
+	    inagg_req_u32(info, INAGG_A_COUNT, &count))
 		return -EINVAL;
-	id = nla_get_u32(info->attrs[INAGG_A_JOB_ID]);
-	count = nla_get_u32(info->attrs[INAGG_A_COUNT]);
 
 	mutex_lock(&l->lock);
-	err = inagg_ledger_lend(l, id, count, cmd == INAGG_CMD_JOB_RECLAIM, &job,
-				&why);
-	if (err)
-		inagg_refuse(info, &why);
-	else
-		inagg_notify(net, l, cmd, job);
+	err = inagg_ledger_lend(l, id, count, reclaim, &job, &why);
+	err = inagg_change_done(info, l, err, &why, job);
 	mutex_unlock(&l->lock);
 	return err;
 }
@@ -323,39 +335,24 @@ static int inagg_job_get_doit(struct sk_buff *skb, struct genl_info *info)
 	int err;
 	u32 id;
 
-	if (GENL_REQ_ATTR_CHECK(info, INAGG_A_JOB_ID))
-		return -EINVAL;
-	id = nla_get_u32(info->attrs[INAGG_A_JOB_ID]);
-
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	err = inagg_req_u32(info, INAGG_A_JOB_ID, &id);
+	if (err)
+		return err;
+	msg = inagg_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &inagg_family, 0, INAGG_CMD_JOB_GET);
-	if (!hdr) {
-		err = -EMSGSIZE;
-		goto err_free;
-	}
 
 	mutex_lock(&l->lock);
 	job = xa_load(&l->jobs, id);
-	if (!job) {
-		mutex_unlock(&l->lock);
+	if (job) {
+		err = inagg_put_job(msg, job);
+	} else {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[INAGG_A_JOB_ID],
 				    "job not admitted");
 		err = -ENOENT;
-		goto err_free;
 	}
-	err = inagg_put_job(msg, job);
 	mutex_unlock(&l->lock);
-	if (err)
-		goto err_free;
-
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-
-err_free:
-	nlmsg_free(msg);
-	return err;
+	return inagg_reply_send(info, msg, hdr, err);
 }
 
 /* Dump cursor, kept in cb->ctx between dumpit calls. */
