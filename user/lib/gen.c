@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gen.h"
+#include "names.h"
 
 void ia_rng_seed(struct ia_rng *r, uint64_t seed)
 {
@@ -64,28 +65,22 @@ static const char *const rate_names[] = {
 
 const char *ia_gen_load_name(enum ia_gen_load l)
 {
-	return l < IA_GEN_LOAD__COUNT ? load_names[l] : "?";
+	return ia_name_of(load_names, IA_GEN_LOAD__COUNT, l);
 }
 
 const char *ia_gen_rate_name(enum ia_gen_rate r)
 {
-	return r < IA_GEN_RATE__COUNT ? rate_names[r] : "?";
+	return ia_name_of(rate_names, IA_GEN_RATE__COUNT, r);
 }
 
 int ia_gen_load_parse(const char *s)
 {
-	for (int i = 0; i < IA_GEN_LOAD__COUNT; i++)
-		if (!strcmp(s, load_names[i]))
-			return i;
-	return -1;
+	return ia_name_find(load_names, IA_GEN_LOAD__COUNT, s);
 }
 
 int ia_gen_rate_parse(const char *s)
 {
-	for (int i = 0; i < IA_GEN_RATE__COUNT; i++)
-		if (!strcmp(s, rate_names[i]))
-			return i;
-	return -1;
+	return ia_name_find(rate_names, IA_GEN_RATE__COUNT, s);
 }
 
 void ia_gen_defaults(struct ia_gen_opts *o)

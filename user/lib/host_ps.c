@@ -13,6 +13,7 @@
 #include "err.h"
 #include "host.h"
 #include "host_io.h"
+#include "names.h"
 
 enum { PC_EMPTY, PC_OPEN, PC_DONE };
 
@@ -59,7 +60,7 @@ static const char *const drop_names[IA_PS_DROP__COUNT] = {
 
 const char *ia_ps_drop_name(enum ia_ps_drop d)
 {
-	return d < IA_PS_DROP__COUNT ? drop_names[d] : "?";
+	return ia_name_of(drop_names, IA_PS_DROP__COUNT, d);
 }
 
 int ia_ps_open(const struct ia_ps_cfg *cfg, struct ia_ps **out, char *err, size_t errlen)

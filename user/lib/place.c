@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "mem.h"
+#include "names.h"
 #include "place.h"
 #include "smc.h"
 
@@ -22,15 +23,12 @@ static const char *const algo_names[IA_ALGO__COUNT] = {
 
 const char *ia_algo_name(enum ia_algo a)
 {
-	return a >= 0 && a < IA_ALGO__COUNT ? algo_names[a] : "?";
+	return ia_name_of(algo_names, IA_ALGO__COUNT, a);
 }
 
 int ia_algo_parse(const char *name)
 {
-	for (int a = 0; a < IA_ALGO__COUNT; a++)
-		if (!strcmp(name, algo_names[a]))
-			return a;
-	return -1;
+	return ia_name_find(algo_names, IA_ALGO__COUNT, name);
 }
 
 int ia_placement_init(struct ia_placement *p, int n)
@@ -462,15 +460,12 @@ static const char *const metric_names[IA_MULTI__COUNT] = {
 
 const char *ia_multi_metric_name(enum ia_multi_metric m)
 {
-	return m >= 0 && m < IA_MULTI__COUNT ? metric_names[m] : "?";
+	return ia_name_of(metric_names, IA_MULTI__COUNT, m);
 }
 
 int ia_multi_metric_parse(const char *name)
 {
-	for (int m = 0; m < IA_MULTI__COUNT; m++)
-		if (!strcmp(name, metric_names[m]))
-			return m;
-	return -1;
+	return ia_name_find(metric_names, IA_MULTI__COUNT, name);
 }
 
 double ia_multi_metric(const struct ia_multi_result *r, enum ia_multi_metric m)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "numfmt.h"
+#include "names.h"
 #include "placeout.h"
 
 static const char *const links_names[IA_LINKS__COUNT] = {
@@ -14,15 +15,12 @@ static const char *const links_names[IA_LINKS__COUNT] = {
 
 const char *ia_links_name(enum ia_links l)
 {
-	return l >= 0 && l < IA_LINKS__COUNT ? links_names[l] : "?";
+	return ia_name_of(links_names, IA_LINKS__COUNT, l);
 }
 
 int ia_links_parse(const char *name)
 {
-	for (int l = 0; l < IA_LINKS__COUNT; l++)
-		if (!strcmp(name, links_names[l]))
-			return l;
-	return -1;
+	return ia_name_find(links_names, IA_LINKS__COUNT, name);
 }
 
 enum ia_links ia_links_default(const struct ia_topo *t)
