@@ -235,11 +235,10 @@ int ia_gen_tree(const struct ia_gen_opts *o, struct ia_topo **out)
 		goto out;
 	ia_gen_rates(t, &r, o->rate);
 	ia_gen_loads(t, &r, o->load, o->load_const, o->load_all, load);
-	/* Loads come after finalize (leaves must be known): number their workers now (netplan.h). */
-	for (v = 0; v < n; v++) {
+	/* Loads come after finalize (leaves must be known): number their workers now. */
+	for (v = 0; v < n; v++)
 		t->sw[v].load = load[v];
-		t->first_worker[v + 1] = t->first_worker[v] + (int)load[v];
-	}
+	ia_topo_number_workers(t);
 	*out = t;
 	t = NULL;
 out:

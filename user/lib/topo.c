@@ -223,6 +223,13 @@ fail:
 	return ret;
 }
 
+void ia_topo_number_workers(struct ia_topo *t)
+{
+	t->first_worker[0] = 0;
+	for (int v = 0; v < t->n; v++)
+		t->first_worker[v + 1] = t->first_worker[v] + (int)t->sw[v].load;
+}
+
 uint64_t ia_topo_total_load(const struct ia_topo *t)
 {
 	uint64_t s = 0;
@@ -309,10 +316,7 @@ int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen)
 		if (p >= 0)
 			t->child[fill[p]++] = i;
 	}
-	/* Workers numbered switch by switch, in index order (netplan.h). */
-	t->first_worker[0] = 0;
-	for (int i = 0; i < n; i++)
-		t->first_worker[i + 1] = t->first_worker[i] + (int)t->sw[i].load;
+	ia_topo_number_workers(t);
 
 	/* BFS from the root; a switch never reached lies on a cycle. */
 	t->order[seen++] = t->root;

@@ -57,6 +57,11 @@ void ia_topo_free(struct ia_topo *t);
  * name index and the derived arrays. Names must not change afterwards.
  */
 int ia_topo_finalize(struct ia_topo *t, char *err, size_t errlen);
+/*
+ * Numbers the workers switch by switch in index order (first_worker,
+ * netplan.h); finalize does it, call it again after changing loads.
+ */
+void ia_topo_number_workers(struct ia_topo *t);
 /* Builds the name index alone (finalize does it too); checks the names. For parsers. */
 int ia_topo_index(struct ia_topo *t, char *err, size_t errlen);
 /* 0 if s may name a switch, else -EINVAL with the reason in err. */
