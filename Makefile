@@ -89,7 +89,11 @@ $(BUILD)/corpus/Documentation:
 
 $(BUILD)/tests/%: tests/%.c $(LIB) $(KSELFTEST)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -I$(BUILD)/kselftest -MMD -MP -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) -I$(BUILD)/kselftest -MMD -MP -o $@ $< $(TEST_OBJS) $(LIB) $(LDLIBS)
+
+# The CLI's option tables are tested on their own (tests/unit/cli_opt.c).
+$(BUILD)/tests/unit/cli_opt: TEST_OBJS = $(BUILD)/user/inagg/opt.o $(BUILD)/user/inagg/out.o
+$(BUILD)/tests/unit/cli_opt: $(BUILD)/user/inagg/opt.o $(BUILD)/user/inagg/out.o
 
 check:
 	@scripts/deps.sh check

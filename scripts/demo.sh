@@ -22,7 +22,7 @@ echo "Fig. 1 instance ($topo), k=$k"
 printf '%-10s %10s %6s  %s\n' algorithm congestion paper "blue switches"
 bad=0
 for a in top max level smc smc-naive all-red all-blue brute; do
-	res=$("$inagg" place -t "$topo" -k $k -a $a)
+	res=$("$inagg" topo place -t "$topo" -k $k -a $a)
 	cong=$(awk '$1 == "congestion" { print $2 }' <<<"$res")
 	blue=$(awk '$1 == "blue" { $1 = ""; $2 = ""; print }' <<<"$res")
 	want=${paper[$a]:-${paper[smc]}}
@@ -31,7 +31,7 @@ for a in top max level smc smc-naive all-red all-blue brute; do
 	printf '%-10s %10s %6s %s%s\n' "$a" "$cong" "$want" "$blue" "$mark"
 done
 
-"$inagg" topo dot -t "$topo" -p smc -k $k -o "$out/fig1-smc.dot"
+"$inagg" topo dot -t "$topo" -a smc -k $k -o "$out/fig1-smc.dot"
 echo "DOT of the SMC placement: $out/fig1-smc.dot"
 if command -v dot >/dev/null; then
 	dot -Tpng "$out/fig1-smc.dot" -o "$out/fig1-smc.png"
@@ -57,13 +57,13 @@ mkdir -p "$INAGG_LEDGER_DIR"
 dpid=
 cleanup() {
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
-	"$inagg" topo down -n $tag -t "$topo" >/dev/null 2>&1
+	"$inagg" net down -n $tag -t "$topo" >/dev/null 2>&1
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 cleanup	# what an interrupted run left
 rm -f "$out/inaggd-state.json"
-"$inagg" topo up -t "$topo" -n $tag --attach
+"$inagg" net up -t "$topo" -n $tag --attach
 "$build/inaggd" -t "$topo" -n $tag -s "$sock" -S "$out/inaggd-state.json" 2>"$out/inaggd.log" &
 dpid=$!
 for _ in $(seq 100); do
@@ -82,15 +82,15 @@ for a in smc top max level; do
 	mapfile -t workers < <(awk '$1 == "worker" { print $2, $3, $4 }' <<<"$show")
 	seeds=$(printf '%s\n' "${workers[@]}" | awk '{ print $1 }' | paste -sd,)
 	rm -f "$out/ps.ready"
-	ip netns exec "$dns" "$inagg" -j ps -J "$id" -W ${#workers[@]} -n $n -d "$down" -l 300 \
-		--ready "$out/ps.ready" --expect "$seeds" >"$out/ps-$a.json" 2>/dev/null &
+	ip netns exec "$dns" "$inagg" -j ps run -J "$id" --nworkers ${#workers[@]} -e $n -D "$down" \
+		--linger 300 --ready "$out/ps.ready" --expect "$seeds" >"$out/ps-$a.json" 2>/dev/null &
 	ppid=$!
 	for _ in $(seq 100); do [ -e "$out/ps.ready" ] && break; sleep 0.05; done
 	wpids=()
 	for w in "${workers[@]}"; do
 		read -r wid waddr wns <<<"$w"
-		ip netns exec "$wns" "$inagg" -j worker -J "$id" -i "$wid" -p "$daddr" -a "$waddr" \
-			-n $n -w "$ww" >"$out/worker-$a-$wid.json" 2>&1 &
+		ip netns exec "$wns" "$inagg" -j worker run -J "$id" -i "$wid" -p "$daddr" -A "$waddr" \
+			-e $n -w "$ww" >"$out/worker-$a-$wid.json" 2>&1 &
 		wpids+=($!)
 	done
 	ok=yes
@@ -102,7 +102,7 @@ for a in smc top max level; do
 		read -r wid _ <<<"$w"
 		[ -n "$sum" ] && grep -q "$sum" "$out/worker-$a-$wid.json" || ok=no
 	done
-	read -r measured model < <("$inagg" stats -J "$id" -c $chunks -S "$sock" |
+	read -r measured model < <("$inagg" stats show -J "$id" --chunks $chunks -S "$sock" |
 		sed -n 's/.*measured congestion \([0-9.]*\) (model \([0-9.]*\)).*/\1 \2/p') || true
 	secs=$(sed -n 's/.*"elapsed": *\([0-9.]*\).*/\1/p' "$out/ps-$a.json")
 	printf '%-10s %8s %9s %7s %9.3f\n' $a "$model" "$measured" $ok "${secs:-0}"

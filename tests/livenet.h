@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A live inagg network for tests and benchmarks: "inagg topo up --attach"
+ * A live inagg network for tests and benchmarks: "inagg net up --attach"
  * builds a topology in namespaces ia-<tag>-*, inaggd places and configures
  * jobs, and allreduce() runs a job's destination and workers as processes in
  * their namespaces. Needs the global `build` (the build directory).
@@ -111,8 +111,8 @@ static inline int env_up(struct env *self, const char *json, double rate_mbit, b
 	fputs(json, f);
 	fclose(f);
 	if (rate_mbit > 0)
-		snprintf(rate, sizeof(rate), "-r %g", rate_mbit);
-	if (sh("%s/inagg topo up -t %s -n %s %s --attach >/dev/null", build, self->topo, self->tag,
+		snprintf(rate, sizeof(rate), "--rate-mbit %g", rate_mbit);
+	if (sh("%s/inagg net up -t %s -n %s %s --attach >/dev/null", build, self->topo, self->tag,
 	       rate))
 		return -1;
 	self->daemon = start_daemon(self);
@@ -122,7 +122,7 @@ static inline int env_up(struct env *self, const char *json, double rate_mbit, b
 static inline void env_down(struct env *self)
 {
 	stop_daemon(self, SIGTERM);
-	sh("%s/inagg topo down -n %s -t %s >/dev/null", build, self->tag, self->topo);
+	sh("%s/inagg net down -n %s -t %s >/dev/null", build, self->tag, self->topo);
 	sh("rm -rf %s", self->dir);
 }
 

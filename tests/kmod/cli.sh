@@ -42,20 +42,23 @@ fi
 echo "TAP version 13"
 check "show a new ledger" 0 '"used_jobs": 0' -- -j ledger show
 check "show names the backend" 0 '^backend +user' -- ledger show
-check "set capacity" 0 'jobs +0/2' -- ledger set jobs 2 slots 10
-check "admit" 0 'admitted job 1 with 4 slots' -- ledger admit job 1 slots 4
-check "admit json" 0 '"used_slots": 8' -- -j ledger admit job 2 slots 4
-check "job limit refused" 1 'max_jobs' -- ledger admit job 3 slots 1
-check "job limit refused, json" 1 '"error": .*job limit reached' -- -j ledger admit job 3 slots 1
-check "already admitted" 1 'already admitted' -- ledger admit job 2 slots 1
-check "shrink refused" 1 'Device or resource busy: max_jobs below' -- ledger set jobs 1
-check "release" 0 'released job 1 \(4 slots\)' -- ledger release job 1
+check "set capacity" 0 'jobs +0/2' -- ledger set --jobs 2 --slots 10
+check "admit" 0 'admitted job 1 with 4 slots' -- ledger admit -J 1 --slots 4
+check "admit json" 0 '"used_slots": 8' -- -j ledger admit -J 2 --slots 4
+check "job limit refused" 1 'max_jobs' -- ledger admit -J 3 --slots 1
+check "job limit refused, json" 1 '"error": .*job limit reached' -- -j ledger admit -J 3 --slots 1
+check "already admitted" 1 'already admitted' -- ledger admit -J 2 --slots 1
+check "shrink refused" 1 'Device or resource busy: max_jobs below' -- ledger set --jobs 1
+check "release" 0 'released job 1 \(4 slots\)' -- ledger release -J 1
 check "state after release" 0 '"used_jobs": 1' -- -j ledger show
-check "release unknown" 1 'job not admitted' -- ledger release job 1
-check "slot limit refused" 1 'slot limit reached' -- ledger admit job 5 slots 7
-check "unknown argument" 1 "unknown argument 'job'" -- ledger set job 3
-check "missing value" 1 'needs a value' -- ledger admit job
-check "no kernel module here" 1 'not loaded|cannot open' -- ledger show backend kernel
-check "other namespace" 1 'cannot open the ledger of ia-none' -- ledger show netns ia-none
+check "release unknown" 1 'job not admitted' -- ledger release -J 1
+check "slot limit refused" 1 'slot limit reached' -- ledger admit -J 5 --slots 7
+check "unknown option" 1 "unknown option '-J'" -- ledger set -J 3
+check "missing value" 1 'needs an argument' -- ledger admit -J
+check "missing option" 1 'missing --slots N' -- ledger admit -J 4
+check "old keyword form refused" 1 "unexpected argument 'jobs'" -- ledger set jobs 2
+check "default command is show" 0 '^backend +user' -- ledger
+check "no kernel module here" 1 'not loaded|cannot open' -- ledger show -B kernel
+check "other namespace" 1 'cannot open the ledger of ia-none' -- ledger show --netns ia-none
 echo "1..$n"
 exit $status

@@ -21,39 +21,39 @@ setup() {
 }
 
 attach() {
-	"$INAGG" attach dev eth1 -n "$NS" -s "$SW" &&
+	"$INAGG" dev attach eth1 --netns "$NS" --switch "$SW" &&
 	ip -n "$NS" link show eth1 | grep -q 'prog/xdp' &&
-	"$INAGG" status -n "$NS" -s "$SW" | grep -E '^  eth1 .* ia_xdp$' &&
-	"$INAGG" status -n "$NS" -s "$SW" | grep -E '^  eth2 .* no xdp$' &&
+	"$INAGG" dev show --netns "$NS" --switch "$SW" | grep -E '^  eth1 .* ia_xdp$' &&
+	"$INAGG" dev --netns "$NS" --switch "$SW" | grep -E '^  eth2 .* no xdp$' &&
 	[ -e "/sys/fs/bpf/inagg/$SW/ia_jobs" ]
 }
 
 status_json() {
-	"$INAGG" -j status -n "$NS" -s "$SW" >"$tmp/st.json" &&
+	"$INAGG" -j dev show --netns "$NS" --switch "$SW" >"$tmp/st.json" &&
 	grep -q '"name": "eth1"' "$tmp/st.json" && grep -q '"prog": "ia_xdp"' "$tmp/st.json" &&
 	grep -q '"backend"' "$tmp/st.json"
 }
 
 detach() {
-	"$INAGG" detach dev eth1 -n "$NS" -s "$SW" &&
+	"$INAGG" detach dev eth1 --netns "$NS" --switch "$SW" &&
 	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp'
 }
 
 bad_input() {
 	local out
-	out=$("$INAGG" attach dev nosuch0 -n "$NS" -s "$SW" 2>&1) && return 1
+	out=$("$INAGG" dev attach nosuch0 --netns "$NS" --switch "$SW" 2>&1) && return 1
 	[[ $out == *"nosuch0"* ]] || { echo "$out"; return 1; }
-	out=$("$INAGG" attach -n "$NS" 2>&1) && return 1
-	[[ $out == *"missing 'dev IFACE'"* ]] || { echo "$out"; return 1; }
-	out=$("$INAGG" attach dev eth1 -n ia-no-such-ns 2>&1) && return 1
+	out=$("$INAGG" dev attach --netns "$NS" 2>&1) && return 1
+	[[ $out == *"missing IFACE"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" dev attach eth1 --netns ia-no-such-ns 2>&1) && return 1
 	[[ $out == *"ia-no-such-ns"* ]] || { echo "$out"; return 1; }
-	out=$("$INAGG" attach dev eth1 -n "$NS" -m fast 2>&1) && return 1
-	[[ $out == *"--mode"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" dev attach eth1 --netns "$NS" -m fast 2>&1) && return 1
+	[[ $out == *"-m: invalid value 'fast': need auto, drv or skb"* ]] || { echo "$out"; return 1; }
 }
 
 t "namespace with a veth pair" setup
 t "attach: XDP on eth1 with the switch's pinned maps" attach
-t "status -j lists interfaces, programs and the ledger backend" status_json
-t "detach removes the program" detach
+t "dev show -j lists interfaces, programs and the ledger backend" status_json
+t "detach (old name, dev keyword) removes the program" detach
 t "bad device, namespace or mode refused with a reason" bad_input
 finish

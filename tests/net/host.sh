@@ -20,7 +20,7 @@ trap cleanup EXIT
 
 . "$(dirname "$0")/../ktap.sh"
 
-if ! "$INAGG" worker -h >/dev/null 2>&1 || ! "$INAGG" ps -h >/dev/null 2>&1; then
+if ! "$INAGG" worker run -h >/dev/null 2>&1 || ! "$INAGG" ps run -h >/dev/null 2>&1; then
 	n=1
 	results+=("ok 1 inagg worker/ps # SKIP $INAGG has no worker/ps commands")
 	finish
@@ -64,7 +64,7 @@ ps_start() {
 worker_start() {
 	local k=$1
 	shift
-	ip netns exec "$P-w$k" "$INAGG" "$@" -i "$k" -p 10.78.0.1 -a 10.78.0.$((2 + k)) \
+	ip netns exec "$P-w$k" "$INAGG" "$@" -i "$k" -p 10.78.0.1 -A 10.78.0.$((2 + k)) \
 		>"$tmp/w$k.out" 2>"$tmp/w$k.err" &
 	wpid[$k]=$!
 	pids+=("${wpid[$k]}")
@@ -94,10 +94,10 @@ exact_files() {
 			>"$tmp/in$k"
 	done
 	paste "$tmp/in0" "$tmp/in1" "$tmp/in2" | awk '{ print $1 + $2 + $3 }' >"$tmp/want"
-	ps_start -j ps -J 21 -W 3 -n 5000 -c 100 -u -m 0-2 -a 10.78.0.1 -l 500 \
+	ps_start -j ps run -J 21 --nworkers 3 -e 5000 -C 100 -u -M 0-2 -A 10.78.0.1 --linger 500 \
 		-o "$tmp/ps.vec" || return 1
 	for k in 0 1 2; do
-		worker_start $k worker -J 21 -c 100 -N 3 -f "$tmp/in$k" -o "$tmp/res$k"
+		worker_start $k worker run -J 21 -C 100 --nworkers 3 -f "$tmp/in$k" -o "$tmp/res$k"
 	done
 	workers_wait && ps_wait || return 1
 	for k in 0 1 2; do
@@ -113,12 +113,12 @@ exact_files() {
 # address: every worker reports the PS's checksum, 2000 chunks.
 checksums_down() {
 	local k c want
-	ps_start -j ps -J 22 -W 3 -n 512000 -d 10.78.0.255 -a 10.78.0.1 -l 500 --expect 40-42 ||
+	ps_start -j ps run -J 22 --nworkers 3 -e 512000 -D 10.78.0.255 -A 10.78.0.1 --linger 500 --expect 40-42 ||
 		return 1
 	for k in 0 1 2; do
 		# Bound to any address: results come to the broadcast address.
-		ip netns exec "$P-w$k" "$INAGG" -j worker -J 22 -i $k -p 10.78.0.1 -s $((k + 40)) \
-			-n 512000 -w 32 >"$tmp/w$k.out" 2>"$tmp/w$k.err" &
+		ip netns exec "$P-w$k" "$INAGG" -j worker run -J 22 -i $k -p 10.78.0.1 -s $((k + 40)) \
+			-e 512000 -w 32 >"$tmp/w$k.out" 2>"$tmp/w$k.err" &
 		wpid[$k]=$!
 		pids+=("${wpid[$k]}")
 	done
@@ -136,8 +136,8 @@ checksums_down() {
 
 # --expect with other seeds than the workers': "exact": false and a failure.
 expect_mismatch() {
-	ps_start -j ps -J 25 -W 1 -n 10 -u -a 10.78.0.1 -l 300 --expect 7 || return 1
-	worker_start 0 worker -J 25 -n 10 -s 8
+	ps_start -j ps run -J 25 --nworkers 1 -e 10 -u -A 10.78.0.1 --linger 300 --expect 7 || return 1
+	worker_start 0 worker run -J 25 -e 10 -s 8
 	wait "${wpid[0]}" || { cat "$tmp/w0.err"; return 1; }
 	wait "$ps_pid" && { echo "PS succeeded on a wrong sum"; return 1; }
 	[ "$(json_field "$tmp/ps.out" exact)" = false ] || { cat "$tmp/ps.out"; return 1; }
@@ -150,9 +150,9 @@ floats() {
 		awk -v k=$k 'BEGIN { for (i = 0; i < 700; i++) printf "%.6f\n", (i - 350) * 0.731 / (k + 1) }' \
 			>"$tmp/f$k"
 	done
-	ps_start ps -J 23 -W 3 -n 700 -u -a 10.78.0.1 -l 500 || return 1
+	ps_start ps run -J 23 --nworkers 3 -e 700 -u -A 10.78.0.1 --linger 500 || return 1
 	for k in 0 1 2; do
-		worker_start $k worker -J 23 -F 16 -f "$tmp/f$k" -o "$tmp/fr$k"
+		worker_start $k worker run -J 23 -F 16 -f "$tmp/f$k" -o "$tmp/fr$k"
 	done
 	workers_wait && ps_wait || return 1
 	for k in 0 1 2; do
@@ -165,8 +165,8 @@ floats() {
 
 # A --forever PS serves until SIGTERM, then prints its statistics and succeeds.
 forever() {
-	ps_start -j ps -J 24 -W 1 -n 10 -u -a 10.78.0.1 --forever || return 1
-	worker_start 0 worker -J 24 -n 10
+	ps_start -j ps run -J 24 --nworkers 1 -e 10 -u -A 10.78.0.1 --forever || return 1
+	worker_start 0 worker run -J 24 -e 10
 	wait "${wpid[0]}" || { cat "$tmp/w0.err"; return 1; }
 	kill -0 "$ps_pid" || { echo "PS ended before SIGTERM"; return 1; }
 	kill -TERM "$ps_pid"
@@ -178,17 +178,17 @@ forever() {
 bad_input() {
 	local out
 	printf '1 2 x3\n' >"$tmp/bad"
-	out=$("$INAGG" worker -J 1 -i 0 -p 10.78.0.1 -f "$tmp/bad" 2>&1) && return 1
+	out=$("$INAGG" worker run -J 1 -i 0 -p 10.78.0.1 -f "$tmp/bad" 2>&1) && return 1
 	[[ $out == *"element 3: invalid int32 'x3'"* ]] || { echo "$out"; return 1; }
 	printf '1 2147483648\n' >"$tmp/bad"
-	out=$("$INAGG" worker -J 1 -i 0 -p 10.78.0.1 -f "$tmp/bad" 2>&1) && return 1
+	out=$("$INAGG" worker run -J 1 -i 0 -p 10.78.0.1 -f "$tmp/bad" 2>&1) && return 1
 	[[ $out == *"element 2"* ]] || { echo "$out"; return 1; }
-	out=$("$INAGG" worker -J 1 -i 0 -p 10.78.0.1 -n 0 2>&1) && return 1
-	[[ $out == *"--elems"* ]] || { echo "$out"; return 1; }
-	out=$("$INAGG" ps -J 1 -W 2 -n 10 2>&1) && return 1
-	[[ $out == *"--down ADDR and --unicast"* ]] || { echo "$out"; return 1; }
-	out=$("$INAGG" -j ps -J 1 -W 2 -n 10 -u -m 3-1 2>/dev/null) && return 1
-	[[ $out == *'"error"'*"--members"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" worker run -J 1 -i 0 -p 10.78.0.1 -e 0 2>&1) && return 1
+	[[ $out == *"-e: invalid value '0'"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" ps run -J 1 --nworkers 2 -e 10 2>&1) && return 1
+	[[ $out == *"missing -D ADDR or -u"* ]] || { echo "$out"; return 1; }
+	out=$("$INAGG" -j ps run -J 1 --nworkers 2 -e 10 -u -M 3-1 2>/dev/null) && return 1
+	[[ $out == *'"error"'*"-M: invalid list"* ]] || { echo "$out"; return 1; }
 }
 
 t "network setup" setup

@@ -334,9 +334,9 @@ TEST_F_TIMEOUT(net, admission_refused_placed_elsewhere, 300)
 
 	/* Another tenant holds s2's whole capacity (2 jobs). */
 	snprintf(ns, sizeof(ns), "ia-%s-s2", self->e.tag);
-	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger set jobs 2 >/dev/null", ns, build));
-	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit job 900 slots 1 >/dev/null", ns, build));
-	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit job 901 slots 1 >/dev/null", ns, build));
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger set --jobs 2 >/dev/null", ns, build));
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit -J 900 --slots 1 >/dev/null", ns, build));
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit -J 901 --slots 1 >/dev/null", ns, build));
 	resp = request(&self->e, "{\"cmd\": \"submit\", \"k\": 2}");
 	ASSERT_NE(NULL, resp);
 	blue = get(resp, "job.blue");
@@ -361,8 +361,8 @@ TEST_F_TIMEOUT(net, admission_conflict_rolls_back, 120)
 
 	/* Room on s2 (its ledger holds the topology's capacity, 1), so that it is tried. */
 	snprintf(ns, sizeof(ns), "ia-%s-s2", self->e.tag);
-	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger set jobs 2 >/dev/null", ns, build));
-	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit job 7 slots 1 >/dev/null", ns, build));
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger set --jobs 2 >/dev/null", ns, build));
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit -J 7 --slots 1 >/dev/null", ns, build));
 	resp = request(&self->e, "{\"cmd\": \"submit\", \"k\": 2, \"job\": 7}");
 	ASSERT_NE(NULL, resp);
 	refused = get(resp, "refused");

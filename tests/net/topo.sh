@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# inagg topo up / down: namespaces, addresses, routes, rate emulation, clean
+# inagg net up / down: namespaces, addresses, routes, rate emulation, clean
 # removal, and nothing left by a failed build (KTAP).
 BUILD=${BUILD:-build}
 INAGG=$(realpath -m "$BUILD/inagg")
@@ -8,8 +8,8 @@ TAG=t$$
 TAG=${TAG:0:8}
 tmp=$(mktemp -d)
 cleanup() {
-	"$INAGG" topo down -n "$TAG" >/dev/null 2>&1
-	rm -rf "$tmp"
+	"$INAGG" net down -n "$TAG" >/dev/null 2>&1
+	rm -rf "$tmp" "/sys/fs/bpf/inagg/ia-$TAG-r"
 }
 trap cleanup EXIT
 
@@ -27,7 +27,7 @@ cat >"$tmp/topo.json" <<'JSON'
 JSON
 
 up() {
-	"$INAGG" topo up -t "$tmp/topo.json" -n "$TAG" -r 1 &&
+	"$INAGG" net up -t "$tmp/topo.json" -n "$TAG" --rate-mbit 1 &&
 	[ "$(count)" = 7 ]	# 3 switches, 3 workers, the destination
 }
 
@@ -45,14 +45,14 @@ shaping() {
 
 twice() {
 	local out
-	out=$("$INAGG" topo up -t "$tmp/topo.json" -n "$TAG" 2>&1) && return 1
+	out=$("$INAGG" net up -t "$tmp/topo.json" -n "$TAG" 2>&1) && return 1
 	[[ $out == *"already up"* ]] || { echo "$out"; return 1; }
 	[ "$(count)" = 7 ]
 }
 
 down() {
-	"$INAGG" topo down -n "$TAG" && [ "$(count)" = 0 ] &&
-	"$INAGG" topo down -n "$TAG"	# again: nothing to do, no error
+	"$INAGG" net down -n "$TAG" && [ "$(count)" = 0 ] &&
+	"$INAGG" topo down -n "$TAG"	# again (by its old name): nothing to do, no error
 }
 
 failed_build() {
@@ -60,18 +60,35 @@ failed_build() {
 	# "dest" cannot name a switch namespace: refused before anything is made.
 	sed 's/"name": "b"/"name": "dest"/; s/"parent": "b"/"parent": "dest"/' "$tmp/topo.json" \
 		>"$tmp/bad.json"
-	out=$("$INAGG" topo up -t "$tmp/bad.json" -n "$TAG" 2>&1) && return 1
+	out=$("$INAGG" net up -t "$tmp/bad.json" -n "$TAG" 2>&1) && return 1
 	[[ $out == *'"dest"'* ]] || { echo "$out"; return 1; }
 	# A tag that is not [a-z0-9]{1,8}.
-	out=$("$INAGG" topo up -t "$tmp/topo.json" -n "Bad-Tag" 2>&1) && return 1
+	out=$("$INAGG" net up -t "$tmp/topo.json" -n "Bad-Tag" 2>&1) && return 1
 	[[ $out == *"network tag"* ]] || { echo "$out"; return 1; }
 	[ "$(count)" = 0 ]
 }
 
-t "topo up: one namespace per switch, worker and destination" up
+# Issue 10: attaching fails on switch r (its pinned ia_jobs is a map of the
+# wrong type, so the datapath cannot reuse it). net up --attach must say so
+# and remove what it built, not abort with a double free and leave it.
+attach_fails() {
+	local pins=/sys/fs/bpf/inagg/ia-$TAG-r out rc
+	mkdir -p "$pins" &&
+	bpftool map create "$pins/ia_jobs" type array key 4 value 4 entries 1 name ia_jobs ||
+		return 1
+	out=$("$INAGG" net up -t "$tmp/topo.json" -n "$TAG" --attach 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] || { echo "status $rc: $out"; return 1; }
+	[[ $out == *"ia-$TAG-r: maps: "* ]] || { echo "$out"; return 1; }
+	[ "$(count)" = 0 ] || { echo "namespaces left behind"; return 1; }
+	[ ! -e "$pins" ] || { echo "pins left behind"; return 1; }
+}
+
+t "net up: one namespace per switch, worker and destination" up
 t "routed: workers reach the destination and each other" routes
 t "rate emulation: tbf at rate x unit on each uplink" shaping
-t "a second topo up of the same network is refused, the first intact" twice
-t "topo down removes every namespace, and is idempotent" down
+t "a second net up of the same network is refused, the first intact" twice
+t "net down removes every namespace, and is idempotent" down
 t "bad switch name or tag: refused, nothing left behind" failed_build
+t "net up --attach failing: clear error, nothing left behind" attach_fails
 finish

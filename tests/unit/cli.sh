@@ -19,9 +19,9 @@ fig1=$(dirname "$0")/../../docs/fig1.json
 # Congestion of "inagg place" in text and JSON equals the expected value.
 place_is() {
 	local algo=$1 want=$2 got
-	got=$("$INAGG" place -t "$fig1" -k 2 -a "$algo" | awk '$1 == "congestion" { print $2 }')
+	got=$("$INAGG" topo place -t "$fig1" -k 2 -a "$algo" | awk '$1 == "congestion" { print $2 }')
 	[ "$got" = "$want" ] || { echo "text: $algo gave '$got', want $want"; return 1; }
-	got=$("$INAGG" -j place -t "$fig1" -k 2 -a "$algo" |
+	got=$("$INAGG" -j topo place -t "$fig1" -k 2 -a "$algo" |
 		sed -n 's/^  "congestion": \([0-9.]*\),$/\1/p')
 	[ "$got" = "$want" ] || { echo "json: $algo gave '$got', want $want"; return 1; }
 }
@@ -32,13 +32,13 @@ done
 # The blue set printed is the one whose model congestion is reported: SMC on
 # Fig. 1 must pick s2 and s4 (the only optimum with k=2).
 smc_blue() {
-	"$INAGG" place -t "$fig1" -k 2 | grep -qx 'blue        2: s2 s4'
+	"$INAGG" topo place -t "$fig1" -k 2 | grep -qx 'blue        2: s2 s4'
 }
 t "fig1 smc blue set s2 s4" smc_blue
 
 # Prefix matching and -j placement anywhere.
-t "unique prefix 'pl' runs place" bash -c "'$INAGG' pl -t '$fig1' -k 2 | grep -q '^algorithm   smc'"
-t "-j after the arguments" bash -c "'$INAGG' place -t '$fig1' -k 2 -j | grep -q '\"algorithm\": \"smc\"'"
+t "old name 'place', by its prefix 'pl', runs topo place" bash -c "'$INAGG' pl -t '$fig1' -k 2 | grep -q '^algorithm   smc'"
+t "-j after the arguments" bash -c "'$INAGG' topo place -t '$fig1' -k 2 -j | grep -q '\"algorithm\": \"smc\"'"
 t "unknown command fails" bash -c "! '$INAGG' frob 2>/dev/null"
 t "unknown subcommand fails" bash -c "! '$INAGG' topo frob 2>/dev/null"
 
@@ -46,14 +46,14 @@ t "unknown subcommand fails" bash -c "! '$INAGG' topo frob 2>/dev/null"
 bad_case() {
 	local name=$1 json=$2 k=$3 algo=$4 pattern=$5 f=$tmp/bad.json rc
 	printf '%s\n' "$json" >"$f"
-	"$INAGG" place -t "$f" -k "$k" -a "$algo" >"$tmp/out" 2>"$tmp/err"
+	"$INAGG" topo place -t "$f" -k "$k" -a "$algo" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	[ $rc -ne 0 ] || { echo "exit 0"; return 1; }
 	[ ! -s "$tmp/out" ] || { echo "stdout not empty:"; cat "$tmp/out"; return 1; }
 	[ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "not one line:"; cat "$tmp/err"; return 1; }
 	grep -Eq -- "$pattern" "$tmp/err" || { echo "no /$pattern/ in:"; cat "$tmp/err"; return 1; }
 	# The same error as one JSON object on stdout with -j.
-	"$INAGG" -j place -t "$f" -k "$k" -a "$algo" >"$tmp/out" 2>/dev/null && return 1
+	"$INAGG" -j topo place -t "$f" -k "$k" -a "$algo" >"$tmp/out" 2>/dev/null && return 1
 	grep -q '^{ "error": ' "$tmp/out" || { echo "no JSON error:"; cat "$tmp/out"; return 1; }
 }
 R='{"name": "s0", "parent": null, "rate": 1, "load": 0}'
@@ -83,7 +83,7 @@ bad "k < 0" "{\"switches\": [$R]}" -1 smc '^inagg: -k: .*-1'
 bad "unknown algorithm" "{\"switches\": [$R]}" 1 nosuch "unknown algorithm 'nosuch'"
 missing_file() {
 	local out
-	out=$("$INAGG" place -t "$tmp/none.json" -k 1 2>&1) && return 1
+	out=$("$INAGG" topo place -t "$tmp/none.json" -k 1 2>&1) && return 1
 	grep -q 'none.json: No such file' <<<"$out"
 }
 t "missing topology file" missing_file
@@ -91,7 +91,7 @@ t "missing topology file" missing_file
 # Workloads file errors name the workload, switch and field.
 wl_bad() {
 	printf '%s\n' "$2" >"$tmp/wl.json"
-	"$INAGG" multi -t "$fig1" -w "$tmp/wl.json" 2>"$tmp/err" >/dev/null && return 1
+	"$INAGG" topo multi -t "$fig1" --workloads "$tmp/wl.json" 2>"$tmp/err" >/dev/null && return 1
 	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -Eq "$3" "$tmp/err" || { cat "$tmp/err"; return 1; }
 }
 t "multi: unknown switch in load" wl_bad x '{"workloads": [{"name": "w", "k": 1, "load": {"s9": 1}}]}' \
@@ -104,23 +104,25 @@ t "multi: k < 0" wl_bad x '{"workloads": [{"name": "w", "k": -1}]}' '"w".*"k"'
 # cannot reuse the first one's blue switches, and totals add up.
 multi_check() {
 	printf '%s\n' '{"workloads": [{"name": "a", "k": 2}, {"name": "b", "k": 2}]}' >"$tmp/wl.json"
-	"$INAGG" multi -t "$fig1" -w "$tmp/wl.json" >"$tmp/m" || return 1
+	"$INAGG" topo multi -t "$fig1" --workloads "$tmp/wl.json" >"$tmp/m" || return 1
 	a=$(awk '$1 == "a" { $1=$2=$3=$4=""; print }' "$tmp/m" | xargs)
 	b=$(awk '$1 == "b" { $1=$2=$3=$4=""; print }' "$tmp/m" | xargs)
 	[ "$a" = "s2 s4" ] || { echo "a: '$a'"; return 1; }
 	for s in $b; do [[ " $a " != *" $s "* ]] || { echo "b reuses $s"; return 1; }; done
 	# Each switch's total messages = a's + b's.
-	"$INAGG" -j multi -t "$fig1" -w "$tmp/wl.json" >"$tmp/mj" || return 1
+	"$INAGG" -j topo multi -t "$fig1" --workloads "$tmp/wl.json" >"$tmp/mj" || return 1
 	grep -q '"residual": 0' "$tmp/mj"
 }
 t "multi: capacity consumed, workloads separate" multi_check
 
 # -h on every command, --version.
-for c in "place" "multi" "topo gen" "topo dot" "topo show" "eval"; do
+for c in "topo place" "topo multi" "topo gen" "topo dot" "topo show" "eval run" "net up" "net down" \
+	"dev attach" "dev detach" "dev show" "job submit" "job list" "job show" "job end" \
+	"stats show" "worker run" "ps run" "ledger show" "ledger set" "ledger admit" "ledger release"; do
 	t "'$c -h' prints usage" bash -c "'$INAGG' $c -h | grep -q '^Usage: inagg \[-j\] $c'"
 done
 t "'topo -h' lists subcommands" bash -c "'$INAGG' topo -h | grep -q 'topo gen'"
-t "'-h' lists commands" bash -c "'$INAGG' -h | grep -q 'inagg \[-j\] place'"
+t "'-h' lists commands" bash -c "'$INAGG' -h | grep -q 'inagg \[-j\] topo place'"
 t "--version" bash -c "'$INAGG' --version | grep -Eq '^inagg [0-9]+\.[0-9]+'"
 t "-j --version" bash -c "'$INAGG' -j --version | grep -q '\"version\"'"
 
@@ -133,9 +135,9 @@ gen_det() {
 }
 t "topo gen: deterministic per seed" gen_det
 t "topo gen: random tree deterministic" bash -c \
-	"cmp <('$INAGG' topo gen -n 50 -r random -s 7) <('$INAGG' topo gen -n 50 -r random -s 7)"
+	"cmp <('$INAGG' topo gen -R 50 -r random -s 7) <('$INAGG' topo gen -R 50 -r random -s 7)"
 t "topo gen: output parses (place on it)" bash -c \
-	"'$INAGG' topo gen -n 40 -r random -l powerlaw --loaded all -s 3 -o '$tmp/r.json' && '$INAGG' place -t '$tmp/r.json' -k 4 >/dev/null"
+	"'$INAGG' topo gen -R 40 -r random -l powerlaw --loaded all -s 3 -o '$tmp/r.json' && '$INAGG' topo place -t '$tmp/r.json' -k 4 >/dev/null"
 
 # Leaf loads of a generated tree as one number per line.
 leaf_loads() {
@@ -173,7 +175,7 @@ t "topo gen: const rates" rates_are const "1 "
 
 # topo dot: colours of the SMC placement and congestion labels of Fig. 1.
 dot_check() {
-	"$INAGG" topo dot -t "$fig1" -p smc -k 2 >"$tmp/d" || return 1
+	"$INAGG" topo dot -t "$fig1" -a smc -k 2 >"$tmp/d" || return 1
 	for s in s2 s4; do grep -q "^	\"$s\" .*fillcolor=\"royalblue\"" "$tmp/d" || return 1; done
 	for s in s0 s1 s3 s5 s6; do grep -q "^	\"$s\" .*fillcolor=\"tomato\"" "$tmp/d" || return 1; done
 	# Uplink labels: s0 4, s1 3, s2 1, s3 2, s4 1, s5 5, s6 5 (from the model).
@@ -185,17 +187,17 @@ dot_check() {
 }
 t "topo dot: smc colours and labels" dot_check
 dot_json() {
-	"$INAGG" -j place -t "$fig1" -k 2 -a top >"$tmp/top.json" &&
-		"$INAGG" topo dot -t "$fig1" -p "$tmp/top.json" >"$tmp/d" || return 1
+	"$INAGG" -j topo place -t "$fig1" -k 2 -a top >"$tmp/top.json" &&
+		"$INAGG" topo dot -t "$fig1" -P "$tmp/top.json" >"$tmp/d" || return 1
 	grep -q '"s0" .*royalblue' "$tmp/d" && grep -q '"s2" .*royalblue' "$tmp/d" &&
 		grep -q '"s1" -> "s0" \[label="8"' "$tmp/d" && grep -q 'label="top, k=2: congestion 8"' "$tmp/d"
 }
 t "topo dot: placement from place -j" dot_json
 t "topo dot: no placement labels rates" bash -c "'$INAGG' topo dot -t '$fig1' | grep -q 'label=\"w=1\"'"
-t "topo dot: -p ALGO without -k fails" bash -c "! '$INAGG' topo dot -t '$fig1' -p smc 2>/dev/null"
+t "topo dot: -a ALGO without -k fails" bash -c "! '$INAGG' topo dot -t '$fig1' -a smc 2>/dev/null"
 
 # eval: a small run; SMC is optimal in every row of Fig. 2's table.
-EVAL="-d 4 -n 3 -k 1,2,4,8 -w 1,2,4 -c 1,2,4 --multi-k 3 --cap-workloads 6"
+EVAL="-d 4 --seeds 3 -k 1,2,4,8 --nworkloads 1,2,4 -c 1,2,4 --multi-k 3 --cap-workloads 6"
 eval_small() {
 	"$INAGG" eval $EVAL >"$tmp/ev" 2>"$tmp/everr" || return 1
 	[ ! -s "$tmp/everr" ] || { echo "stderr not empty"; return 1; }

@@ -205,7 +205,7 @@ TEST(fig1_every_algorithm)
 	snprintf(file, sizeof(file), "%s", path);
 	write_file(file, fig1);
 	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
-		json_object *o = run_json(&status, "-j place -t %s -k 2 -a %s", file, ex[i].algo);
+		json_object *o = run_json(&status, "-j topo place -t %s -k 2 -a %s", file, ex[i].algo);
 		const char *bad;
 
 		ASSERT_NE(NULL, o) TH_LOG("%s: no JSON", ex[i].algo);
@@ -226,7 +226,7 @@ TEST(fig1_every_algorithm)
 TEST(error_is_json)
 {
 	int status;
-	json_object *o = run_json(&status, "-j place -t /nonexistent.json -k 1 2>/dev/null");
+	json_object *o = run_json(&status, "-j topo place -t /nonexistent.json -k 1 2>/dev/null");
 
 	ASSERT_NE(NULL, o);
 	EXPECT_NE(0, status);
@@ -248,11 +248,11 @@ TEST(generated_trees_smc_optimal)
 		double c[8];
 		int i, n;
 
-		o = run_json(&status, "topo gen -n %d -r random -l powerlaw --loaded all --avail 0.8 -s %d -o %s",
+		o = run_json(&status, "topo gen -R %d -r random -l powerlaw --loaded all --avail 0.8 -s %d -o %s",
 			     3 + seed % 10, seed, path);
 		EXPECT_EQ(0, status);
 		json_object_put(o);
-		o = run_json(&status, "-j place -t %s -k %d -a smc,brute,top,max,level,all-red", path,
+		o = run_json(&status, "-j topo place -t %s -k %d -a smc,brute,top,max,level,all-red", path,
 			     seed % 5);
 		ASSERT_NE(NULL, o);
 		ASSERT_EQ(0, status);
@@ -300,7 +300,7 @@ TEST(multi_totals_and_capacity)
 	json_object_put(run_json(&status, "topo gen -d 3 -r linear -c 2 -s 5 -o %s", topo));
 	ASSERT_EQ(0, status);
 	for (int a = 0; a < 2; a++) {
-		json_object *o = run_json(&status, "-j multi -t %s -w %s %s", topo, wl, aware[a]);
+		json_object *o = run_json(&status, "-j topo multi -t %s --workloads %s %s", topo, wl, aware[a]);
 		json_object *links, *ws;
 		double worst = 0;
 		int i, j, nl, nw;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The inagg command line: "inagg [-j] <object> <command> [args]". Each command
- * is one function taking argv[0] = its own name; main.c holds the table.
+ * The inagg command line: "inagg [-j] OBJECT COMMAND [OPTIONS]". Each command
+ * is one function and one option table (opt.h); main.c holds the tables of
+ * objects and commands. The option vocabulary is in docs/cli.md.
  */
 #ifndef INAGG_CLI_H
 #define INAGG_CLI_H
@@ -9,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "opt.h"
 #include "out.h"
 #include "place.h"
 #include "topo.h"
@@ -17,57 +19,64 @@
 #define INAGG_VERSION "0.1.0"
 #endif
 
+#define CMD_DEFAULT	0x1	/* what "inagg OBJECT [OPTIONS]" runs */
+#define CMD_HIDDEN	0x2	/* an old name kept working, not listed */
+
 struct cmd {
 	const char *name;
+	/* argv[0] is the command's path ("topo gen"), for opt_parse() and messages. */
 	int (*fn)(int argc, char **argv);
-	const char *synopsis;	/* what follows "inagg " in usage lines */
-	const char *help;	/* details printed by -h, may be NULL */
-	const struct cmd *sub;	/* subcommands instead of fn */
+	const struct opt_cmd *opt;	/* its options and help */
+	const struct cmd *sub;		/* an object: its commands instead of fn */
+	unsigned int flags;
+	const char *canon;		/* CMD_HIDDEN: the path it stands for */
 };
 
-/*
- * Runs the entry of table that argv[0] names (exactly or as a unique prefix).
- * -h/--help anywhere prints that entry's help; -j/--json anywhere selects
- * JSON output. path ("inagg topo") is used in messages.
- */
-int cmd_dispatch(const struct cmd *table, const char *path, int argc, char **argv);
+/* -v: libbpf's and the verifier's messages on stderr. */
+extern bool cli_verbose;
 
-/* Commands (argv[0] is the command's own name). */
-int cmd_place(int argc, char **argv);
-int cmd_multi(int argc, char **argv);
-int cmd_topo_gen(int argc, char **argv);
-int cmd_topo_dot(int argc, char **argv);
-int cmd_topo_show(int argc, char **argv);
-int cmd_eval(int argc, char **argv);
-int cmd_topo_up(int argc, char **argv);
-int cmd_topo_down(int argc, char **argv);
-int cmd_attach(int argc, char **argv);
-int cmd_detach(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_job_submit(int argc, char **argv);
-int cmd_job_list(int argc, char **argv);
-int cmd_job_show(int argc, char **argv);
-int cmd_job_end(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
-int cmd_ledger(int argc, char **argv);
-int cmd_worker(int argc, char **argv);
-int cmd_ps(int argc, char **argv);
+/* Commands and their option tables, one pair per command. */
+#define CLI_COMMAND(fn, opts) \
+	int fn(int argc, char **argv); \
+	extern const struct opt_cmd opts
 
-/* Help texts live beside their commands. */
-extern const char help_place[], help_multi[], help_topo_gen[], help_topo_dot[],
-	help_topo_show[], help_eval[], help_topo_up[], help_topo_down[], help_attach[],
-	help_detach[], help_status[], help_job_submit[], help_job_list[], help_job_show[],
-	help_job_end[], help_stats[], help_ledger[], help_worker[], help_ps[];
+CLI_COMMAND(cmd_topo_gen, topo_gen_cmd);
+CLI_COMMAND(cmd_topo_show, topo_show_cmd);
+CLI_COMMAND(cmd_topo_dot, topo_dot_cmd);
+CLI_COMMAND(cmd_topo_place, topo_place_cmd);
+CLI_COMMAND(cmd_topo_multi, topo_multi_cmd);
+CLI_COMMAND(cmd_eval, eval_cmd);
+CLI_COMMAND(cmd_net_up, net_up_cmd);
+CLI_COMMAND(cmd_net_down, net_down_cmd);
+CLI_COMMAND(cmd_dev_attach, dev_attach_cmd);
+CLI_COMMAND(cmd_dev_detach, dev_detach_cmd);
+CLI_COMMAND(cmd_dev_show, dev_show_cmd);
+CLI_COMMAND(cmd_job_submit, job_submit_cmd);
+CLI_COMMAND(cmd_job_list, job_list_cmd);
+CLI_COMMAND(cmd_job_show, job_show_cmd);
+CLI_COMMAND(cmd_job_end, job_end_cmd);
+CLI_COMMAND(cmd_stats_show, stats_show_cmd);
+CLI_COMMAND(cmd_worker_run, worker_run_cmd);
+CLI_COMMAND(cmd_ps_run, ps_run_cmd);
+CLI_COMMAND(cmd_ledger_show, ledger_show_cmd);
+CLI_COMMAND(cmd_ledger_set, ledger_set_cmd);
+CLI_COMMAND(cmd_ledger_admit, ledger_admit_cmd);
+CLI_COMMAND(cmd_ledger_release, ledger_release_cmd);
 
-/* Parsing helpers: 0 on success, else report through out_err() and return 1. */
+/* Parses an integer in [min, max]: 0, or 1 after out_err(). */
 int parse_long(const char *opt, const char *s, long min, long max, long *out);
-int parse_u64(const char *opt, const char *s, uint64_t *out);
-/* Reports an unknown option or a missing argument after getopt_long(). */
-int bad_option(const char *cmd, int c, int optopt, char **argv);
 /* Loads a topology, reporting "FILE: error" on failure. */
 int load_topo(const char *path, struct ia_topo **t);
 /* Parses ALGO, reporting an unknown name with the list of known ones. */
 int parse_algo(const char *s, enum ia_algo *out);
+/* ia_algo_name() for OPT_ENUMF. */
+const char *cli_algo_name(int i);
+/* Opens -o FILE for writing, or stdout for none or "-"; NULL after out_err(). */
+FILE *open_out(const char *path);
+/* Closes what open_out() gave: 0, or 1 after out_err(). */
+int close_out(FILE *f, const char *path);
+/* Silences libbpf unless -v was given. */
+void quiet_libbpf(void);
 
 /* Monotonic seconds, for timing and progress. */
 double now_seconds(void);

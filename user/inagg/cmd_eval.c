@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* inagg eval: the paper's Figs. 2-5 as tables, and PNG plots with gnuplot. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,31 +9,6 @@
 
 #include "cli.h"
 #include "eval.h"
-
-const char help_eval[] =
-	"Runs the paper's evaluation (Sec. V) on complete binary trees with leaf loads\n"
-	"uniform in [1,9] or power-law in 2..62 (mean 5) and rates const, linear or\n"
-	"exp (see 'inagg topo gen -h'); every number is a mean over seeds, ratios are\n"
-	"taken per instance and then averaged.\n"
-	"  fig2   mean congestion vs k for smc, top, max, level, all-red, all-blue,\n"
-	"         and the same normalised to all-red\n"
-	"  fig3   congestion vs k normalised to SMC\n"
-	"  fig4   total congestion of 1..32 online workloads (capacity 4, k=16 each,\n"
-	"         each uniform or power-law with probability 1/2), normalised to\n"
-	"         all-red, for smc, top, max, level and smc-aware (beyond the paper)\n"
-	"  fig5   the same with 32 workloads vs capacity 4, 8, 16, 32\n"
-	"  all    all of them (default)\n"
-	"  -d, --depth D           tree depth (default 7: 255 switches)\n"
-	"  -n, --seeds N           instances per point (default 10)\n"
-	"  -s, --seed S            first seed (default 1)\n"
-	"  -k, --k LIST            k values of figs. 2-3 (default 1,2,4,8,16,32)\n"
-	"  -w, --workloads LIST    workload counts of fig. 4 (default 1,2,4,8,16,32)\n"
-	"  -c, --capacity LIST     capacities of fig. 5 (default 4,8,16,32)\n"
-	"      --multi-k K         budget per workload in figs. 4-5 (default 16)\n"
-	"      --multi-capacity C  capacity in fig. 4 (default 4)\n"
-	"      --cap-workloads N   workloads in fig. 5 (default 32)\n"
-	"  -p, --plot DIR          also write DIR/*.dat, DIR/plots.gp and PNGs (gnuplot)\n"
-	"Progress goes to stderr when a run takes over a second on a terminal.\n";
 
 enum { FIG2 = 1, FIG3 = 2, FIG4 = 4, FIG5 = 8 };
 
@@ -320,18 +294,105 @@ static int write_plots(const char *dir, int figs, const struct ia_eval_opts *o,
 	return 0;
 }
 
-static const struct option eval_opts[] = {
-	{ "depth", required_argument, NULL, 'd' },
-	{ "seeds", required_argument, NULL, 'n' },
-	{ "seed", required_argument, NULL, 's' },
-	{ "k", required_argument, NULL, 'k' },
-	{ "workloads", required_argument, NULL, 'w' },
-	{ "capacity", required_argument, NULL, 'c' },
-	{ "multi-k", required_argument, NULL, 'K' },
-	{ "multi-capacity", required_argument, NULL, 'C' },
-	{ "cap-workloads", required_argument, NULL, 'W' },
-	{ "plot", required_argument, NULL, 'p' },
-	{ NULL }
+struct eval_args {
+	struct ia_eval_opts e;
+	const char *plot;
+};
+
+#define EVAL_OF(p, field) ((struct ia_eval_opts *)((char *)(p) - offsetof(struct ia_eval_opts, field)))
+#define EVAL_OFC(p, field) \
+	((const struct ia_eval_opts *)((const char *)(p) - offsetof(struct ia_eval_opts, field)))
+
+static int parse_ks(const char *opt, const char *arg, void *dst)
+{
+	struct ia_eval_opts *e = EVAL_OF(dst, ks);
+
+	return parse_list(opt, arg, e->ks, &e->nk);
+}
+
+static int parse_nws(const char *opt, const char *arg, void *dst)
+{
+	struct ia_eval_opts *e = EVAL_OF(dst, nws);
+
+	return parse_list(opt, arg, e->nws, &e->nnw);
+}
+
+static int parse_caps(const char *opt, const char *arg, void *dst)
+{
+	struct ia_eval_opts *e = EVAL_OF(dst, caps);
+
+	return parse_list(opt, arg, e->caps, &e->ncap);
+}
+
+static void show_list(const int *v, int n, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%d", i ? "," : "", v[i]);
+}
+
+static void show_ks(const void *dst, char *buf, size_t len)
+{
+	show_list(EVAL_OFC(dst, ks)->ks, EVAL_OFC(dst, ks)->nk, buf, len);
+}
+
+static void show_nws(const void *dst, char *buf, size_t len)
+{
+	show_list(EVAL_OFC(dst, nws)->nws, EVAL_OFC(dst, nws)->nnw, buf, len);
+}
+
+static void show_caps(const void *dst, char *buf, size_t len)
+{
+	show_list(EVAL_OFC(dst, caps)->caps, EVAL_OFC(dst, caps)->ncap, buf, len);
+}
+
+static void eval_init(void *args)
+{
+	ia_eval_defaults(&((struct eval_args *)args)->e);
+}
+
+static const struct opt eval_opts[] = {
+	OPT_INT('d', "depth", "D", struct eval_args, e.depth, 0, 20, 0,
+		"tree depth (2^(D+1)-1 switches)"),
+	OPT_INT(0, "seeds", "N", struct eval_args, e.seeds, 1, 1000000, 0,
+		"instances per point"),
+	OPT_INT('s', "seed", "S", struct eval_args, e.seed, 0, OPT_NOMAX, 0, "first seed"),
+	OPT_FUNC('k', "k", "LIST", struct eval_args, e.ks, parse_ks, show_ks, 0,
+		 "k values (budgets) of figs. 2-3"),
+	OPT_FUNC(0, "nworkloads", "LIST", struct eval_args, e.nws, parse_nws, show_nws, 0,
+		 "workload counts of fig. 4"),
+	OPT_FUNC('c', "capacity", "LIST", struct eval_args, e.caps, parse_caps, show_caps, 0,
+		 "capacities of fig. 5"),
+	OPT_INT(0, "multi-k", "K", struct eval_args, e.multi_k, 0, INT_MAX, 0,
+		"budget per workload in figs. 4-5"),
+	OPT_INT(0, "multi-capacity", "C", struct eval_args, e.multi_cap, 0, INT_MAX, 0,
+		"capacity in fig. 4"),
+	OPT_INT(0, "cap-workloads", "N", struct eval_args, e.cap_nw, 1, 1 << 16, 0,
+		"workloads in fig. 5"),
+	OPT_STR(0, "plot", "DIR", struct eval_args, plot, 0,
+		"also write DIR/*.dat, DIR/plots.gp and PNGs (gnuplot)"),
+	OPT_END
+};
+
+const struct opt_cmd eval_cmd = {
+	.opts = eval_opts,
+	.init = eval_init,
+	.size = sizeof(struct eval_args),
+	.args = "[FIG...]",
+	.about =
+	"Runs the paper's evaluation (Sec. V) on complete binary trees with leaf loads\n"
+	"uniform in [1,9] or power-law in 2..62 (mean 5) and rates const, linear or\n"
+	"exp (see 'inagg topo gen -h'); every number is a mean over seeds, ratios are\n"
+	"taken per instance and then averaged. FIG:\n"
+	"  fig2   mean congestion vs k for smc, top, max, level, all-red, all-blue,\n"
+	"         and the same normalised to all-red\n"
+	"  fig3   congestion vs k normalised to SMC\n"
+	"  fig4   total congestion of online workloads (each uniform or power-law with\n"
+	"         probability 1/2), normalised to all-red, for smc, top, max, level and\n"
+	"         smc-aware (beyond the paper)\n"
+	"  fig5   the same with --cap-workloads workloads vs capacity\n"
+	"  all    all of them (default)\n",
+	.notes = "Progress goes to stderr when a run takes over a second on a terminal.\n",
 };
 
 int cmd_eval(int argc, char **argv)
@@ -339,67 +400,21 @@ int cmd_eval(int argc, char **argv)
 	double (*kres)[IA_EVAL_NMETRIC] = NULL, (*wres)[IA_EVAL_NMETRIC] = NULL;
 	double (*cres)[IA_EVAL_NMETRIC] = NULL;
 	struct progress pr = { .tty = isatty(2) };
-	const char *plot = NULL;
+	struct eval_args a;
 	struct ia_eval_opts o;
-	int c, i, figs = 0, err, ret = 1;
-	long v;
+	const char *plot;
+	int i, figs = 0, err, ret = 1, first;
 
-	ia_eval_defaults(&o);
+	opt_defaults(&eval_cmd, &a);
 	for (i = 0; i < IA_EVAL_NALGO; i++)
 		algo_names[i] = ia_algo_name(ia_eval_algos[i]);
 	for (i = 0; i < IA_EVAL_NMULTI; i++)
 		multi_names[i] = ia_eval_multi_name(i);
-	while ((c = getopt_long(argc, argv, ":d:n:s:k:w:c:p:", eval_opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (parse_long("--depth", optarg, 0, 20, &v))
-				return 1;
-			o.depth = v;
-			break;
-		case 'n':
-			if (parse_long("--seeds", optarg, 1, 1000000, &v))
-				return 1;
-			o.seeds = v;
-			break;
-		case 's':
-			if (parse_u64("--seed", optarg, &o.seed))
-				return 1;
-			break;
-		case 'k':
-			if (parse_list("--k", optarg, o.ks, &o.nk))
-				return 1;
-			break;
-		case 'w':
-			if (parse_list("--workloads", optarg, o.nws, &o.nnw))
-				return 1;
-			break;
-		case 'c':
-			if (parse_list("--capacity", optarg, o.caps, &o.ncap))
-				return 1;
-			break;
-		case 'K':
-			if (parse_long("--multi-k", optarg, 0, INT_MAX, &v))
-				return 1;
-			o.multi_k = v;
-			break;
-		case 'C':
-			if (parse_long("--multi-capacity", optarg, 0, UINT32_MAX, &v))
-				return 1;
-			o.multi_cap = v;
-			break;
-		case 'W':
-			if (parse_long("--cap-workloads", optarg, 1, 1 << 16, &v))
-				return 1;
-			o.cap_nw = v;
-			break;
-		case 'p':
-			plot = optarg;
-			break;
-		default:
-			return bad_option("eval", c, optopt, argv);
-		}
-	}
-	for (i = optind; i < argc; i++) {
+	if (opt_parse(&eval_cmd, argv[0], argc, argv, &a, &first, NULL))
+		return 1;
+	o = a.e;
+	plot = a.plot;
+	for (i = first; i < argc; i++) {
 		if (!strcmp(argv[i], "fig2"))
 			figs |= FIG2;
 		else if (!strcmp(argv[i], "fig3"))
@@ -411,8 +426,8 @@ int cmd_eval(int argc, char **argv)
 		else if (!strcmp(argv[i], "all"))
 			figs |= FIG2 | FIG3 | FIG4 | FIG5;
 		else
-			return out_err("eval: unknown figure '%s' (fig2, fig3, fig4, fig5, all)",
-				       argv[i]);
+			return out_err("%s: unknown figure '%s' (fig2, fig3, fig4, fig5, all)",
+				       argv[0], argv[i]);
 	}
 	if (!figs)
 		figs = FIG2 | FIG3 | FIG4 | FIG5;

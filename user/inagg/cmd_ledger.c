@@ -12,95 +12,97 @@
 #include "cli.h"
 #include "ledger.h"
 
-const char help_ledger[] =
-	"The capacity ledger of a switch: how many jobs it may aggregate at once and\n"
-	"how many aggregator slots it has, and the jobs admitted against them.\n"
-	"  show                       backend, capacity, use and admitted jobs\n"
-	"  set [jobs N] [slots N]     change the capacity; refused (EBUSY) below what\n"
-	"                             is admitted\n"
-	"  admit job ID slots N       admit a job, all or nothing; refused (ENOSPC)\n"
-	"                             when a limit would be exceeded, EEXIST if admitted\n"
-	"  release job ID             release a job and its slots\n"
-	"Every command takes:\n"
-	"  netns NAME|PATH            the switch's namespace (/run/netns/NAME or a path\n"
-	"                             such as /proc/PID/ns/net); default: the current\n"
-	"  backend auto|kernel|user   auto (default; also $INAGG_LEDGER) takes inagg.ko\n"
-	"                             when it is loaded, else the user-space ledger\n"
-	"Changes need CAP_NET_ADMIN. JSON (-j): {backend, max_jobs, max_slots,\n"
-	"used_jobs, used_slots, jobs: [{id, slots}]}; changes add {job, slots}.\n";
-
 struct ledger_args {
 	const char *netns;
-	enum ia_ledger_backend backend;
+	int backend;		/* enum ia_ledger_backend */
 	long long jobs;		/* set: max_jobs */
 	long long slots;	/* set: max_slots; admit: the job's slots */
 	long long job;		/* admit, release: the job id */
 };
 
-/* Whether key is one of the space-separated words of list. */
-static bool has_key(const char *list, const char *key)
-{
-	size_t len = strlen(key);
-	const char *p;
+static const struct ledger_args ledger_defaults = {
+	.jobs = IA_LEDGER_KEEP, .slots = IA_LEDGER_KEEP, .job = -1,
+};
 
-	for (p = list; (p = strstr(p, key)); p += len)
-		if ((p == list || p[-1] == ' ') && (p[len] == ' ' || !p[len]))
-			return true;
-	return false;
-}
+/* In the order of enum ia_ledger_backend. */
+static const char *const backend_names[] = { "auto", "kernel", "user", NULL };
 
-/*
- * Parses "KEY VALUE" pairs; allowed lists the keys beyond netns and backend.
- * Returns 0, or the exit status after reporting.
- */
-static int parse_args(const char *cmd, int argc, char **argv, const char *allowed,
-		      struct ledger_args *a)
-{
-	int i;
+#define L struct ledger_args
+#define LEDGER_COMMON								\
+	OPT_STR(0, "netns", "NS", L, netns, 0,					\
+		"the switch's namespace: a name under /run/netns or a path such as "	\
+		"/proc/PID/ns/net (default: the current one)"),			\
+	OPT_ENUM('B', "backend", "B", L, backend, backend_names, 0,		\
+		 "auto (also $INAGG_LEDGER) takes inagg.ko when it is loaded, else the " \
+		 "user-space ledger")
+#define LEDGER_JOB OPT_INT('J', "job", "ID", L, job, INAGG_JOB_ID_MIN, UINT32_MAX, \
+			   OPT_REQUIRED, "job id")
+#define LEDGER_ABOUT \
+	"The capacity ledger of a switch: how many jobs it may aggregate at once and\n" \
+	"how many aggregator slots it has, and the jobs admitted against them.\n"
+#define LEDGER_NOTES \
+	"Changes need CAP_NET_ADMIN. JSON (-j): {backend, max_jobs, max_slots,\n" \
+	"used_jobs, used_slots, jobs: [{id, slots}]}; changes add {job, slots}.\n"
 
-	*a = (struct ledger_args){ .jobs = IA_LEDGER_KEEP, .slots = IA_LEDGER_KEEP,
-				   .job = -1 };
-	for (i = 1; i < argc; i += 2) {
-		const char *key = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-		uint64_t v;
+static const struct opt show_opts[] = { LEDGER_COMMON, OPT_END };
 
-		if (!has_key("netns backend", key) && !has_key(allowed, key))
-			return out_err("ledger %s: unknown argument '%s'; try 'inagg ledger -h'",
-				       cmd, key);
-		if (!val)
-			return out_err("ledger %s: '%s' needs a value", cmd, key);
-		if (!strcmp(key, "netns")) {
-			a->netns = val;
-		} else if (!strcmp(key, "backend")) {
-			if (!strcmp(val, "auto"))
-				a->backend = IA_LEDGER_AUTO;
-			else if (!strcmp(val, "kernel"))
-				a->backend = IA_LEDGER_KERNEL;
-			else if (!strcmp(val, "user"))
-				a->backend = IA_LEDGER_USER;
-			else
-				return out_err("ledger %s: unknown backend '%s' (auto, kernel, user)",
-					       cmd, val);
-		} else {
-			if (parse_u64(key, val, &v))
-				return 1;
-			if (v > UINT32_MAX)
-				return out_err("%s: invalid value '%s': more than %u", key, val,
-					       UINT32_MAX);
-			if (!strcmp(key, "jobs"))
-				a->jobs = v;
-			else if (!strcmp(key, "slots"))
-				a->slots = v;
-			else
-				a->job = v;
-		}
-	}
-	return 0;
-}
+const struct opt_cmd ledger_show_cmd = {
+	.opts = show_opts,
+	.defaults = &ledger_defaults,
+	.size = sizeof(ledger_defaults),
+	.about = LEDGER_ABOUT "Shows the backend, the capacity, its use and the admitted jobs.\n",
+	.notes = LEDGER_NOTES,
+};
+
+static const struct opt set_opts[] = {
+	OPT_INT(0, "jobs", "N", L, jobs, 0, INAGG_JOBS_LIMIT, OPT_NODEF,
+		"jobs admitted at once at most"),
+	OPT_INT(0, "slots", "N", L, slots, 0, INAGG_SLOTS_LIMIT, OPT_NODEF,
+		"aggregator slots at most"),
+	LEDGER_COMMON,
+	OPT_END
+};
+
+const struct opt_cmd ledger_set_cmd = {
+	.opts = set_opts,
+	.defaults = &ledger_defaults,
+	.size = sizeof(ledger_defaults),
+	.about = LEDGER_ABOUT "Changes the capacity (give --jobs, --slots or both); refused (EBUSY)\n"
+		 "below what is admitted.\n",
+	.notes = LEDGER_NOTES,
+};
+
+static const struct opt admit_opts[] = {
+	LEDGER_JOB,
+	OPT_INT(0, "slots", "N", L, slots, 1, INAGG_SLOTS_LIMIT, OPT_REQUIRED,
+		"aggregator slots of the job"),
+	LEDGER_COMMON,
+	OPT_END
+};
+
+const struct opt_cmd ledger_admit_cmd = {
+	.opts = admit_opts,
+	.defaults = &ledger_defaults,
+	.size = sizeof(ledger_defaults),
+	.about = LEDGER_ABOUT "Admits a job, all or nothing; refused (ENOSPC) when a limit would be\n"
+		 "exceeded, EEXIST if admitted.\n",
+	.notes = LEDGER_NOTES,
+};
+
+static const struct opt release_opts[] = { LEDGER_JOB, LEDGER_COMMON, OPT_END };
+
+const struct opt_cmd ledger_release_cmd = {
+	.opts = release_opts,
+	.defaults = &ledger_defaults,
+	.size = sizeof(ledger_defaults),
+	.about = LEDGER_ABOUT "Releases a job and its slots.\n",
+	.notes = LEDGER_NOTES,
+};
+#undef L
 
 static int open_ledger(const char *cmd, const struct ledger_args *a, struct ia_ledger **l)
 {
-	int ret = ia_ledger_open(l, a->backend, a->netns);
+	int ret = ia_ledger_open(l, (enum ia_ledger_backend)a->backend, a->netns);
 
 	if (ret == -ENOENT && a->backend == IA_LEDGER_KERNEL && !a->netns)
 		return out_err("ledger %s: the inagg module is not loaded", cmd);
@@ -153,27 +155,30 @@ static int print_ledger(const char *cmd, struct ia_ledger *l)
 	return out_end();
 }
 
-static int cmd_ledger_show(int argc, char **argv)
+int cmd_ledger_show(int argc, char **argv)
 {
 	struct ia_ledger *l;
 	struct ledger_args a;
 
-	if (parse_args("show", argc, argv, "", &a) || open_ledger("show", &a, &l))
+	a = ledger_defaults;
+	if (opt_parse(&ledger_show_cmd, argv[0], argc, argv, &a, NULL, NULL) ||
+	    open_ledger("show", &a, &l))
 		return 1;
 	out_begin();
 	return print_ledger("show", l);
 }
 
-static int cmd_ledger_set(int argc, char **argv)
+int cmd_ledger_set(int argc, char **argv)
 {
 	struct ia_ledger *l;
 	struct ledger_args a;
 	int ret;
 
-	if (parse_args("set", argc, argv, "jobs slots", &a))
+	a = ledger_defaults;
+	if (opt_parse(&ledger_set_cmd, argv[0], argc, argv, &a, NULL, NULL))
 		return 1;
 	if (a.jobs == IA_LEDGER_KEEP && a.slots == IA_LEDGER_KEEP)
-		return out_err("ledger set: give jobs N and/or slots N");
+		return out_err("ledger set: give --jobs N, --slots N or both");
 	if (open_ledger("set", &a, &l))
 		return 1;
 	ret = ia_ledger_set(l, a.jobs, a.slots);
@@ -183,16 +188,15 @@ static int cmd_ledger_set(int argc, char **argv)
 	return print_ledger("set", l);
 }
 
-static int cmd_ledger_admit(int argc, char **argv)
+int cmd_ledger_admit(int argc, char **argv)
 {
 	struct ia_ledger *l;
 	struct ledger_args a;
 	int ret;
 
-	if (parse_args("admit", argc, argv, "job slots", &a))
+	a = ledger_defaults;
+	if (opt_parse(&ledger_admit_cmd, argv[0], argc, argv, &a, NULL, NULL))
 		return 1;
-	if (a.job < 0 || a.slots == IA_LEDGER_KEEP)
-		return out_err("ledger admit: give job ID and slots N");
 	if (open_ledger("admit", &a, &l))
 		return 1;
 	ret = ia_ledger_admit(l, a.job, a.slots);
@@ -204,17 +208,16 @@ static int cmd_ledger_admit(int argc, char **argv)
 	return print_ledger("admit", l);
 }
 
-static int cmd_ledger_release(int argc, char **argv)
+int cmd_ledger_release(int argc, char **argv)
 {
 	struct ia_ledger_job job;
 	struct ia_ledger *l;
 	struct ledger_args a;
 	int ret;
 
-	if (parse_args("release", argc, argv, "job", &a))
+	a = ledger_defaults;
+	if (opt_parse(&ledger_release_cmd, argv[0], argc, argv, &a, NULL, NULL))
 		return 1;
-	if (a.job < 0)
-		return out_err("ledger release: give job ID");
 	if (open_ledger("release", &a, &l))
 		return 1;
 	/* The slots it held, for the report; a race only loses that detail. */
@@ -227,31 +230,4 @@ static int cmd_ledger_release(int argc, char **argv)
 	out_uint("job", "released job %llu", a.job);
 	out_uint("slots", " (%llu slots)\n", job.slots);
 	return print_ledger("release", l);
-}
-
-static const struct cmd ledger_cmds[] = {
-	{ "show", cmd_ledger_show, "ledger show [netns NAME] [backend B]", help_ledger },
-	{ "set", cmd_ledger_set, "ledger set [jobs N] [slots N] [netns NAME] [backend B]",
-	  help_ledger },
-	{ "admit", cmd_ledger_admit, "ledger admit job ID slots N [netns NAME] [backend B]",
-	  help_ledger },
-	{ "release", cmd_ledger_release, "ledger release job ID [netns NAME] [backend B]",
-	  help_ledger },
-	{ NULL }
-};
-
-int cmd_ledger(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("Usage:\n");
-			for (i = 0; ledger_cmds[i].name; i++)
-				printf("       inagg [-j] %s\n", ledger_cmds[i].synopsis);
-			fputs(help_ledger, stdout);
-			return 0;
-		}
-	}
-	return cmd_dispatch(ledger_cmds, "inagg ledger", argc - 1, argv + 1);
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* inagg topo gen | dot | show: make, draw and inspect topologies. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,157 +12,105 @@
 #include "dot.h"
 #include "gen.h"
 
-const char help_topo_gen[] =
-	"Writes a topology (JSON) of the paper's evaluation (Sec. V) or a random tree.\n"
-	"  -d, --depth D      complete binary tree of levels 0..D: 2^(D+1)-1 switches\n"
-	"                     (default 7: the paper's 255 switches, 128 leaves)\n"
-	"  -n, --random N     random tree of N switches; switch i hangs below one of\n"
-	"                     s0..s(i-1) drawn uniformly\n"
-	"  -l, --load L       uniform: integer in [1,9] (mean 5); powerlaw: integer in\n"
-	"                     2..62 with P(x) ~ x^-2.19 (mean 5); const or an integer N:\n"
-	"                     every loaded switch gets 1 or N (default uniform)\n"
-	"      --loaded W     leaves (default) or all: which switches get load\n"
-	"  -r, --rate R       const: 1; linear: 1 + height (1 on leaf uplinks, +1 per\n"
-	"                     level up); exp: 1.5^height; random: one of 0.5,0.75..4\n"
-	"                     (default const)\n"
-	"  -c, --capacity C   every switch's aggregation capacity (default 1)\n"
-	"      --avail P      each switch available with probability P (default 1)\n"
-	"  -s, --seed S       PRNG seed (default 1); same seed, same tree\n"
-	"  -o, --output FILE  write there instead of stdout\n";
-
-const char help_topo_dot[] =
-	"Writes Graphviz DOT of the tree like the paper's Fig. 1: the destination d on\n"
-	"top, switches filled " IA_DOT_BLUE " (aggregating) or " IA_DOT_RED " (forwarding), a\n"
-	"gray box with L(v) under each loaded switch, every uplink labelled with its\n"
-	"congestion (the bottleneck bold), or with its rate when no placement is given.\n"
-	"  -t, --topo FILE       topology (JSON)\n"
-	"  -p, --placement P     an algorithm name (with -k K) to place now, or the JSON\n"
-	"                        file written by 'inagg -j place' (its \"blue\" names)\n"
-	"  -k, --k K             budget for -p ALGO\n"
-	"  -T, --title TEXT      graph title (default: algorithm, k, congestion)\n"
-	"  -o, --output FILE     write there instead of stdout\n"
-	"Example: inagg topo dot -t fig1.json -p smc -k 2 | dot -Tpng -o fig1.png\n";
-
-const char help_topo_show[] =
-	"Checks a topology file and prints its switches, depth and total load.\n"
-	"  -t, --topo FILE   topology (JSON)\n";
-
-static const struct option gen_opts[] = {
-	{ "depth", required_argument, NULL, 'd' },
-	{ "random", required_argument, NULL, 'n' },
-	{ "load", required_argument, NULL, 'l' },
-	{ "loaded", required_argument, NULL, 'L' },
-	{ "rate", required_argument, NULL, 'r' },
-	{ "capacity", required_argument, NULL, 'c' },
-	{ "avail", required_argument, NULL, 'A' },
-	{ "seed", required_argument, NULL, 's' },
-	{ "output", required_argument, NULL, 'o' },
-	{ NULL }
+struct gen_args {
+	struct ia_gen_opts g;
+	int loaded;		/* index in loaded_names */
+	const char *output;
 };
 
-/* Opens -o FILE, or stdout. */
-static FILE *open_out(const char *path)
-{
-	FILE *f;
+static const char *const loaded_names[] = { "leaves", "all", NULL };
 
-	if (!path || !strcmp(path, "-"))
-		return stdout;
-	f = fopen(path, "w");
-	if (!f)
-		out_err("%s: %s", path, strerror(errno));
-	return f;
+static const char *rate_name(int i)
+{
+	return ia_gen_rate_name(i);
 }
 
-static int close_out(FILE *f, const char *path)
+/* --load: a distribution's name or a constant. */
+static int parse_load(const char *opt, const char *arg, void *dst)
 {
-	if (f == stdout)
-		return fflush(f) ? out_err("stdout: %s", strerror(errno)) : 0;
-	if (fclose(f))
-		return out_err("%s: %s", path, strerror(errno));
+	struct ia_gen_opts *g = dst;
+	long v;
+	int x;
+
+	x = ia_gen_load_parse(arg);
+	if (x >= 0) {
+		g->load = x;
+		g->load_const = 1;
+		return 0;
+	}
+	if (parse_long(opt, arg, 0, IA_LOAD_MAX, &v))
+		return 1;
+	g->load = IA_GEN_LOAD_CONST;
+	g->load_const = v;
 	return 0;
 }
 
+static void show_load(const void *dst, char *buf, size_t len)
+{
+	const struct ia_gen_opts *g = dst;
+
+	snprintf(buf, len, "%s", ia_gen_load_name(g->load));
+}
+
+static void gen_init(void *args)
+{
+	struct gen_args *a = args;
+
+	ia_gen_defaults(&a->g);
+	a->g.seed = 1;
+}
+
+static const struct opt gen_opts[] = {
+	OPT_INT('d', "depth", "D", struct gen_args, g.depth, 0, 24, OPT_GROUP(1),
+		"complete binary tree of levels 0..D: 2^(D+1)-1 switches; the paper's is 7"),
+	OPT_INT('R', "random", "N", struct gen_args, g.n, 1, 1 << 25, OPT_NODEF | OPT_GROUP(1),
+		"random tree of N switches; switch i hangs below one of s0..s(i-1) drawn "
+		"uniformly"),
+	OPT_FUNC('l', "load", "L", struct gen_args, g, parse_load, show_load, 0,
+		 "uniform: integer in [1,9] (mean 5); powerlaw: integer in 2..62 with "
+		 "P(x) ~ x^-2.19 (mean 5); const or an integer N: every loaded switch gets 1 "
+		 "or N"),
+	OPT_ENUM(0, "loaded", "W", struct gen_args, loaded, loaded_names, 0,
+		 "which switches get load"),
+	OPT_ENUMF('r', "rate", "R", struct gen_args, g.rate, rate_name, IA_GEN_RATE__COUNT, 0,
+		  "const: 1; linear: 1 + height (1 on leaf uplinks, +1 per level up); exp: "
+		  "1.5^height; random: one of 0.5, 0.75, ..., 4"),
+	OPT_INT('c', "capacity", "C", struct gen_args, g.capacity, 0, UINT32_MAX, 0,
+		"every switch's aggregation capacity"),
+	OPT_REAL(0, "avail", "P", struct gen_args, g.avail_prob, 0, 1, 0,
+		 "each switch available with probability P"),
+	OPT_INT('s', "seed", "S", struct gen_args, g.seed, 0, OPT_NOMAX, 0,
+		"PRNG seed; same seed, same tree"),
+	OPT_STR('o', "output", "FILE", struct gen_args, output, 0,
+		"write there instead of stdout"),
+	OPT_END
+};
+
+const struct opt_cmd topo_gen_cmd = {
+	.opts = gen_opts,
+	.init = gen_init,
+	.size = sizeof(struct gen_args),
+	.about = "Writes a topology (JSON) of the paper's evaluation (Sec. V) or a random tree.\n",
+};
+
 int cmd_topo_gen(int argc, char **argv)
 {
-	const char *opath = NULL;
-	struct ia_gen_opts o;
+	bool given[ARRAY_SIZE(gen_opts)];
+	struct gen_args a;
 	struct ia_topo *t;
-	int c, x, ret;
-	char *end;
-	double d;
-	long v;
+	int ret;
 	FILE *f;
 
-	ia_gen_defaults(&o);
-	o.seed = 1;
-	while ((c = getopt_long(argc, argv, "+:d:n:l:r:c:s:o:", gen_opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (parse_long("--depth", optarg, 0, 24, &v))
-				return 1;
-			o.depth = v;
-			break;
-		case 'n':
-			if (parse_long("--random", optarg, 1, 1 << 25, &v))
-				return 1;
-			o.depth = -1;
-			o.n = v;
-			break;
-		case 'l':
-			x = ia_gen_load_parse(optarg);
-			if (x >= 0) {
-				o.load = x;
-				o.load_const = 1;
-				break;
-			}
-			if (parse_long("--load", optarg, 0, IA_LOAD_MAX, &v))
-				return 1;
-			o.load = IA_GEN_LOAD_CONST;
-			o.load_const = v;
-			break;
-		case 'L':
-			if (strcmp(optarg, "leaves") && strcmp(optarg, "all"))
-				return out_err("--loaded: invalid value '%s': need leaves or all",
-					       optarg);
-			o.load_all = !strcmp(optarg, "all");
-			break;
-		case 'r':
-			x = ia_gen_rate_parse(optarg);
-			if (x < 0)
-				return out_err("--rate: invalid value '%s': need const, linear, exp or random",
-					       optarg);
-			o.rate = x;
-			break;
-		case 'c':
-			if (parse_long("--capacity", optarg, 0, UINT32_MAX, &v))
-				return 1;
-			o.capacity = v;
-			break;
-		case 'A':
-			errno = 0;
-			d = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(d >= 0 && d <= 1))
-				return out_err("--avail: invalid value '%s': need a probability in [0, 1]",
-					       optarg);
-			o.avail_prob = d;
-			break;
-		case 's':
-			if (parse_u64("--seed", optarg, &o.seed))
-				return 1;
-			break;
-		case 'o':
-			opath = optarg;
-			break;
-		default:
-			return bad_option("topo gen", c, optopt, argv);
-		}
-	}
-	if (optind < argc)
-		return out_err("topo gen: unexpected argument '%s'", argv[optind]);
-	ret = ia_gen_tree(&o, &t);
+	opt_defaults(&topo_gen_cmd, &a);
+	if (opt_parse(&topo_gen_cmd, argv[0], argc, argv, &a, NULL, given))
+		return 1;
+	if (opt_given(gen_opts, given, "random"))
+		a.g.depth = -1;
+	a.g.load_all = a.loaded == 1;
+	ret = ia_gen_tree(&a.g, &t);
 	if (ret)
-		return out_err("topo gen: %s", strerror(-ret));
-	f = open_out(opath);
+		return out_err("%s: %s", argv[0], strerror(-ret));
+	f = open_out(a.output);
 	if (!f) {
 		ia_topo_free(t);
 		return 1;
@@ -173,8 +120,8 @@ int cmd_topo_gen(int argc, char **argv)
 	if (ret && f != stdout)
 		fclose(f);
 	if (ret)
-		return out_err("%s: %s", opath ? opath : "stdout", strerror(-ret));
-	return close_out(f, opath);
+		return out_err("%s: %s", a.output ? a.output : "stdout", strerror(-ret));
+	return close_out(f, a.output);
 }
 
 /* Reads the "blue" names of a 'place -j' output into p->blue. */
@@ -211,82 +158,80 @@ out:
 	return ret;
 }
 
-static const struct option dot_opts[] = {
-	{ "topo", required_argument, NULL, 't' },
-	{ "placement", required_argument, NULL, 'p' },
-	{ "k", required_argument, NULL, 'k' },
-	{ "title", required_argument, NULL, 'T' },
-	{ "output", required_argument, NULL, 'o' },
-	{ NULL }
+struct dot_args {
+	const char *topo, *placement, *title, *output;
+	enum ia_algo algo;
+	long k;
+	bool place;	/* -a given */
+};
+
+static const struct dot_args dot_defaults = { .k = -1, .algo = IA_ALGO_SMC };
+
+static const struct opt dot_opts[] = {
+	OPT_STR('t', "topo", "FILE", struct dot_args, topo, OPT_REQUIRED, "topology (JSON)"),
+	OPT_ENUMF('a', "algo", "ALGO", struct dot_args, algo, cli_algo_name, IA_ALGO__COUNT,
+		  OPT_NODEF | OPT_GROUP(1), "place now with this algorithm (needs -k)"),
+	OPT_INT('k', "k", "K", struct dot_args, k, 0, INT_MAX, OPT_NODEF,
+		"budget of blue switches for -a"),
+	OPT_STR('P', "placement", "FILE", struct dot_args, placement, OPT_GROUP(1),
+		"draw the placement of this file, written by 'inagg -j topo place' (its "
+		"\"blue\" names)"),
+	OPT_STR('T', "title", "TEXT", struct dot_args, title, 0,
+		"graph title (default: algorithm, k, congestion)"),
+	OPT_STR('o', "output", "FILE", struct dot_args, output, 0,
+		"write there instead of stdout"),
+	OPT_END
+};
+
+const struct opt_cmd topo_dot_cmd = {
+	.opts = dot_opts,
+	.defaults = &dot_defaults,
+	.size = sizeof(dot_defaults),
+	.about = "Writes Graphviz DOT of the tree like the paper's Fig. 1: the destination d on\n"
+		 "top, switches filled " IA_DOT_BLUE " (aggregating) or " IA_DOT_RED " (forwarding), a\n"
+		 "gray box with L(v) under each loaded switch, every uplink labelled with its\n"
+		 "congestion (the bottleneck bold), or with its rate when no placement is given.\n",
+	.notes = "Example: inagg topo dot -t fig1.json -a smc -k 2 | dot -Tpng -o fig1.png\n",
 };
 
 int cmd_topo_dot(int argc, char **argv)
 {
-	const char *path = NULL, *place = NULL, *title = NULL, *opath = NULL;
+	struct dot_args o = dot_defaults;
+	bool given[ARRAY_SIZE(dot_opts)];
 	struct ia_placement pl = { 0 }, *p = NULL;
 	char algo[64] = "", cbuf[64], tbuf[256];
+	const char *title;
 	struct ia_topo *t = NULL;
 	struct ia_problem pb;
-	int c, a, ret = 1;
-	long k = -1;
+	int a, ret = 1;
 	FILE *f;
 
-	while ((c = getopt_long(argc, argv, "+:t:p:k:T:o:", dot_opts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			path = optarg;
-			break;
-		case 'p':
-			place = optarg;
-			break;
-		case 'k':
-			if (parse_long("-k", optarg, 0, INT_MAX, &k))
-				return 1;
-			break;
-		case 'T':
-			title = optarg;
-			break;
-		case 'o':
-			opath = optarg;
-			break;
-		default:
-			return bad_option("topo dot", c, optopt, argv);
-		}
-	}
-	if (optind < argc)
-		return out_err("topo dot: unexpected argument '%s'", argv[optind]);
-	if (!path)
-		return out_err("topo dot: missing -t FILE (the topology)");
-	if (load_topo(path, &t))
+	if (opt_parse(&topo_dot_cmd, argv[0], argc, argv, &o, NULL, given))
 		return 1;
-	pb = (struct ia_problem){ .topo = t, .k = k };
-	if (place) {
+	o.place = opt_given(dot_opts, given, "algo");
+	if (o.place && o.k < 0)
+		return out_err("%s: -a %s needs -k K", argv[0], ia_algo_name(o.algo));
+	title = o.title;
+	if (load_topo(o.topo, &t))
+		return 1;
+	pb = (struct ia_problem){ .topo = t, .k = o.k };
+	if (o.place || o.placement) {
 		if (ia_placement_init(&pl, t->n)) {
 			out_err("out of memory");
 			goto out;
 		}
 		p = &pl;
-		a = ia_algo_parse(place);
-		if (a >= 0) {
-			if (k < 0) {
-				out_err("topo dot: -p %s needs -k K", place);
-				goto out;
-			}
-			ret = ia_place(&pb, a, p);
+		if (o.place) {
+			ret = ia_place(&pb, o.algo, p);
 			if (ret) {
-				out_err("topo dot: %s: %s", place, strerror(-ret));
+				out_err("%s: %s: %s", argv[0], ia_algo_name(o.algo), strerror(-ret));
 				ret = 1;
 				goto out;
 			}
 			ret = 1;
-			snprintf(algo, sizeof(algo), "%s", place);
+			snprintf(algo, sizeof(algo), "%s", ia_algo_name(o.algo));
 		} else {
-			if (access(place, R_OK)) {
-				out_err("topo dot: -p %s: neither an algorithm nor a readable placement file (%s)",
-					place, strerror(errno));
-				goto out;
-			}
-			if (read_placement(place, t, p, algo, sizeof(algo)))
+			if (read_placement(o.placement, t, p, algo, sizeof(algo)))
 				goto out;
 			pb.k = 0;
 			for (a = 0; a < t->n; a++)
@@ -300,16 +245,16 @@ int cmd_topo_dot(int argc, char **argv)
 			title = tbuf;
 		}
 	}
-	f = open_out(opath);
+	f = open_out(o.output);
 	if (!f)
 		goto out;
 	if (ia_dot_write(f, t, NULL, p, title)) {
-		out_err("%s: %s", opath ? opath : "stdout", strerror(EIO));
+		out_err("%s: %s", o.output ? o.output : "stdout", strerror(EIO));
 		if (f != stdout)
 			fclose(f);
 		goto out;
 	}
-	ret = close_out(f, opath);
+	ret = close_out(f, o.output);
 out:
 	if (p)
 		ia_placement_free(p);
@@ -317,27 +262,32 @@ out:
 	return ret;
 }
 
-static const struct option show_opts[] = {
-	{ "topo", required_argument, NULL, 't' },
-	{ NULL }
+struct show_args {
+	const char *topo;
+};
+
+static const struct opt show_opts[] = {
+	OPT_STR('t', "topo", "FILE", struct show_args, topo, OPT_REQUIRED, "topology (JSON)"),
+	OPT_END
+};
+
+const struct opt_cmd topo_show_cmd = {
+	.opts = show_opts,
+	.size = sizeof(struct show_args),
+	.about = "Checks a topology file and prints its switches, depth and total load.\n",
 };
 
 int cmd_topo_show(int argc, char **argv)
 {
-	const char *path = NULL;
+	struct show_args o = { 0 };
+	const char *path;
 	struct ia_topo *t;
 	char fmt[16];
-	int c, i, v, w = 6;
+	int i, v, w = 6;
 
-	while ((c = getopt_long(argc, argv, "+:t:", show_opts, NULL)) != -1) {
-		if (c != 't')
-			return bad_option("topo show", c, optopt, argv);
-		path = optarg;
-	}
-	if (optind < argc)
-		return out_err("topo show: unexpected argument '%s'", argv[optind]);
-	if (!path)
-		return out_err("topo show: missing -t FILE (the topology)");
+	if (opt_parse(&topo_show_cmd, argv[0], argc, argv, &o, NULL, NULL))
+		return 1;
+	path = o.topo;
 	if (load_topo(path, &t))
 		return 1;
 	for (i = 0; i < t->n; i++)

@@ -1,61 +1,100 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * inagg: the command line of in-network aggregation. One table of commands,
- * "inagg [-j] <object> <command> [args]", with unique-prefix matching like
- * iproute2 and bpftool; -h and -j are handled here for every command.
+ * inagg: the command line of in-network aggregation. One grammar,
+ * "inagg [-j] OBJECT COMMAND [OPTIONS]", like iproute2 and bpftool: tables of
+ * objects and commands with unique-prefix matching, and one option table per
+ * command (opt.h) that parses its options and prints its help.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <bpf/libbpf.h>
+
 #include "cli.h"
 
+bool cli_verbose;
+
 static const struct cmd topo_cmds[] = {
-	{ "gen", cmd_topo_gen,
-	  "topo gen { --depth D | --random N } [--load L] [--rate R] [--seed S] [-o FILE]",
-	  help_topo_gen },
-	{ "dot", cmd_topo_dot, "topo dot -t FILE [-p { ALGO -k K | PLACEMENT.json }] [-o FILE]",
-	  help_topo_dot },
-	{ "show", cmd_topo_show, "topo show -t FILE", help_topo_show },
-	{ "up", cmd_topo_up, "topo up -t FILE [-n TAG] [-r MBIT] [--attach]", help_topo_up },
-	{ "down", cmd_topo_down, "topo down [-n TAG] [-t FILE]", help_topo_down },
+	{ "gen", cmd_topo_gen, &topo_gen_cmd },
+	{ "show", cmd_topo_show, &topo_show_cmd },
+	{ "dot", cmd_topo_dot, &topo_dot_cmd },
+	{ "place", cmd_topo_place, &topo_place_cmd },
+	{ "multi", cmd_topo_multi, &topo_multi_cmd },
+	{ "up", cmd_net_up, &net_up_cmd, .flags = CMD_HIDDEN, .canon = "net up" },
+	{ "down", cmd_net_down, &net_down_cmd, .flags = CMD_HIDDEN, .canon = "net down" },
+	{ NULL }
+};
+
+static const struct cmd net_cmds[] = {
+	{ "up", cmd_net_up, &net_up_cmd },
+	{ "down", cmd_net_down, &net_down_cmd },
+	{ NULL }
+};
+
+static const struct cmd dev_cmds[] = {
+	{ "attach", cmd_dev_attach, &dev_attach_cmd },
+	{ "detach", cmd_dev_detach, &dev_detach_cmd },
+	{ "show", cmd_dev_show, &dev_show_cmd, .flags = CMD_DEFAULT },
 	{ NULL }
 };
 
 static const struct cmd job_cmds[] = {
-	{ "submit", cmd_job_submit,
-	  "job submit -k K [-a ALGO] [-w WINDOW] [-J ID] [-W SW=N,...] [-S SOCK]", help_job_submit },
-	{ "list", cmd_job_list, "job list [-S SOCK]", help_job_list },
-	{ "show", cmd_job_show, "job show -J ID [-S SOCK]", help_job_show },
-	{ "end", cmd_job_end, "job end -J ID [-S SOCK]", help_job_end },
+	{ "submit", cmd_job_submit, &job_submit_cmd },
+	{ "list", cmd_job_list, &job_list_cmd, .flags = CMD_DEFAULT },
+	{ "show", cmd_job_show, &job_show_cmd },
+	{ "end", cmd_job_end, &job_end_cmd },
 	{ NULL }
 };
 
-/* Add a command here: one line, and its function's prototype in cli.h. */
+static const struct cmd stats_cmds[] = {
+	{ "show", cmd_stats_show, &stats_show_cmd, .flags = CMD_DEFAULT },
+	{ NULL }
+};
+
+static const struct cmd worker_cmds[] = {
+	{ "run", cmd_worker_run, &worker_run_cmd, .flags = CMD_DEFAULT },
+	{ NULL }
+};
+
+static const struct cmd ps_cmds[] = {
+	{ "run", cmd_ps_run, &ps_run_cmd, .flags = CMD_DEFAULT },
+	{ NULL }
+};
+
+static const struct cmd ledger_cmds[] = {
+	{ "show", cmd_ledger_show, &ledger_show_cmd, .flags = CMD_DEFAULT },
+	{ "set", cmd_ledger_set, &ledger_set_cmd },
+	{ "admit", cmd_ledger_admit, &ledger_admit_cmd },
+	{ "release", cmd_ledger_release, &ledger_release_cmd },
+	{ NULL }
+};
+
+static const struct cmd eval_cmds[] = {
+	{ "run", cmd_eval, &eval_cmd, .flags = CMD_DEFAULT },
+	{ NULL }
+};
+
+/* Add an object here, or a command to its table: one line each. */
 static const struct cmd main_cmds[] = {
-	{ "place", cmd_place, "place -t FILE -k K [-a ALGO[,ALGO...]|all]", help_place },
-	{ "multi", cmd_multi, "multi -t FILE -w WORKLOADS [-k K] [-a ALGO] [--aware]", help_multi },
-	{ "topo", NULL, "topo { gen | dot | show | up | down } ...", NULL, topo_cmds },
-	{ "attach", cmd_attach, "attach dev IFACE [-n NETNS] [-s SWITCH] [-m MODE] [--pass] [--force]",
-	  help_attach },
-	{ "detach", cmd_detach, "detach dev IFACE [-n NETNS] [-s SWITCH] [-m MODE] [--force]",
-	  help_detach },
-	{ "status", cmd_status, "status [-n NETNS] [-s SWITCH]", help_status },
-	{ "job", NULL, "job { submit | list | show | end } ...", NULL, job_cmds },
-	{ "stats", cmd_stats, "stats [-J ID [-c CHUNKS]] [-S SOCK]", help_stats },
-	{ "worker", cmd_worker,
-	  "worker -J ID -i ID -p ADDR { -n N | -f FILE } [-w W] [-t MS] [-o FILE]", help_worker },
-	{ "ps", cmd_ps,
-	  "ps -J ID -W N -n N { -d ADDR | -u } [-m LIST] [-l MS | --forever] [--ready FILE]",
-	  help_ps },
-	{ "ledger", cmd_ledger, "ledger { show | set | admit | release } ... [netns NAME]",
-	  help_ledger },
-	{ "eval", cmd_eval, "eval [fig2|fig3|fig4|fig5|all]... [--depth D] [--seeds N] [--plot DIR]",
-	  help_eval },
+	{ "topo", .sub = topo_cmds },
+	{ "eval", .sub = eval_cmds },
+	{ "net", .sub = net_cmds },
+	{ "dev", .sub = dev_cmds },
+	{ "job", .sub = job_cmds },
+	{ "stats", .sub = stats_cmds },
+	{ "worker", .sub = worker_cmds },
+	{ "ps", .sub = ps_cmds },
+	{ "ledger", .sub = ledger_cmds },
+	/* Names of earlier versions. */
+	{ "place", cmd_topo_place, &topo_place_cmd, .flags = CMD_HIDDEN, .canon = "topo place" },
+	{ "multi", cmd_topo_multi, &topo_multi_cmd, .flags = CMD_HIDDEN, .canon = "topo multi" },
+	{ "attach", cmd_dev_attach, &dev_attach_cmd, .flags = CMD_HIDDEN, .canon = "dev attach" },
+	{ "detach", cmd_dev_detach, &dev_detach_cmd, .flags = CMD_HIDDEN, .canon = "dev detach" },
+	{ "status", cmd_dev_show, &dev_show_cmd, .flags = CMD_HIDDEN, .canon = "dev show" },
 	{ NULL }
 };
 
@@ -77,35 +116,11 @@ int parse_long(const char *opt, const char *s, long min, long max, long *out)
 	if (errno || end == s || *end || v < min || v > max) {
 		if (max >= INT_MAX)
 			return out_err("%s: invalid value '%s': need an integer >= %ld", opt, s, min);
-		return out_err("%s: invalid value '%s': need an integer in [%ld, %ld]", opt, s, min,
+		return out_err("%s: invalid value '%s': need an integer in %ld..%ld", opt, s, min,
 			       max);
 	}
 	*out = v;
 	return 0;
-}
-
-int parse_u64(const char *opt, const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || *s == '-')
-		return out_err("%s: invalid value '%s': need an unsigned integer", opt, s);
-	*out = v;
-	return 0;
-}
-
-int bad_option(const char *cmd, int c, int optopt, char **argv)
-{
-	const char *arg = argv[optind - 1];
-
-	if (c == ':')
-		return out_err("%s: option '%s' needs an argument", cmd, arg);
-	if (optopt)
-		return out_err("%s: unknown option '-%c'; try '%s -h'", cmd, optopt, cmd);
-	return out_err("%s: unknown option '%s'; try '%s -h'", cmd, arg, cmd);
 }
 
 int load_topo(const char *path, struct ia_topo **t)
@@ -140,22 +155,73 @@ int parse_algo(const char *s, enum ia_algo *out)
 	return out_err("unknown algorithm '%s' (known: %s)", s, list);
 }
 
-static void usage_table(FILE *f, const struct cmd *t)
+const char *cli_algo_name(int i)
 {
+	return ia_algo_name(i);
+}
+
+FILE *open_out(const char *path)
+{
+	FILE *f;
+
+	if (!path || !strcmp(path, "-"))
+		return stdout;
+	f = fopen(path, "w");
+	if (!f)
+		out_err("%s: %s", path, strerror(errno));
+	return f;
+}
+
+int close_out(FILE *f, const char *path)
+{
+	if (f == stdout)
+		return fflush(f) ? out_err("stdout: %s", strerror(errno)) : 0;
+	if (fclose(f))
+		return out_err("%s: %s", path, strerror(errno));
+	return 0;
+}
+
+void quiet_libbpf(void)
+{
+	if (!cli_verbose)
+		libbpf_set_print(NULL);
+}
+
+static int visible(const struct cmd *t)
+{
+	int n = 0;
+
+	for (; t->name; t++)
+		n += !(t->flags & CMD_HIDDEN);
+	return n;
+}
+
+/* One brief synopsis per visible command of table, below path. */
+static void usage_table(FILE *f, const struct cmd *t, const char *path)
+{
+	char sub[256];
+
 	for (; t->name; t++) {
-		if (t->sub)
-			usage_table(f, t->sub);
-		else
-			fprintf(f, "       inagg [-j] %s\n", t->synopsis);
+		if (t->flags & CMD_HIDDEN)
+			continue;
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? " " : "", t->name);
+		if (t->sub) {
+			usage_table(f, t->sub, sub);
+		} else {
+			fprintf(f, "       ");
+			opt_synopsis(f, t->opt, sub, true);
+		}
 	}
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: inagg [-j|--json] [-V|--version] [-h|--help] OBJECT COMMAND [ARGS]\n");
-	usage_table(f, main_cmds);
-	fprintf(f, "OBJECT and COMMAND may be abbreviated to a unique prefix; "
-		   "'inagg OBJECT COMMAND -h' explains one.\n");
+	fprintf(f, "Usage: inagg [-j|--json] [-v|--verbose] [-V|--version] [-h|--help] "
+		   "OBJECT COMMAND [OPTIONS]\n");
+	usage_table(f, main_cmds, "");
+	fprintf(f, "OBJECT and COMMAND may be abbreviated to a unique prefix. 'inagg OBJECT\n"
+		   "[OPTIONS]' runs the object's default command (show, list or run).\n"
+		   "'inagg OBJECT COMMAND -h' explains one; docs/cli.md lists every option.\n");
 }
 
 /* Finds name in table, exactly or as a unique prefix; NULL if none or ambiguous. */
@@ -181,14 +247,23 @@ static const struct cmd *lookup(const struct cmd *t, const char *name, int *ambi
 	return hit;
 }
 
-static int is_help(const char *s)
+static const struct cmd *default_cmd(const struct cmd *t)
+{
+	for (; t->name; t++)
+		if (t->flags & CMD_DEFAULT)
+			return t;
+	return NULL;
+}
+
+static bool is_help(const char *s)
 {
 	return !strcmp(s, "-h") || !strcmp(s, "--help") || !strcmp(s, "help");
 }
 
 /*
- * Takes -j/--json and -h/--help out of a command's arguments (up to "--"),
- * so that every command gets them alike. Returns whether help was asked.
+ * Takes -j/--json, -v/--verbose and -h/--help out of a command's arguments
+ * (up to "--"), so that every command gets them alike. Returns whether help
+ * was asked.
  */
 static bool strip_common(int *argc, char **argv)
 {
@@ -205,6 +280,10 @@ static bool strip_common(int *argc, char **argv)
 			out_set_json(true);
 			continue;
 		}
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			cli_verbose = true;
+			continue;
+		}
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			help = true;
 			continue;
@@ -216,45 +295,66 @@ static bool strip_common(int *argc, char **argv)
 	return help;
 }
 
-int cmd_dispatch(const struct cmd *table, const char *path, int argc, char **argv)
+/* Runs command c, named path, on argv[1..]. */
+static int run(const struct cmd *c, const char *path, int argc, char **argv)
 {
-	const struct cmd *c, *t;
-	char sub[128];
-	int amb;
-
-	if (argc < 1 || is_help(argv[0])) {
-		if (table == main_cmds) {
-			usage(stdout);
-		} else {
-			printf("Usage:\n");
-			for (t = table; t->name; t++)
-				printf("       inagg [-j] %s\n", t->synopsis);
-		}
-		return argc < 1 ? 1 : 0;
-	}
-	c = lookup(table, argv[0], &amb);
-	if (!c) {
-		if (amb)
-			return out_err("%s: '%s' is ambiguous; try '%s -h'", path, argv[0], path);
-		return out_err("%s: unknown command '%s'; try '%s -h'", path, argv[0], path);
-	}
-	snprintf(sub, sizeof(sub), "%s %s", path, c->name);
-	if (c->sub) {
-		if (argc < 2)
-			return out_err("%s: missing command; try '%s -h'", sub, sub);
-		return cmd_dispatch(c->sub, sub, argc - 1, argv + 1);
-	}
+	if (c->canon)
+		path = c->canon;
 	if (strip_common(&argc, argv)) {
-		printf("Usage: inagg [-j] %s\n", c->synopsis);
-		if (c->help)
-			fputs(c->help, stdout);
+		opt_help(stdout, c->opt, path);
 		return 0;
 	}
-	/* Commands parse their own options with getopt from a clean state. */
-	optind = 0;
-	opterr = 0;
-	argv[0] = (char *)c->name;
+	argv[0] = (char *)path;
 	return c->fn(argc, argv);
+}
+
+static int dispatch(const struct cmd *table, const char *path, int argc, char **argv);
+
+/* An object: its command named in argv[1], or its default command. */
+static int run_object(const struct cmd *obj, const char *path, int argc, char **argv)
+{
+	const struct cmd *def = default_cmd(obj->sub), *c;
+	char sub[300];
+	int amb;
+
+	if (argc >= 2 && is_help(argv[1]) && (visible(obj->sub) > 1 || !def)) {
+		printf("Usage:\n");
+		usage_table(stdout, obj->sub, path);
+		return 0;
+	}
+	/* "inagg OBJECT [OPTIONS]" and "inagg OBJECT ARG..." run the default. */
+	c = argc >= 2 ? lookup(obj->sub, argv[1], &amb) : NULL;
+	if (def && (argc < 2 || argv[1][0] == '-' || (!c && !amb && def->opt->args))) {
+		snprintf(sub, sizeof(sub), "%s %s", path, def->name);
+		return run(def, sub, argc, argv);
+	}
+	if (argc < 2)
+		return out_err("%s: missing command; try 'inagg %s -h'", path, path);
+	return dispatch(obj->sub, path, argc - 1, argv + 1);
+}
+
+static int dispatch(const struct cmd *table, const char *path, int argc, char **argv)
+{
+	const struct cmd *c;
+	char sub[256];
+	int amb;
+
+	c = lookup(table, argv[0], &amb);
+	if (!c) {
+		const char *sep = table == main_cmds ? "" : " ";
+		const char *p = table == main_cmds ? "" : path;
+
+		if (amb)
+			return out_err("%s%s'%s' is ambiguous; try 'inagg%s%s -h'", p,
+				       *p ? ": " : "", argv[0], sep, p);
+		return out_err("%s%sunknown command '%s'; try 'inagg%s%s -h'", p, *p ? ": " : "",
+			       argv[0], sep, p);
+	}
+	snprintf(sub, sizeof(sub), "%s%s%s", table == main_cmds ? "" : path,
+		 table == main_cmds ? "" : " ", c->name);
+	if (c->sub)
+		return run_object(c, sub, argc, argv);
+	return run(c, sub, argc, argv);
 }
 
 int main(int argc, char **argv)
@@ -264,6 +364,8 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
 			out_set_json(true);
+		} else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			cli_verbose = true;
 		} else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
 			out_begin();
 			out_str("version", "inagg %s\n", INAGG_VERSION);
@@ -284,5 +386,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
-	return cmd_dispatch(main_cmds, "inagg", argc - i, argv + i);
+	if (is_help(argv[i])) {
+		usage(stdout);
+		return 0;
+	}
+	return dispatch(main_cmds, "inagg", argc - i, argv + i);
 }

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inagg dev attach | detach | show: the XDP datapath on a switch's
+ * interfaces, the jobs configured in its pinned maps, and its ledger.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+
+#include "cli.h"
+#include "ledger.h"
+#include "netbuild.h"
+#include "pinned.h"
+#include "xdp.h"
+
+struct dev_args {
+	const char *dev, *netns, *sw;
+	int mode;		/* index in mode_names */
+	bool pass;
+	char swbuf[HOST_NAME_MAX + 1];
+};
+
+static const char *const mode_names[] = { "auto", "drv", "skb", NULL };
+static const __u32 mode_flags[] = { 0, XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
+
+#define DEV_NETNS(f) \
+	OPT_STR(0, "netns", "NS", struct dev_args, netns, f, \
+		"the interfaces' network namespace (default: the current one)")
+#define DEV_SWITCH(f) \
+	OPT_STR(0, "switch", "NAME", struct dev_args, sw, f, \
+		"switch whose maps to use (default: NS, else the host name)")
+#define DEV_ABOUT_ARGS "IFACE: the interface; 'dev IFACE' is accepted too.\n"
+
+static const struct opt attach_opts[] = {
+	DEV_NETNS(0),
+	DEV_SWITCH(0),
+	OPT_ENUM('m', "mode", "MODE", struct dev_args, mode, mode_names, 0,
+		 "XDP mode: native (drv), generic (skb) or the kernel's choice"),
+	OPT_FLAG(0, "pass", struct dev_args, pass, 0,
+		 "attach the pass-through program instead (a host's veth that receives "
+		 "redirected frames)"),
+	OPT_END
+};
+
+const struct opt_cmd dev_attach_cmd = {
+	.opts = attach_opts,
+	.size = sizeof(struct dev_args),
+	.args = "IFACE",
+	.about = "Enables aggregation on one interface: attaches the inagg XDP program with the\n"
+		 "switch's maps (pinned under " IA_BPFFS_ROOT "/SWITCH).\n" DEV_ABOUT_ARGS,
+};
+
+static const struct opt detach_opts[] = {
+	DEV_NETNS(0),
+	DEV_SWITCH(0),
+	OPT_ENUM('m', "mode", "MODE", struct dev_args, mode, mode_names, 0,
+		 "XDP mode the program was attached in"),
+	OPT_END
+};
+
+const struct opt_cmd dev_detach_cmd = {
+	.opts = detach_opts,
+	.size = sizeof(struct dev_args),
+	.args = "IFACE",
+	.about = "Disables aggregation on one interface (removes its XDP program).\n"
+		 DEV_ABOUT_ARGS,
+};
+
+static const struct opt show_opts[] = {
+	DEV_NETNS(0),
+	DEV_SWITCH(0),
+	OPT_END
+};
+
+const struct opt_cmd dev_show_cmd = {
+	.opts = show_opts,
+	.size = sizeof(struct dev_args),
+	.about = "Lists a switch's interfaces with their XDP program, the jobs configured in its\n"
+		 "maps, and its ledger with the backend in use.\n",
+};
+
+/* Parses the options and IFACE (or "dev IFACE") when need_dev. */
+static int parse_dev(const struct opt_cmd *cmd, int argc, char **argv, struct dev_args *a,
+		     bool need_dev)
+{
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	if (opt_parse(cmd, argv[0], argc, argv, a, &i, NULL))
+		return 1;
+	if (i < argc && !strcmp(argv[i], "dev"))
+		i++;
+	if (need_dev && i < argc)
+		a->dev = argv[i++];
+	if (i < argc)
+		return out_err("%s: unexpected argument '%s'; try 'inagg %s -h'", argv[0], argv[i],
+			       argv[0]);
+	if (need_dev && !a->dev)
+		return out_err("%s: missing IFACE; try 'inagg %s -h'", argv[0], argv[0]);
+	if (!a->sw) {
+		if (a->netns) {
+			a->sw = a->netns;
+		} else {
+			gethostname(a->swbuf, sizeof(a->swbuf) - 1);
+			a->sw = a->swbuf;
+		}
+	}
+	return 0;
+}
+
+static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach)
+{
+	const char *path = argv[0];
+	struct ia_xdp *x = NULL;
+	struct dev_args a;
+	int h, ifindex, ret;
+	__u32 mode;
+
+	if (parse_dev(cmd, argc, argv, &a, true))
+		return 1;
+	mode = mode_flags[a.mode];
+	quiet_libbpf();
+	h = ia_netns_enter(a.netns);
+	if (h < 0)
+		return out_err("%s: netns %s: %s", path, a.netns, strerror(-h));
+	ret = ia_if_info(a.dev, &ifindex, NULL);
+	if (ret) {
+		out_err("%s: %s: %s", path, a.dev, strerror(-ret));
+		goto out;
+	}
+	ret = ia_xdp_open(a.sw, &x);
+	if (ret) {
+		out_err("%s: switch %s: maps: %s", path, a.sw, strerror(-ret));
+		goto out;
+	}
+	if (attach)
+		ret = a.pass ? ia_xdp_attach_pass(x, ifindex, mode) : ia_xdp_attach(x, ifindex, mode);
+	else
+		ret = ia_xdp_detach(x, ifindex, mode);
+	if (ret) {
+		out_err("%s: %s: %s", path, a.dev, strerror(-ret));
+		goto out;
+	}
+	out_begin();
+	out_str("dev", attach ? "%s: inagg attached" : "%s: inagg detached", a.dev);
+	out_str("switch", " (switch %s)\n", a.sw);
+	ret = out_end();
+out:
+	ia_xdp_close(x);
+	ia_netns_return(h);
+	return ret ? 1 : 0;
+}
+
+int cmd_dev_attach(int argc, char **argv)
+{
+	return port_op(&dev_attach_cmd, argc, argv, true);
+}
+
+int cmd_dev_detach(int argc, char **argv)
+{
+	return port_op(&dev_detach_cmd, argc, argv, false);
+}
+
+static void show_interfaces(void)
+{
+	struct if_nameindex *ifs, *i;
+
+	out_arr_open("interfaces");
+	ifs = if_nameindex();
+	for (i = ifs; i && i->if_index; i++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 id = 0, len = sizeof(info);
+
+		bpf_xdp_query_id(i->if_index, 0, &id);
+		if (id) {
+			int pfd = bpf_prog_get_fd_by_id(id);
+
+			if (pfd >= 0) {
+				bpf_obj_get_info_by_fd(pfd, &info, &len);
+				close(pfd);
+			}
+		}
+		out_obj_open(NULL);
+		out_str("name", "  %-8s", i->if_name);
+		out_int("ifindex", " ifindex %-4lld", i->if_index);
+		out_uint("prog_id", id ? " xdp id %llu" : "", id);
+		out_str("prog", id ? " %s\n" : " no xdp\n", id ? info.name : "");
+		out_obj_close();
+	}
+	if (ifs)
+		if_freenameindex(ifs);
+	out_arr_close();
+}
+
+static void show_jobs(const char *sw)
+{
+	struct ia_pinned_job *jobs;
+	size_t n = 0;
+
+	out_arr_open("jobs");
+	if (!ia_pinned_jobs(sw, &jobs, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			const struct ia_job_cfg *cfg = &jobs[i].cfg;
+
+			out_obj_open(NULL);
+			out_uint("job", "  job %llu", jobs[i].id);
+			out_str("role", " %s",
+				cfg->role == IA_ROLE_BLUE ? "blue (aggregates)" : "red (forwards)");
+			out_uint("expected", ", %llu senders per chunk\n", cfg->expected);
+			out_obj_close();
+		}
+		free(jobs);
+	}
+	out_arr_close();
+}
+
+static void show_ledger(void)
+{
+	struct ia_ledger_cap cap;
+	struct ia_ledger *l;
+
+	if (ia_ledger_open(&l, IA_LEDGER_AUTO, NULL))
+		return;
+	out_obj_open("ledger");
+	out_str("backend", "ledger (%s backend):",
+		ia_ledger_backend_name(ia_ledger_backend(l)));
+	if (!ia_ledger_get(l, &cap)) {
+		out_uint("used_jobs", " jobs %llu", cap.used_jobs);
+		out_uint("max_jobs", "/%llu", cap.max_jobs);
+		out_uint("used_slots", ", slots %llu", cap.used_slots);
+		out_uint("max_slots", "/%llu", cap.max_slots);
+	}
+	out_text("\n");
+	out_obj_close();
+	ia_ledger_close(l);
+}
+
+int cmd_dev_show(int argc, char **argv)
+{
+	struct dev_args a;
+	int h;
+
+	if (parse_dev(&dev_show_cmd, argc, argv, &a, false))
+		return 1;
+	quiet_libbpf();
+	h = ia_netns_enter(a.netns);
+	if (h < 0)
+		return out_err("%s: netns %s: %s", argv[0], a.netns, strerror(-h));
+	out_begin();
+	out_str("switch", "switch %s\n", a.sw);
+	show_interfaces();
+	show_jobs(a.sw);
+	show_ledger();
+	ia_netns_return(h);
+	return out_end();
+}

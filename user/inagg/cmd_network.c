@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/* inagg net up | down: a topology built in network namespaces (docs/net.md). */
+#include <errno.h>
+#include <string.h>
+
+#include <linux/if_link.h>
+
+#include "cli.h"
+#include "netbuild.h"
+#include "xdp.h"
+
+struct net_args {
+	const char *topo, *net;
+	double rate_mbit;
+	bool attach;
+};
+
+static const struct net_args net_defaults = { .net = "ia" };
+
+#define NET_HELP "network name, 1-" OPT_STR_OF(IA_NET_TAG_MAX) " of [a-z0-9]"
+
+static const struct opt up_opts[] = {
+	OPT_STR('t', "topo", "FILE", struct net_args, topo, OPT_REQUIRED, "topology (JSON)"),
+	OPT_STR('n', "net", "TAG", struct net_args, net, 0, NET_HELP),
+	OPT_REAL(0, "rate-mbit", "R", struct net_args, rate_mbit, 0, 1.0 / 0.0, OPT_NODEF,
+		 "shape each uplink to rate x R Mbit/s with tc tbf; this paces what the "
+		 "kernel forwards (inagg's XDP forwarding bypasses qdiscs)"),
+	OPT_FLAG(0, "attach", struct net_args, attach, 0,
+		 "attach the XDP datapath to every switch port (and the pass program to "
+		 "every host's eth0)"),
+	OPT_END
+};
+
+const struct opt_cmd net_up_cmd = {
+	.opts = up_opts,
+	.defaults = &net_defaults,
+	.size = sizeof(net_defaults),
+	.about = "Builds the topology in network namespaces: ia-TAG-SWITCH per switch, its L(v)\n"
+		 "workers ia-TAG-SWITCH-wJ, the destination ia-TAG-dest; veth links, routed IPv4\n"
+		 "(addresses in docs/net.md).\n",
+	.notes = "A failed build removes what it made. 'inagg net down -n TAG' removes it all.\n",
+};
+
+static const struct opt down_opts[] = {
+	OPT_STR('n', "net", "TAG", struct net_args, net, 0, NET_HELP),
+	OPT_STR('t', "topo", "FILE", struct net_args, topo, 0,
+		"also unpin the maps of the topology's switches"),
+	OPT_END
+};
+
+const struct opt_cmd net_down_cmd = {
+	.opts = down_opts,
+	.defaults = &net_defaults,
+	.size = sizeof(net_defaults),
+	.about = "Removes every namespace of a network built by 'inagg net up', and the\n"
+		 "switches' pinned maps.\n",
+};
+
+/* The hosts of switch v receive redirected frames: they need the pass program. */
+static int attach_hosts(const struct ia_topo *t, int v, const char *tag, struct ia_xdp *x)
+{
+	char ns[128];
+	int ret = 0;
+
+	for (uint32_t j = 0; j <= t->sw[v].load && !ret; j++) {
+		int h, ifindex;
+
+		if (j == t->sw[v].load && v != t->root)
+			break;
+		if (j == t->sw[v].load)
+			ia_net_dest_ns(tag, ns, sizeof(ns));
+		else
+			ia_net_worker_ns(tag, t->sw[v].name, j, ns, sizeof(ns));
+		h = ia_netns_enter(ns);
+		ret = h < 0 ? h : ia_if_info("eth0", &ifindex, NULL);
+		if (!ret)
+			ret = ia_xdp_attach_pass(x, ifindex, XDP_FLAGS_DRV_MODE);
+		if (h >= 0)
+			ia_netns_return(h);
+		if (ret)
+			out_err("%s: attach pass eth0: %s", ns, strerror(-ret));
+	}
+	return ret;
+}
+
+/* Attaches every port of switch v, in its namespace ns. */
+static int attach_switch(const struct ia_topo *t, int v, const char *ns, struct ia_xdp *x)
+{
+	int nc = t->child_start[v + 1] - t->child_start[v];
+	int nports = 1 + nc + t->sw[v].load;
+	char ifname[16];
+	int ret = 0;
+
+	for (int i = 0; !ret && i < nports; i++) {
+		int ifindex;
+
+		if (i == 0)
+			snprintf(ifname, sizeof(ifname), "up");
+		else if (i <= nc)
+			snprintf(ifname, sizeof(ifname), "d%d", i - 1);
+		else
+			snprintf(ifname, sizeof(ifname), "h%d", i - 1 - nc);
+		ret = ia_if_info(ifname, &ifindex, NULL);
+		if (!ret)
+			ret = ia_xdp_attach(x, ifindex, XDP_FLAGS_DRV_MODE);
+		if (ret)
+			out_err("%s: attach %s: %s", ns, ifname, strerror(-ret));
+	}
+	return ret;
+}
+
+static int attach_all(const struct ia_topo *t, const char *tag)
+{
+	char ns[128];
+	int ret = 0;
+
+	for (int v = 0; v < t->n && !ret; v++) {
+		struct ia_xdp *x = NULL;
+		int h;
+
+		ia_net_switch_ns(tag, t->sw[v].name, ns, sizeof(ns));
+		h = ia_netns_enter(ns);
+		if (h < 0)
+			return out_err("%s: %s", ns, strerror(-h));
+		ret = ia_xdp_open(ns, &x);
+		if (ret)
+			out_err("%s: maps: %s", ns, strerror(-ret));
+		else
+			ret = attach_switch(t, v, ns, x);
+		if (!ret)
+			ret = attach_hosts(t, v, tag, x);
+		ia_xdp_close(x);
+		ia_netns_return(h);
+	}
+	return ret ? 1 : 0;
+}
+
+static void unpin_all(const struct ia_topo *t, const char *tag)
+{
+	char ns[128];
+
+	for (int v = 0; v < t->n; v++) {
+		ia_net_switch_ns(tag, t->sw[v].name, ns, sizeof(ns));
+		ia_xdp_unpin(ns);
+	}
+}
+
+int cmd_net_up(int argc, char **argv)
+{
+	struct net_args a = net_defaults;
+	struct ia_net_opts o;
+	char err[IA_ERRLEN];
+	struct ia_topo *t;
+	int ret;
+
+	if (opt_parse(&net_up_cmd, argv[0], argc, argv, &a, NULL, NULL))
+		return 1;
+	if (load_topo(a.topo, &t))
+		return 1;
+	o = (struct ia_net_opts){ .tag = a.net, .rate_mbit = a.rate_mbit };
+	ret = ia_net_up(t, &o, err, sizeof(err));
+	if (ret) {
+		ia_topo_free(t);
+		return out_err("%s: %s", argv[0], err);
+	}
+	quiet_libbpf();
+	if (a.attach && attach_all(t, a.net)) {
+		/* Nothing of a failed build stays: namespaces and pins go. */
+		ia_net_down(a.net, err, sizeof(err));
+		unpin_all(t, a.net);
+		ia_topo_free(t);
+		return 1;
+	}
+	out_begin();
+	out_str("net", "network %s up: ", a.net);
+	out_int("switches", "%lld switches, ", t->n);
+	out_uint("workers", "%llu workers, ", (unsigned long long)ia_topo_total_load(t));
+	out_bool("attached", a.attach ? "datapath attached\n" : "datapath not attached\n",
+		 a.attach);
+	ia_topo_free(t);
+	return out_end();
+}
+
+int cmd_net_down(int argc, char **argv)
+{
+	struct net_args a = net_defaults;
+	char err[IA_ERRLEN];
+
+	if (opt_parse(&net_down_cmd, argv[0], argc, argv, &a, NULL, NULL))
+		return 1;
+	if (ia_net_down(a.net, err, sizeof(err)))
+		return out_err("%s: %s", argv[0], err);
+	if (a.topo) {
+		struct ia_topo *t;
+
+		if (load_topo(a.topo, &t))
+			return 1;
+		unpin_all(t, a.net);
+		ia_topo_free(t);
+	}
+	out_begin();
+	out_str("net", "network %s down\n", a.net);
+	return out_end();
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/* inagg ps run: the destination (parameter server) of a job (see docs/hosts.md). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "host.h"
+#include "hostio.h"
+
+/* --members and --expect: sender ids, each with its nworkers. */
+struct member_list {
+	struct ia_ps_member *v;
+	uint32_t n;
+};
+
+struct ps_args {
+	struct ia_ps_cfg cfg;
+	struct member_list members, expect;
+	const char *ready, *out;
+	bool unicast, forever;
+	int frac;
+};
+
+static const struct ps_args ps_defaults = {
+	.cfg = { .chunk = IA_MAX_ELEMS, .linger_ms = IA_HOST_LINGER_MS },
+	.frac = -1,
+};
+
+/* Parses "0-3,7:2": ranges of workers (nworkers 1) or ID:NWORKERS. */
+static int parse_members(const char *opt, const char *s, struct ia_ps_member **out,
+			 uint32_t *count)
+{
+	struct ia_ps_member *m = NULL, *nm;
+	unsigned long long a, b, k;
+	uint32_t n = 0, cap = 0;
+	const char *p = s;
+	char *end;
+
+	while (*p) {
+		errno = 0;
+		a = strtoull(p, &end, 10);
+		if (errno || end == p || a > UINT32_MAX || *p == '-')
+			goto bad;
+		b = a;
+		k = 1;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtoull(p, &end, 10);
+			if (errno || end == p || b > UINT32_MAX || b < a || b - a >= 1 << 20)
+				goto bad;
+		} else if (*end == ':') {
+			p = end + 1;
+			k = strtoull(p, &end, 10);
+			if (errno || end == p || !k || k > UINT32_MAX)
+				goto bad;
+		}
+		if (*end && *end != ',')
+			goto bad;
+		for (; a <= b; a++) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				nm = realloc(m, cap * sizeof(*m));
+				if (!nm) {
+					free(m);
+					return out_err("out of memory");
+				}
+				m = nm;
+			}
+			m[n++] = (struct ia_ps_member){ (uint32_t)a, (uint32_t)k };
+		}
+		p = *end ? end + 1 : end;
+	}
+	if (!n)
+		goto bad;
+	*out = m;
+	*count = n;
+	return 0;
+bad:
+	free(m);
+	return out_err("%s: invalid list '%s': need ID[:NWORKERS] or FIRST-LAST, "
+		       "comma-separated", opt, s);
+}
+
+
+static int parse_member_list(const char *opt, const char *arg, void *dst)
+{
+	struct member_list *l = dst;
+
+	free(l->v);
+	l->v = NULL;
+	return parse_members(opt, arg, &l->v, &l->n);
+}
+
+#define HOST_MAX_ELEMS ((uint64_t)IA_HOST_MAX_CHUNKS * IA_MAX_ELEMS)
+#define P struct ps_args
+static const struct opt ps_opts[] = {
+	OPT_INT('J', "job", "ID", P, cfg.job, 0, UINT32_MAX, OPT_REQUIRED, "job id"),
+	OPT_INT(0, "nworkers", "N", P, cfg.nworkers, 1, UINT32_MAX, OPT_REQUIRED,
+		"total workers of the job"),
+	OPT_INT('e', "elems", "N", P, cfg.nelem, 1, HOST_MAX_ELEMS, OPT_REQUIRED, "vector length"),
+	OPT_INT('i', "id", "ID", P, cfg.id, 0, UINT32_MAX, 0, "sender id of results"),
+	OPT_ADDR('A', "addr", "ADDR", P, cfg.addr, 0, "own IPv4 address to bind (default: any)"),
+	OPT_ADDR('D', "down", "ADDR", P, cfg.down, OPT_REQUIRED | OPT_GROUP(1),
+		 "send each result once to ADDR (the root switch, or a broadcast address), "
+		 "port " OPT_STR_OF(IA_UDP_PORT)),
+	OPT_FLAG('u', "unicast", P, unicast, OPT_REQUIRED | OPT_GROUP(1),
+		 "instead, one copy to every worker address heard from"),
+	OPT_FUNC('M', "members", "LIST", P, members, parse_member_list, NULL, 0,
+		 "accept only these senders: ID[:NWORKERS][,...] or FIRST-LAST ranges "
+		 "(NWORKERS 1), e.g. 0-3,100:4"),
+	OPT_INT('C', "chunk", "E", P, cfg.chunk, 1, IA_MAX_ELEMS, 0, "elements per chunk"),
+	OPT_INT('b', "base", "SEQ", P, cfg.base_seq, 0, UINT32_MAX, 0,
+		"sequence number of the first chunk"),
+	OPT_INT(0, "linger", "MS", P, cfg.linger_ms, 0, INT32_MAX, 0,
+		"idle time served after completion"),
+	OPT_FLAG(0, "forever", P, forever, 0, "serve until SIGINT/SIGTERM"),
+	OPT_STR(0, "ready", "FILE", P, ready, 0, "create FILE once the socket is bound"),
+	OPT_INT('F', "float", "FRAC", P, frac, 0, 30, OPT_NODEF,
+		"print the result divided by 2^FRAC"),
+	OPT_STR('o', "output", "FILE", P, out, 0,
+		"write the result, one element per line ('-': stdout)"),
+	OPT_FUNC(0, "expect", "SEEDS", P, expect, parse_member_list, NULL, 0,
+		 "check the result against the sum of the random vectors of these worker "
+		 "seeds (as --members), prints exact"),
+	OPT_END
+};
+#undef P
+
+const struct opt_cmd ps_run_cmd = {
+	.opts = ps_opts,
+	.defaults = &ps_defaults,
+	.size = sizeof(ps_defaults),
+	.about = "Destination (parameter server) of a job: adds the contributions (CONTRIB) and\n"
+		 "aggregates (AGG) that reach it, each sender once per chunk, and sends a\n"
+		 "chunk's result down once its senders sum the job's workers. A message for a\n"
+		 "completed chunk gets the stored result again. Prints \"ready\" on stderr (and\n"
+		 "writes --ready FILE) once bound; serves until every chunk is complete and\n"
+		 "--linger MS passed without a message, or until SIGINT/SIGTERM with --forever.\n",
+	.notes = "JSON (-j): job, workers, elements, chunks, complete, done, received,\n"
+		 "contributions, aggregates, duplicates, late, results_sent, marks, dropped\n"
+		 "{reason: count}, elapsed, checksum.\n",
+};
+
+/*
+ * Whether v is the sum of the random vectors (ia_host_fill) of the seeds:
+ * a check, independent of the network, that every contribution was added
+ * exactly once.
+ */
+static bool sum_of_seeds(const int32_t *v, uint64_t n, const struct ia_ps_member *seeds,
+			 uint32_t nseeds)
+{
+	int32_t *sum = calloc(n, sizeof(*sum)), *x = malloc(n * sizeof(*x));
+	bool same;
+
+	if (!sum || !x) {
+		free(sum);
+		free(x);
+		return false;
+	}
+	for (uint32_t i = 0; i < nseeds; i++) {
+		ia_host_fill(x, n, seeds[i].sender);
+		ia_host_add(sum, x, n);
+	}
+	same = !memcmp(sum, v, n * sizeof(*v));
+	free(sum);
+	free(x);
+	return same;
+}
+
+int cmd_ps_run(int argc, char **argv)
+{
+	struct ps_args a = ps_defaults;
+	char err[IA_ERRLEN] = "";
+	struct ia_ps_stats st;
+	struct ia_ps *ps = NULL;
+	int i, ret = 1, rc;
+	bool exact;
+	FILE *f;
+
+	if (opt_parse(&ps_run_cmd, argv[0], argc, argv, &a, NULL, NULL))
+		goto out;
+	if (a.unicast)
+		a.cfg.down_mode = IA_PS_DOWN_UNICAST;
+	if (a.forever)
+		a.cfg.linger_ms = -1;
+	a.cfg.nmembers = a.members.n;
+	a.cfg.members = a.members.v;
+	a.cfg.stop = &host_stop;
+	catch_signals();
+	if (ia_ps_open(&a.cfg, &ps, err, sizeof(err))) {
+		out_err("%s: %s", argv[0], err);
+		goto out;
+	}
+	if (a.ready) {
+		f = fopen(a.ready, "w");
+		if (!f || fputs("ready\n", f) < 0 || fclose(f)) {
+			out_err("%s: %s", a.ready, strerror(errno));
+			goto out;
+		}
+	}
+	out_warn("ps: ready, job %u, %llu chunks", a.cfg.job,
+		 (unsigned long long)ia_host_nchunks(a.cfg.nelem, a.cfg.chunk));
+	rc = ia_ps_run(ps, err, sizeof(err));
+	ia_ps_stats(ps, &st);
+	if (rc && rc != -EINTR) {
+		out_err("%s: %s", argv[0], err);
+		goto out;
+	}
+	if (st.done == st.chunks && a.out &&
+	    write_vector(a.out, ia_ps_result(ps), a.cfg.nelem, a.frac))
+		goto out;
+
+	out_begin();
+	out_uint("job", "ps job %llu:", a.cfg.job);
+	out_uint("workers", " %llu workers", a.cfg.nworkers);
+	out_uint("elements", " %llu elements", a.cfg.nelem);
+	out_uint("chunks", " in %llu chunks\n", st.chunks);
+	out_bool("complete", "complete %s", st.done == st.chunks);
+	out_uint("done", "  done %llu\n", st.done);
+	out_uint("received", "received %llu", st.rx);
+	out_uint("contributions", "  contributions %llu", st.contrib);
+	out_uint("aggregates", "  aggregates %llu", st.agg);
+	out_uint("duplicates", "  duplicates %llu", st.dup);
+	out_uint("late", "  late %llu", st.late);
+	out_uint("results_sent", "  results_sent %llu", st.results);
+	out_uint("marks", "  marks %llu\n", st.marks);
+	out_obj_open("dropped");
+	out_text("dropped");
+	for (i = 0; i < IA_PS_DROP__COUNT; i++) {
+		out_text(" %s", ia_ps_drop_name(i));
+		out_uint(ia_ps_drop_name(i), " %llu", st.drop[i]);
+	}
+	out_text("\n");
+	out_obj_close();
+	out_double("elapsed", "elapsed %.6f s\n", st.elapsed);
+	if (st.done == st.chunks)
+		print_checksum(ia_ps_result(ps), a.cfg.nelem);
+	exact = st.done == st.chunks &&
+		(!a.expect.v ||
+		 sum_of_seeds(ia_ps_result(ps), a.cfg.nelem, a.expect.v, a.expect.n));
+
+	if (a.expect.v)
+		out_bool("exact", "exact %s\n", exact);
+	out_end();
+	/* Interrupted before completion, or not the expected sum: a failure. */
+	ret = !exact;
+	if (st.done != st.chunks) {
+		out_warn("ps: interrupted with %u of %u chunks complete", st.done, st.chunks);
+		ret = 1;
+	}
+out:
+	ia_ps_close(ps);
+	free(a.members.v);
+	free(a.expect.v);
+	return ret;
+}

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/* inagg stats show: the switches' counters, per job or per uplink, through inaggd. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ctl.h"
+#include "rpc.h"
+
+struct stats_args {
+	long job, chunks;
+	const char *sock;
+};
+
+static const struct stats_args stats_defaults = { .sock = IA_CTL_SOCK };
+
+static const struct opt stats_opts[] = {
+	OPT_INT('J', "job", "ID", struct stats_args, job, 1, UINT32_MAX - 1, OPT_NODEF, "job id"),
+	OPT_INT(0, "chunks", "N", struct stats_args, chunks, 1, LONG_MAX, OPT_NODEF,
+		"chunks the job ran (default: as counted at the root)"),
+	OPT_STR('S', "socket", "PATH", struct stats_args, sock, 0, "inaggd's socket"),
+	OPT_END
+};
+
+const struct opt_cmd stats_show_cmd = {
+	.opts = stats_opts,
+	.defaults = &stats_defaults,
+	.size = sizeof(stats_defaults),
+	.about = "Per link of a job: messages per chunk measured by the switches' counters beside\n"
+		 "the congestion model's prediction, and the measured network congestion.\n"
+		 "Without -J: per uplink, all jobs together, what was sent up, the results that\n"
+		 "came down, foreign traffic passed to the kernel, and drops by reason.\n",
+};
+
+static void print_uplinks(json_object *reply)
+{
+	json_object *v;
+
+	printf("  %-8s %10s %12s %8s  %s\n", "uplink", "sent up", "results down", "passed",
+	       "dropped");
+	json_object_object_get_ex(reply, "links", &v);
+	for (size_t i = 0; v && i < json_object_array_length(v); i++) {
+		json_object *l = json_object_array_get_idx(v, i);
+
+		printf("  %-8s %10s %12s %8s  %s\n", rpc_str(l, "switch"), rpc_str(l, "sent_up"),
+		       rpc_str(l, "results_down"), rpc_str(l, "passed"),
+		       json_object_to_json_string_ext(json_object_object_get(l, "dropped"),
+						      JSON_C_TO_STRING_PLAIN));
+	}
+}
+
+static void print_job_links(json_object *reply)
+{
+	json_object *v;
+
+	printf("job %s over %s chunks: measured congestion %s (model %s)\n", rpc_str(reply, "job"),
+	       rpc_str(reply, "chunks"), rpc_str(reply, "congestion"),
+	       rpc_str(reply, "model_congestion"));
+	printf("  %-8s %-4s %10s %10s %8s %8s %6s\n", "switch", "role", "received", "sent up",
+	       "per chunk", "model", "dups");
+	json_object_object_get_ex(reply, "links", &v);
+	for (size_t i = 0; v && i < json_object_array_length(v); i++) {
+		json_object *l = json_object_array_get_idx(v, i);
+
+		printf("  %-8s %-4s %10s %10s %8.3f %8s %6s\n", rpc_str(l, "switch"),
+		       rpc_str(l, "role"), rpc_str(l, "received"), rpc_str(l, "sent_up"),
+		       json_object_get_double(json_object_object_get(l, "messages_per_chunk")),
+		       rpc_str(l, "model_messages"), rpc_str(l, "duplicates"));
+	}
+}
+
+int cmd_stats_show(int argc, char **argv)
+{
+	struct stats_args a = stats_defaults;
+	json_object *req, *reply;
+
+	if (opt_parse(&stats_show_cmd, argv[0], argc, argv, &a, NULL, NULL))
+		return 1;
+	if (a.chunks && !a.job)
+		return out_err("%s: --chunks needs -J ID", argv[0]);
+	req = json_object_new_object();
+	json_object_object_add(req, "cmd", json_object_new_string("stats"));
+	if (a.job)
+		json_object_object_add(req, "job", json_object_new_int64(a.job));
+	if (a.chunks)
+		json_object_object_add(req, "chunks", json_object_new_int64(a.chunks));
+	if (rpc_call(a.sock, req, &reply))
+		return 1;
+	if (out_is_json())
+		return rpc_print_json(reply, NULL);
+	if (json_object_object_get_ex(reply, "job", NULL))
+		print_job_links(reply);
+	else
+		print_uplinks(reply);
+	json_object_put(reply);
+	return 0;
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/* inagg worker run: one worker of a job (see docs/hosts.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "host.h"
+#include "hostio.h"
+
+#define HOST_MAX_ELEMS ((uint64_t)IA_HOST_MAX_CHUNKS * IA_MAX_ELEMS)
+
+struct worker_args {
+	struct ia_worker_cfg cfg;
+	uint64_t elems, seed;
+	const char *file, *out;
+	int frac;
+};
+
+static const struct worker_args worker_defaults = {
+	.cfg = { .chunk = IA_MAX_ELEMS, .window = IA_HOST_WINDOW,
+		 .timeout_ms = IA_HOST_TIMEOUT_MS, .retries = IA_HOST_RETRIES },
+	.frac = -1,
+};
+
+#define W struct worker_args
+static const struct opt worker_opts[] = {
+	OPT_INT('J', "job", "ID", W, cfg.job, 0, UINT32_MAX, OPT_REQUIRED, "job id"),
+	OPT_INT('i', "id", "ID", W, cfg.id, 0, UINT32_MAX, OPT_REQUIRED,
+		"worker id: the sender id of its messages"),
+	OPT_ADDR('p', "ps", "ADDR", W, cfg.ps, OPT_REQUIRED, "the job's destination"),
+	OPT_ADDR('A', "addr", "ADDR", W, cfg.addr, 0, "own IPv4 address to bind (default: any)"),
+	OPT_INT('e', "elems", "N", W, elems, 1, HOST_MAX_ELEMS,
+		OPT_REQUIRED | OPT_NODEF | OPT_GROUP(1), "send a random vector of N elements"),
+	OPT_STR('f', "file", "FILE", W, file, OPT_REQUIRED | OPT_GROUP(1),
+		"send the integers of FILE ('-': stdin), whitespace-separated"),
+	OPT_INT('F', "float", "FRAC", W, frac, 0, 30, OPT_NODEF,
+		"FILE holds real numbers, sent as round(x * 2^FRAC) (int32, saturating); the "
+		"result is printed divided by 2^FRAC"),
+	OPT_INT('s', "seed", "S", W, seed, 0, OPT_NOMAX, OPT_NODEF,
+		"seed of the random vector (default: the worker id)"),
+	OPT_INT('C', "chunk", "E", W, cfg.chunk, 1, IA_MAX_ELEMS, 0, "elements per chunk"),
+	OPT_INT('b', "base", "SEQ", W, cfg.base_seq, 0, UINT32_MAX, 0,
+		"sequence number of the first chunk"),
+	OPT_INT('w', "window", "W", W, cfg.window, 1, UINT32_MAX, 0, "chunks in flight"),
+	OPT_INT(0, "timeout", "MS", W, cfg.timeout_ms, 1, UINT32_MAX, 0,
+		"retransmission timeout, backing off up to 8x"),
+	OPT_INT(0, "retries", "N", W, cfg.retries, 1, UINT32_MAX, 0,
+		"retransmissions of one chunk before giving up"),
+	OPT_INT(0, "nworkers", "N", W, cfg.nworkers, 0, UINT32_MAX, OPT_NODEF,
+		"total workers of the job: accept only results that sum N workers"),
+	OPT_STR('o', "output", "FILE", W, out, 0,
+		"write the result, one element per line ('-': stdout)"),
+	OPT_END
+};
+#undef W
+
+const struct opt_cmd worker_run_cmd = {
+	.opts = worker_opts,
+	.defaults = &worker_defaults,
+	.size = sizeof(worker_defaults),
+	.about = "Sends a vector for a job to its destination (PS) in chunks, with a window of\n"
+		 "chunks in flight and retransmission on timeout, and waits for the sum of every\n"
+		 "chunk. Results arrive on ADDR:" OPT_STR_OF(IA_UDP_PORT)
+		 " (the worker's own UDP port).\n",
+	.notes = "JSON (-j): job, id, elements, chunks, sent, retransmitted, results, duplicates,\n"
+		 "early, ignored, marks, max_retx, elapsed, checksum (FNV-1a 64 of the result, hex).\n",
+};
+
+int cmd_worker_run(int argc, char **argv)
+{
+	struct worker_args a = worker_defaults;
+	bool given[ARRAY_SIZE(worker_opts)];
+	struct ia_worker_stats st;
+	struct ia_worker *w = NULL;
+	char err[IA_ERRLEN] = "";
+	int32_t *v = NULL;
+	int ret = 1;
+	uint64_t n;
+	long len;
+
+	if (opt_parse(&worker_run_cmd, argv[0], argc, argv, &a, NULL, given))
+		return 1;
+	if (a.frac >= 0 && !a.file)
+		return out_err("%s: --float needs --file", argv[0]);
+	if (!opt_given(worker_opts, given, "seed"))
+		a.seed = a.cfg.id;
+	if (a.file) {
+		len = read_vector(a.file, a.frac, &v);
+		if (len < 0)
+			return 1;
+		n = len;
+	} else {
+		n = a.elems;
+		v = malloc(n * sizeof(*v));
+		if (!v)
+			return out_err("out of memory");
+		ia_host_fill(v, n, a.seed);
+	}
+	a.cfg.stop = &host_stop;
+	catch_signals();
+	if (ia_worker_open(&a.cfg, &w, err, sizeof(err))) {
+		ret = out_err("%s: %s", argv[0], err);
+		goto out;
+	}
+	ret = ia_worker_run(w, v, v, n, err, sizeof(err));
+	ia_worker_stats(w, &st);
+	if (ret) {
+		ret = out_err("worker %u: %s (%llu of %llu chunks done)", a.cfg.id, err,
+			      (unsigned long long)st.results,
+			      (unsigned long long)ia_host_nchunks(n, a.cfg.chunk));
+		goto out;
+	}
+	if (a.out && write_vector(a.out, v, n, a.frac))
+		goto out;
+
+	out_begin();
+	out_uint("job", "worker job %llu", a.cfg.job);
+	out_uint("id", " id %llu:", a.cfg.id);
+	out_uint("elements", " %llu elements", n);
+	out_uint("chunks", " in %llu chunks\n", ia_host_nchunks(n, a.cfg.chunk));
+	out_uint("sent", "sent %llu", st.sent);
+	out_uint("retransmitted", "  retransmitted %llu", st.retx);
+	out_uint("results", "  results %llu", st.results);
+	out_uint("duplicates", "  duplicates %llu", st.dup);
+	out_uint("early", "  early %llu", st.early);
+	out_uint("ignored", "  ignored %llu", st.bad);
+	out_uint("marks", "  marks %llu", st.marks);
+	out_uint("max_retx", "  max_retx %llu\n", st.max_retx);
+	out_double("elapsed", "elapsed %.6f s\n", st.elapsed);
+	print_checksum(v, n);
+	ret = out_end();
+out:
+	ia_worker_close(w);
+	free(v);
+	return ret;
+}

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Vector files, checksums and signals of inagg worker and inagg ps (hostio.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "host.h"
+#include "hostio.h"
+
+volatile sig_atomic_t host_stop;
+
+static void on_signal(int sig)
+{
+	host_stop = 1;
+}
+
+/* Without SA_RESTART, so that a blocked poll() returns at once. */
+void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/*
+ * Reads whitespace-separated numbers: int32 integers, or with frac >= 0 real
+ * numbers encoded in fixed point. Returns the count, or -1 after an error.
+ */
+long read_vector(const char *path, int frac, int32_t **out)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	size_t n = 0, cap = 0, sat = 0;
+	int32_t *v = NULL, *nv;
+	char tok[128], *end;
+	long ret = -1;
+	bool s;
+
+	if (!f)
+		return out_err("%s: %s", path, strerror(errno)), -1;
+	while (fscanf(f, "%127s", tok) == 1) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				out_err("%s: out of memory", path);
+				goto out;
+			}
+			v = nv;
+		}
+		errno = 0;
+		if (frac >= 0) {
+			double x = strtod(tok, &end);
+
+			if (errno || end == tok || *end) {
+				out_err("%s: element %zu: invalid number '%s'", path, n + 1, tok);
+				goto out;
+			}
+			v[n++] = ia_fx_encode(x, frac, &s);
+			sat += s;
+		} else {
+			long long x = strtoll(tok, &end, 0);
+
+			if (errno || end == tok || *end || x < INT32_MIN || x > INT32_MAX) {
+				out_err("%s: element %zu: invalid int32 '%s'", path, n + 1, tok);
+				goto out;
+			}
+			v[n++] = x;
+		}
+	}
+	if (ferror(f)) {
+		out_err("%s: read error", path);
+		goto out;
+	}
+	if (!n) {
+		out_err("%s: no elements", path);
+		goto out;
+	}
+	if (sat)
+		out_warn("%s: %zu values saturated at the int32 range (lower --float)", path, sat);
+	*out = v;
+	v = NULL;
+	ret = n;
+out:
+	free(v);
+	if (f != stdin)
+		fclose(f);
+	return ret;
+}
+
+int write_vector(const char *path, const int32_t *v, size_t n, int frac)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	size_t i;
+	int ret;
+
+	if (!f)
+		return out_err("%s: %s", path, strerror(errno));
+	for (i = 0; i < n; i++) {
+		if (frac >= 0)
+			fprintf(f, "%.17g\n", ia_fx_decode(v[i], frac));
+		else
+			fprintf(f, "%d\n", v[i]);
+	}
+	ret = fflush(f) || ferror(f);
+	if (f != stdout)
+		ret |= fclose(f);
+	return ret ? out_err("%s: write error", path) : 0;
+}
+
+void print_checksum(const int32_t *v, size_t n)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)ia_host_checksum(v, n));
+	out_str("checksum", "checksum %s\n", buf);
+}
+

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reading a switch's pinned maps (IA_BPFFS_ROOT/<switch>/) without loading
+ * the datapath: what any process may ask of a running switch.
+ */
+#ifndef INAGG_PINNED_H
+#define INAGG_PINNED_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "inagg/maps.h"
+
+/* A job as configured in a switch's ia_jobs map. */
+struct ia_pinned_job {
+	__u32 id;
+	struct ia_job_cfg cfg;
+};
+
+/*
+ * The jobs configured at switch sw, sorted by id, into *jobs (malloc'd, free
+ * it; NULL when there are none). -ENOENT when the switch has no pinned maps,
+ * -EINVAL for a name that cannot be a switch.
+ */
+int ia_pinned_jobs(const char *sw, struct ia_pinned_job **jobs, size_t *n);
+
+#endif
