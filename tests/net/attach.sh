@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# inagg attach / detach / status on one interface of a namespace (KTAP).
+# inagg dev attach / detach / show on one interface of a namespace (KTAP).
 BUILD=${BUILD:-build}
 INAGG=$(realpath -m "$BUILD/inagg")
 NS=ia-at$$

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The whole system on a live network: "inagg topo up --attach" builds the
+ * The whole system on a live network: "inagg net up --attach" builds the
  * paper's Fig. 1 tree in namespaces, inaggd places and configures jobs, real
  * workers and a destination run allreduces through the XDP datapath, and the
  * switches' counters are checked against the congestion model.

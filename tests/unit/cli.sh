@@ -16,7 +16,7 @@ fi
 # The paper's Fig. 1 instance.
 fig1=$(dirname "$0")/../../docs/fig1.json
 
-# Congestion of "inagg place" in text and JSON equals the expected value.
+# Congestion of "inagg topo place" in text and JSON equals the expected value.
 place_is() {
 	local algo=$1 want=$2 got
 	got=$("$INAGG" topo place -t "$fig1" -k 2 -a "$algo" | awk '$1 == "congestion" { print $2 }')

@@ -16,7 +16,7 @@
 
 #include "cli.h"
 #include "ledger.h"
-#include "netbuild.h"
+#include "netns.h"
 #include "pinned.h"
 #include "xdp.h"
 

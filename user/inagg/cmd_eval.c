@@ -299,7 +299,9 @@ struct eval_args {
 	const char *plot;
 };
 
-#define EVAL_OF(p, field) ((struct ia_eval_opts *)((char *)(p) - offsetof(struct ia_eval_opts, field)))
+/* The eval options around one of their fields (container_of). */
+#define EVAL_OF(p, field) \
+	((struct ia_eval_opts *)((char *)(p) - offsetof(struct ia_eval_opts, field)))
 #define EVAL_OFC(p, field) \
 	((const struct ia_eval_opts *)((const char *)(p) - offsetof(struct ia_eval_opts, field)))
 

@@ -7,6 +7,8 @@
 
 #include "cli.h"
 #include "netbuild.h"
+#include "netns.h"
+#include "netplan.h"
 #include "xdp.h"
 
 struct net_args {
@@ -72,13 +74,13 @@ static int attach_hosts(const struct ia_topo *t, int v, const char *tag, struct 
 		else
 			ia_net_worker_ns(tag, t->sw[v].name, j, ns, sizeof(ns));
 		h = ia_netns_enter(ns);
-		ret = h < 0 ? h : ia_if_info("eth0", &ifindex, NULL);
+		ret = h < 0 ? h : ia_if_info(IA_HOST_PORT, &ifindex, NULL);
 		if (!ret)
 			ret = ia_xdp_attach_pass(x, ifindex, XDP_FLAGS_DRV_MODE);
 		if (h >= 0)
 			ia_netns_return(h);
 		if (ret)
-			out_err("%s: attach pass eth0: %s", ns, strerror(-ret));
+			out_err("%s: attach pass %s: %s", ns, IA_HOST_PORT, strerror(-ret));
 	}
 	return ret;
 }
@@ -86,20 +88,13 @@ static int attach_hosts(const struct ia_topo *t, int v, const char *tag, struct 
 /* Attaches every port of switch v, in its namespace ns. */
 static int attach_switch(const struct ia_topo *t, int v, const char *ns, struct ia_xdp *x)
 {
-	int nc = t->child_start[v + 1] - t->child_start[v];
-	int nports = 1 + nc + t->sw[v].load;
-	char ifname[16];
+	char ifname[IFNAMSIZ];
 	int ret = 0;
 
-	for (int i = 0; !ret && i < nports; i++) {
+	for (int p = 0; !ret && p < ia_port_count(t, v); p++) {
 		int ifindex;
 
-		if (i == 0)
-			snprintf(ifname, sizeof(ifname), "up");
-		else if (i <= nc)
-			snprintf(ifname, sizeof(ifname), "d%d", i - 1);
-		else
-			snprintf(ifname, sizeof(ifname), "h%d", i - 1 - nc);
+		ia_port_nth(t, v, p, ifname);
 		ret = ia_if_info(ifname, &ifindex, NULL);
 		if (!ret)
 			ret = ia_xdp_attach(x, ifindex, XDP_FLAGS_DRV_MODE);

@@ -92,15 +92,14 @@ static int parse_member_list(const char *opt, const char *arg, void *dst)
 	return parse_members(opt, arg, &l->v, &l->n);
 }
 
-#define HOST_MAX_ELEMS ((uint64_t)IA_HOST_MAX_CHUNKS * IA_MAX_ELEMS)
 #define P struct ps_args
 static const struct opt ps_opts[] = {
-	OPT_INT('J', "job", "ID", P, cfg.job, 0, UINT32_MAX, OPT_REQUIRED, "job id"),
+	HOST_OPT_JOB(P, cfg.job),
 	OPT_INT(0, "nworkers", "N", P, cfg.nworkers, 1, UINT32_MAX, OPT_REQUIRED,
 		"total workers of the job"),
 	OPT_INT('e', "elems", "N", P, cfg.nelem, 1, HOST_MAX_ELEMS, OPT_REQUIRED, "vector length"),
 	OPT_INT('i', "id", "ID", P, cfg.id, 0, UINT32_MAX, 0, "sender id of results"),
-	OPT_ADDR('A', "addr", "ADDR", P, cfg.addr, 0, "own IPv4 address to bind (default: any)"),
+	HOST_OPT_ADDR(P, cfg.addr),
 	OPT_ADDR('D', "down", "ADDR", P, cfg.down, OPT_REQUIRED | OPT_GROUP(1),
 		 "send each result once to ADDR (the root switch, or a broadcast address), "
 		 "port " OPT_STR_OF(IA_UDP_PORT)),
@@ -109,17 +108,15 @@ static const struct opt ps_opts[] = {
 	OPT_FUNC('M', "members", "LIST", P, members, parse_member_list, NULL, 0,
 		 "accept only these senders: ID[:NWORKERS][,...] or FIRST-LAST ranges "
 		 "(NWORKERS 1), e.g. 0-3,100:4"),
-	OPT_INT('C', "chunk", "E", P, cfg.chunk, 1, IA_MAX_ELEMS, 0, "elements per chunk"),
-	OPT_INT('b', "base", "SEQ", P, cfg.base_seq, 0, UINT32_MAX, 0,
-		"sequence number of the first chunk"),
+	HOST_OPT_CHUNK(P, cfg.chunk),
+	HOST_OPT_BASE(P, cfg.base_seq),
 	OPT_INT(0, "linger", "MS", P, cfg.linger_ms, 0, INT32_MAX, 0,
 		"idle time served after completion"),
 	OPT_FLAG(0, "forever", P, forever, 0, "serve until SIGINT/SIGTERM"),
 	OPT_STR(0, "ready", "FILE", P, ready, 0, "create FILE once the socket is bound"),
 	OPT_INT('F', "float", "FRAC", P, frac, 0, 30, OPT_NODEF,
 		"print the result divided by 2^FRAC"),
-	OPT_STR('o', "output", "FILE", P, out, 0,
-		"write the result, one element per line ('-': stdout)"),
+	HOST_OPT_OUTPUT(P, out),
 	OPT_FUNC(0, "expect", "SEEDS", P, expect, parse_member_list, NULL, 0,
 		 "check the result against the sum of the random vectors of these worker "
 		 "seeds (as --members), prints exact"),

@@ -7,8 +7,6 @@
 #include "host.h"
 #include "hostio.h"
 
-#define HOST_MAX_ELEMS ((uint64_t)IA_HOST_MAX_CHUNKS * IA_MAX_ELEMS)
-
 struct worker_args {
 	struct ia_worker_cfg cfg;
 	uint64_t elems, seed;
@@ -24,11 +22,11 @@ static const struct worker_args worker_defaults = {
 
 #define W struct worker_args
 static const struct opt worker_opts[] = {
-	OPT_INT('J', "job", "ID", W, cfg.job, 0, UINT32_MAX, OPT_REQUIRED, "job id"),
+	HOST_OPT_JOB(W, cfg.job),
 	OPT_INT('i', "id", "ID", W, cfg.id, 0, UINT32_MAX, OPT_REQUIRED,
 		"worker id: the sender id of its messages"),
 	OPT_ADDR('p', "ps", "ADDR", W, cfg.ps, OPT_REQUIRED, "the job's destination"),
-	OPT_ADDR('A', "addr", "ADDR", W, cfg.addr, 0, "own IPv4 address to bind (default: any)"),
+	HOST_OPT_ADDR(W, cfg.addr),
 	OPT_INT('e', "elems", "N", W, elems, 1, HOST_MAX_ELEMS,
 		OPT_REQUIRED | OPT_NODEF | OPT_GROUP(1), "send a random vector of N elements"),
 	OPT_STR('f', "file", "FILE", W, file, OPT_REQUIRED | OPT_GROUP(1),
@@ -38,9 +36,8 @@ static const struct opt worker_opts[] = {
 		"result is printed divided by 2^FRAC"),
 	OPT_INT('s', "seed", "S", W, seed, 0, OPT_NOMAX, OPT_NODEF,
 		"seed of the random vector (default: the worker id)"),
-	OPT_INT('C', "chunk", "E", W, cfg.chunk, 1, IA_MAX_ELEMS, 0, "elements per chunk"),
-	OPT_INT('b', "base", "SEQ", W, cfg.base_seq, 0, UINT32_MAX, 0,
-		"sequence number of the first chunk"),
+	HOST_OPT_CHUNK(W, cfg.chunk),
+	HOST_OPT_BASE(W, cfg.base_seq),
 	OPT_INT('w', "window", "W", W, cfg.window, 1, UINT32_MAX, 0, "chunks in flight"),
 	OPT_INT(0, "timeout", "MS", W, cfg.timeout_ms, 1, UINT32_MAX, 0,
 		"retransmission timeout, backing off up to 8x"),
@@ -48,8 +45,7 @@ static const struct opt worker_opts[] = {
 		"retransmissions of one chunk before giving up"),
 	OPT_INT(0, "nworkers", "N", W, cfg.nworkers, 0, UINT32_MAX, OPT_NODEF,
 		"total workers of the job: accept only results that sum N workers"),
-	OPT_STR('o', "output", "FILE", W, out, 0,
-		"write the result, one element per line ('-': stdout)"),
+	HOST_OPT_OUTPUT(W, out),
 	OPT_END
 };
 #undef W

@@ -7,6 +7,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "host.h"
+#include "opt.h"
+
+/* Options worker and ps share, the same in both by construction. */
+#define HOST_MAX_ELEMS ((uint64_t)IA_HOST_MAX_CHUNKS * IA_MAX_ELEMS)
+#define HOST_OPT_JOB(T, f) \
+	OPT_INT('J', "job", "ID", T, f, 0, UINT32_MAX, OPT_REQUIRED, "job id")
+#define HOST_OPT_ADDR(T, f) \
+	OPT_ADDR('A', "addr", "ADDR", T, f, 0, "own IPv4 address to bind (default: any)")
+#define HOST_OPT_CHUNK(T, f) \
+	OPT_INT('C', "chunk", "E", T, f, 1, IA_MAX_ELEMS, 0, "elements per chunk")
+#define HOST_OPT_BASE(T, f) \
+	OPT_INT('b', "base", "SEQ", T, f, 0, UINT32_MAX, 0, "sequence number of the first chunk")
+#define HOST_OPT_OUTPUT(T, f) \
+	OPT_STR('o', "output", "FILE", T, f, 0, \
+		"write the result, one element per line ('-': stdout)")
+
 /* Set by SIGINT/SIGTERM once catch_signals() ran. */
 extern volatile sig_atomic_t host_stop;
 void catch_signals(void);
