@@ -75,7 +75,7 @@ const char *cli_algo_name(int i);
 FILE *open_out(const char *path);
 /* Closes what open_out() gave: 0, or 1 after out_err(). */
 int close_out(FILE *f, const char *path);
-/* Silences libbpf unless -v was given. */
+/* libbpf's messages on stderr only with -v. */
 void quiet_libbpf(void);
 
 /* Monotonic seconds, for timing and progress. */

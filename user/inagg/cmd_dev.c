@@ -137,7 +137,7 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 	}
 	ret = ia_xdp_open(a.sw, &x);
 	if (ret) {
-		out_err("%s: switch %s: maps: %s", path, a.sw, strerror(-ret));
+		out_err("%s: switch %s: maps: %s", path, a.sw, ia_xdp_strerror(ret));
 		goto out;
 	}
 	if (attach)
@@ -145,7 +145,7 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 	else
 		ret = ia_xdp_detach(x, ifindex, mode);
 	if (ret) {
-		out_err("%s: %s: %s", path, a.dev, strerror(-ret));
+		out_err("%s: %s: %s", path, a.dev, ia_xdp_strerror(ret));
 		goto out;
 	}
 	out_begin();

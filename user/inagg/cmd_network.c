@@ -80,7 +80,7 @@ static int attach_hosts(const struct ia_topo *t, int v, const char *tag, struct 
 		if (h >= 0)
 			ia_netns_return(h);
 		if (ret)
-			out_err("%s: attach pass %s: %s", ns, IA_HOST_PORT, strerror(-ret));
+			out_err("%s: attach pass %s: %s", ns, IA_HOST_PORT, ia_xdp_strerror(ret));
 	}
 	return ret;
 }
@@ -99,7 +99,7 @@ static int attach_switch(const struct ia_topo *t, int v, const char *ns, struct 
 		if (!ret)
 			ret = ia_xdp_attach(x, ifindex, XDP_FLAGS_DRV_MODE);
 		if (ret)
-			out_err("%s: attach %s: %s", ns, ifname, strerror(-ret));
+			out_err("%s: attach %s: %s", ns, ifname, ia_xdp_strerror(ret));
 	}
 	return ret;
 }
@@ -119,7 +119,7 @@ static int attach_all(const struct ia_topo *t, const char *tag)
 			return out_err("%s: %s", ns, strerror(-h));
 		ret = ia_xdp_open(ns, &x);
 		if (ret)
-			out_err("%s: maps: %s", ns, strerror(-ret));
+			out_err("%s: maps: %s", ns, ia_xdp_strerror(ret));
 		else
 			ret = attach_switch(t, v, ns, x);
 		if (!ret)

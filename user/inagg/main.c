@@ -12,9 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <bpf/libbpf.h>
-
 #include "cli.h"
+#include "xdp.h"
 
 bool cli_verbose;
 
@@ -183,8 +182,8 @@ int close_out(FILE *f, const char *path)
 
 void quiet_libbpf(void)
 {
-	if (!cli_verbose)
-		libbpf_set_print(NULL);
+	/* The loader keeps libbpf's messages for its errors; -v shows them all. */
+	ia_xdp_set_verbose(cli_verbose);
 }
 
 static int visible(const struct cmd *t)
