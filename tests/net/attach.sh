@@ -56,4 +56,15 @@ t "attach: XDP on eth1 with the switch's pinned maps" attach
 t "dev show -j lists interfaces, programs and the ledger backend" status_json
 t "detach (old name, dev keyword) removes the program" detach
 t "bad device, namespace or mode refused with a reason" bad_input
+
+# Detaching names a switch that exists and a port that has inagg's program.
+detach_errors() {
+	local out
+	out=$("$INAGG" dev detach eth1 --netns "$NS" --switch ia-no-such-sw 2>&1) && return 1
+	[[ $out == *"switch ia-no-such-sw"* ]] || { echo "$out"; return 1; }
+	[ ! -e /sys/fs/bpf/inagg/ia-no-such-sw ] || { echo "pinned a switch"; return 1; }
+	out=$("$INAGG" dev detach eth2 --netns "$NS" --switch "$SW" 2>&1) && return 1
+	[[ $out == *"eth2"* ]] || { echo "$out"; return 1; }
+}
+t "detach: unknown switch or nothing attached is an error" detach_errors
 finish

@@ -23,9 +23,11 @@
 struct dev_args {
 	const char *dev, *netns, *sw;
 	int mode;		/* index in mode_names */
-	bool pass;
+	bool pass, force;
 	char swbuf[HOST_NAME_MAX + 1];
 };
+
+static const struct dev_args dev_defaults;
 
 static const char *const mode_names[] = { "auto", "drv", "skb", NULL };
 static const __u32 mode_flags[] = { 0, XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
@@ -36,6 +38,7 @@ static const __u32 mode_flags[] = { 0, XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
 #define DEV_SWITCH(f) \
 	OPT_STR(0, "switch", "NAME", struct dev_args, sw, f, \
 		"switch whose maps to use (default: NS, else the host name)")
+#define DEV_FORCE(h) OPT_FLAG(0, "force", struct dev_args, force, 0, h)
 #define DEV_ABOUT_ARGS "IFACE: the interface; 'dev IFACE' is accepted too.\n"
 
 static const struct opt attach_opts[] = {
@@ -46,10 +49,12 @@ static const struct opt attach_opts[] = {
 	OPT_FLAG(0, "pass", struct dev_args, pass, 0,
 		 "attach the pass-through program instead (a host's veth that receives "
 		 "redirected frames)"),
+	DEV_FORCE("replace an XDP program that is not this switch's"),
 	OPT_END
 };
 
 const struct opt_cmd dev_attach_cmd = {
+	.defaults = &dev_defaults,
 	.opts = attach_opts,
 	.size = sizeof(struct dev_args),
 	.args = "IFACE",
@@ -61,11 +66,13 @@ static const struct opt detach_opts[] = {
 	DEV_NETNS(0),
 	DEV_SWITCH(0),
 	OPT_ENUM('m', "mode", "MODE", struct dev_args, mode, mode_names, 0,
-		 "XDP mode the program was attached in"),
+		 "XDP mode the program was attached in (auto: whichever)"),
+	DEV_FORCE("remove an XDP program that is not this switch's"),
 	OPT_END
 };
 
 const struct opt_cmd dev_detach_cmd = {
+	.defaults = &dev_defaults,
 	.opts = detach_opts,
 	.size = sizeof(struct dev_args),
 	.args = "IFACE",
@@ -80,6 +87,7 @@ static const struct opt show_opts[] = {
 };
 
 const struct opt_cmd dev_show_cmd = {
+	.defaults = &dev_defaults,
 	.opts = show_opts,
 	.size = sizeof(struct dev_args),
 	.about = "Lists a switch's interfaces with their XDP program, the jobs configured in its\n"
@@ -125,7 +133,7 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 
 	if (parse_dev(cmd, argc, argv, &a, true))
 		return 1;
-	mode = mode_flags[a.mode];
+	mode = mode_flags[a.mode] | (a.force ? IA_XDP_F_FORCE : 0);
 	quiet_libbpf();
 	h = ia_netns_enter(a.netns);
 	if (h < 0)
@@ -135,7 +143,8 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 		out_err("%s: %s: %s", path, a.dev, strerror(-ret));
 		goto out;
 	}
-	ret = ia_xdp_open(a.sw, &x);
+	/* Detaching never creates a switch: a wrong name is an error. */
+	ret = attach ? ia_xdp_open(a.sw, &x) : ia_xdp_open_existing(a.sw, &x);
 	if (ret) {
 		out_err("%s: switch %s: maps: %s", path, a.sw, ia_xdp_strerror(ret));
 		goto out;
