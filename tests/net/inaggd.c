@@ -162,7 +162,7 @@ FIXTURE_SETUP(d)
 	ASSERT_NE(NULL, f);
 	fputs(topo3, f);
 	fclose(f);
-	ASSERT_EQ(0, sh("%s/inagg topo up -t %s -n %s --attach >/dev/null", build, self->topo,
+	ASSERT_EQ(0, sh("%s/inagg net up -t %s -n %s --attach >/dev/null", build, self->topo,
 			self->tag));
 	self->daemon = start_daemon(self, self->sock, self->state);
 	ASSERT_LT(0, self->daemon);
@@ -177,7 +177,7 @@ FIXTURE_TEARDOWN(d)
 		kill(self->daemon, SIGTERM);
 		waitpid(self->daemon, NULL, 0);
 	}
-	sh("%s/inagg topo down -n %s -t %s >/dev/null", build, self->tag, self->topo);
+	sh("%s/inagg net down -n %s -t %s >/dev/null", build, self->tag, self->topo);
 	sh("rm -rf %s", self->dir);
 }
 

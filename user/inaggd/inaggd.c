@@ -9,7 +9,7 @@
  *           on its paths.
  *   end:    configuration removed, admissions released.
  *
- * The network is a topology built in namespaces by "inagg topo up": switch
+ * The network is a topology built in namespaces by "inagg net up": switch
  * v lives in namespace ia-<tag>-<v> and its maps are pinned under that name.
  * Jobs are written to a state file before anything is changed; after a
  * crash the daemon re-reads it and brings ledgers and maps back in line,
@@ -159,12 +159,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: inaggd -t TOPOLOGY -n TAG [-s SOCKET] [-S STATE] [-K] [-v] [-q]\n"
-		"  -t, --topology FILE  the network's topology (as given to inagg topo up)\n"
-		"  -n, --net TAG        the network built by 'inagg topo up -n TAG'\n"
+		"  -t, --topology FILE  the network's topology (as given to inagg net up)\n"
+		"  -n, --net TAG        the network built by 'inagg net up -n TAG'\n"
 		"  -s, --socket PATH    control socket (default " IA_CTL_SOCK ")\n"
 		"  -S, --state FILE     state file (default /run/inagg/inaggd-TAG.json)\n"
 		"  -K, --kernel-forward upward messages leave through the kernel, so that tc\n"
-		"                       rate emulation (inagg topo up -r) applies to them\n"
+		"                       rate emulation (inagg net up --rate-mbit) applies to them\n"
 		"  -v, --verbose        debug messages;  -q, --quiet  warnings and errors only\n");
 }
 
@@ -226,7 +226,7 @@ int main(int argc, char **argv)
 	libbpf_set_print(NULL);
 	ret = resolve_ports(&d);
 	if (ret) {
-		log_msg(LOG_ERR, "network '%s' is not up (inagg topo up -n %s): %s", tag, tag,
+		log_msg(LOG_ERR, "network '%s' is not up (inagg net up -n %s): %s", tag, tag,
 			strerror(-ret));
 		return 1;
 	}

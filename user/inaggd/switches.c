@@ -231,7 +231,7 @@ static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t w
 		goto out;
 	}
 	if (bpf_xdp_query_id(s->up.ifindex, 0, &prog_id) || !prog_id) {
-		snprintf(why, whylen, "no XDP program on port up (inagg attach dev up -n %s)",
+		snprintf(why, whylen, "no XDP program on port up (inagg dev attach up --netns %s)",
 			 s->ns);
 		ret = -ENODEV;
 	} else {

@@ -385,7 +385,7 @@ int ia_net_up(const struct ia_topo *t, const struct ia_net_opts *o, char *err, s
 	free(names);
 	if (cnt > 0)
 		return ia_fail(err, errlen, -EEXIST,
-			       "network \"%s\" is already up (inagg topo down first)", o->tag);
+			       "network \"%s\" is already up (inagg net down first)", o->tag);
 	ret = build(t, o, err, errlen);
 	if (ret)	/* nothing half-built is left behind */
 		ia_net_down(o->tag, dummy, sizeof(dummy));
