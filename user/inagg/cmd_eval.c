@@ -66,24 +66,33 @@ static const char *const metric_key[] = {
 	[IA_EVAL_VS_RED] = "vs_all_red",
 };
 
-/* Prints one table: a row per x, a column per algorithm. */
+/*
+ * Prints one table: a row per x, a column per algorithm, each mean with its
+ * standard deviation over the seeds ("mean ±sd"; JSON: name and name_sd).
+ */
 static void print_rows(const char *xkey, const int *xs, int npts, const char *const *names,
 		       int ncol, double (*res)[IA_EVAL_NMETRIC], int (*idx)(int i, int c, void *),
 		       void *ctx, int metric)
 {
+	char sd_key[64];
 	int i, c;
 
 	out_text("%9s", xkey);
 	for (c = 0; c < ncol; c++)
-		out_text(" %9s", names[c]);
+		out_text(" %9s %-8s", names[c], "±sd");	/* "±" is two bytes, one column */
 	out_text("\n");
 	out_arr_open("rows");
 	for (i = 0; i < npts; i++) {
 		out_obj_open(NULL);
 		out_int(xkey, "%9lld", xs[i]);
-		for (c = 0; c < ncol; c++)
-			out_double(names[c], metric == IA_EVAL_ABS ? " %9.3f" : " %9.4f",
-				   res[idx(i, c, ctx)][metric]);
+		for (c = 0; c < ncol; c++) {
+			const double *row = res[idx(i, c, ctx)];
+
+			snprintf(sd_key, sizeof(sd_key), "%s_sd", names[c]);
+			out_double(names[c], metric == IA_EVAL_ABS ? " %9.3f" : " %9.4f", row[metric]);
+			out_double(sd_key, metric == IA_EVAL_ABS ? " ±%-6.3f" : " ±%-6.4f",
+				   row[IA_EVAL_SD(metric)]);
+		}
 		out_text("\n");
 		out_obj_close();
 	}
@@ -152,6 +161,14 @@ static void print_m(const char *xkey, const int *xs, int npts, double (*res)[IA_
 	out_arr_close();
 }
 
+/* What figs. 4-5 measure, by --metric. */
+static const char *metric_label(enum ia_multi_metric m)
+{
+	/* No quote marks: gnuplot takes this between single quotes. */
+	return m == IA_MULTI_SUM ? "sum of the workloads own congestion / all-red"
+				 : "worst link of the summed load / all-red";
+}
+
 /* --plot: data files, a gnuplot script, and the PNGs when gnuplot exists. */
 
 static bool in_path(const char *prog)
@@ -182,7 +199,10 @@ static FILE *open_in(const char *dir, const char *name)
 	return f;
 }
 
-/* One .dat: x, then a column per algorithm; and its plot in the script. */
+/*
+ * One .dat: x, then per algorithm its mean and standard deviation; and its
+ * plot in the script, the deviations as error bars.
+ */
 static int plot_one(FILE *gp, const char *dir, const char *name, const char *title,
 		    const char *xlabel, const char *ylabel, bool logx, const int *xs, int npts,
 		    const char *const *names, int ncol, double (*res)[IA_EVAL_NMETRIC],
@@ -198,12 +218,13 @@ static int plot_one(FILE *gp, const char *dir, const char *name, const char *tit
 		return 1;
 	fprintf(f, "# %s", xlabel);
 	for (c = 0; c < ncol; c++)
-		fprintf(f, " %s", names[c]);
+		fprintf(f, " %s %s_sd", names[c], names[c]);
 	fprintf(f, "\n");
 	for (i = 0; i < npts; i++) {
 		fprintf(f, "%d", xs[i]);
 		for (c = 0; c < ncol; c++)
-			fprintf(f, " %.6g", res[idx(i, c, ctx)][metric]);
+			fprintf(f, " %.6g %.6g", res[idx(i, c, ctx)][metric],
+				res[idx(i, c, ctx)][IA_EVAL_SD(metric)]);
 		fprintf(f, "\n");
 	}
 	fclose(f);
@@ -212,8 +233,8 @@ static int plot_one(FILE *gp, const char *dir, const char *name, const char *tit
 	fprintf(gp, logx ? "set logscale x 2\n" : "unset logscale x\n");
 	fprintf(gp, "plot ");
 	for (c = 0; c < ncol; c++)
-		fprintf(gp, "%s'%s' using 1:%d with linespoints title '%s'", c ? ", " : "", dat,
-			c + 2, names[c]);
+		fprintf(gp, "%s'%s' using 1:%d:%d with yerrorlines title '%s'", c ? ", " : "", dat,
+			2 * c + 2, 2 * c + 3, names[c]);
 	fprintf(gp, "\n");
 	return 0;
 }
@@ -248,6 +269,12 @@ static int write_plots(const char *dir, int figs, const struct ia_eval_opts *o,
 						o->ks, o->nk, algo_names, IA_EVAL_NALGO, kres, k_idx,
 						&k, IA_EVAL_ABS);
 				fprintf(gp, "unset logscale y\n");
+				snprintf(name, sizeof(name), "fig2-red-%s-%s", rn, ln);
+				snprintf(title, sizeof(title),
+					 "Fig. 2 normalised: rates %s, loads %s", rn, ln);
+				ret |= plot_one(gp, dir, name, title, "k", "congestion / all-red", true,
+						o->ks, o->nk, algo_names, IA_EVAL_NALGO, kres, k_idx,
+						&k, IA_EVAL_VS_RED);
 			}
 			if (figs & FIG3) {
 				snprintf(name, sizeof(name), "fig3-%s-%s", rn, ln);
@@ -266,7 +293,7 @@ static int write_plots(const char *dir, int figs, const struct ia_eval_opts *o,
 			snprintf(name, sizeof(name), "fig4-%s", rn);
 			snprintf(title, sizeof(title), "Fig. 4: rates %s, capacity %d, k=%d", rn,
 				 o->multi_cap, o->multi_k);
-			ret |= plot_one(gp, dir, name, title, "workloads", "congestion / all-red",
+			ret |= plot_one(gp, dir, name, title, "workloads", metric_label(o->metric),
 					true, o->nws, o->nnw, multi_names, IA_EVAL_NMULTI, wres,
 					m_idx, &m, IA_EVAL_VS_RED);
 		}
@@ -275,7 +302,7 @@ static int write_plots(const char *dir, int figs, const struct ia_eval_opts *o,
 			snprintf(name, sizeof(name), "fig5-%s", rn);
 			snprintf(title, sizeof(title), "Fig. 5: rates %s, %d workloads, k=%d", rn,
 				 o->cap_nw, o->multi_k);
-			ret |= plot_one(gp, dir, name, title, "capacity", "congestion / all-red",
+			ret |= plot_one(gp, dir, name, title, "capacity", metric_label(o->metric),
 					true, o->caps, o->ncap, multi_names, IA_EVAL_NMULTI, cres,
 					m_idx, &m, IA_EVAL_VS_RED);
 		}
@@ -348,6 +375,11 @@ static void show_caps(const void *dst, char *buf, size_t len)
 	show_list(EVAL_OFC(dst, caps)->caps, EVAL_OFC(dst, caps)->ncap, buf, len);
 }
 
+static const char *metric_name(int m)
+{
+	return ia_multi_metric_name(m);
+}
+
 static void eval_init(void *args)
 {
 	ia_eval_defaults(&((struct eval_args *)args)->e);
@@ -371,6 +403,10 @@ static const struct opt eval_opts[] = {
 		"capacity in fig. 4"),
 	OPT_INT(0, "cap-workloads", "N", struct eval_args, e.cap_nw, 1, 1 << 16, 0,
 		"workloads in fig. 5"),
+	OPT_ENUMF(0, "metric", "METRIC", struct eval_args, e.metric, metric_name, IA_MULTI__COUNT, 0,
+		  "score of figs. 4-5: sum, the sum over workloads of each one's own "
+		  "congestion (the paper's); link, the worst link once every workload's "
+		  "messages are added (concurrent jobs)"),
 	OPT_STR(0, "plot", "DIR", struct eval_args, plot, 0,
 		"also write DIR/*.dat, DIR/plots.gp and PNGs (gnuplot)"),
 	OPT_END
@@ -384,14 +420,14 @@ const struct opt_cmd eval_cmd = {
 	.about =
 	"Runs the paper's evaluation (Sec. V) on complete binary trees with leaf loads\n"
 	"uniform in [1,9] or power-law in 2..62 (mean 5) and rates const, linear or\n"
-	"exp (see 'inagg topo gen -h'); every number is a mean over seeds, ratios are\n"
-	"taken per instance and then averaged. FIG:\n"
+	"exp (see 'inagg topo gen -h'); every number is a mean over seeds with its\n"
+	"standard deviation (±), ratios are taken per instance and then averaged. FIG:\n"
 	"  fig2   mean congestion vs k for smc, top, max, level, all-red, all-blue,\n"
 	"         and the same normalised to all-red\n"
 	"  fig3   congestion vs k normalised to SMC\n"
-	"  fig4   total congestion of online workloads (each uniform or power-law with\n"
-	"         probability 1/2), normalised to all-red, for smc, top, max, level and\n"
-	"         smc-aware (beyond the paper)\n"
+	"  fig4   total congestion (--metric) of online workloads (each uniform or\n"
+	"         power-law with probability 1/2), normalised to all-red, for smc, top,\n"
+	"         max, level and smc-aware (beyond the paper)\n"
 	"  fig5   the same with --cap-workloads workloads vs capacity\n"
 	"  all    all of them (default)\n",
 	.notes = "Progress goes to stderr when a run takes over a second on a terminal.\n",
@@ -493,8 +529,10 @@ int cmd_eval(int argc, char **argv)
 		out_obj_open("fig4");
 		out_int("k", NULL, o.multi_k);
 		out_int("capacity", NULL, o.multi_cap);
-		print_m("workloads", o.nws, o.nnw, wres, IA_EVAL_VS_RED,
-			"Fig. 4: total congestion vs workloads, normalised to all-red");
+		out_str("metric", NULL, ia_multi_metric_name(o.metric));
+		print_m("workloads", o.nws, o.nnw, wres, IA_EVAL_VS_RED, o.metric == IA_MULTI_SUM ?
+			"Fig. 4: total congestion vs workloads, normalised to all-red (sum of each workload's)" :
+			"Fig. 4: total congestion vs workloads, normalised to all-red (worst link of the summed load)");
 		print_m("workloads", o.nws, o.nnw, wres, IA_EVAL_ABS,
 			"Fig. 4: mean total congestion vs workloads");
 		out_obj_close();
@@ -503,8 +541,10 @@ int cmd_eval(int argc, char **argv)
 		out_obj_open("fig5");
 		out_int("k", NULL, o.multi_k);
 		out_int("workloads", NULL, o.cap_nw);
-		print_m("capacity", o.caps, o.ncap, cres, IA_EVAL_VS_RED,
-			"Fig. 5: total congestion vs capacity, normalised to all-red");
+		out_str("metric", NULL, ia_multi_metric_name(o.metric));
+		print_m("capacity", o.caps, o.ncap, cres, IA_EVAL_VS_RED, o.metric == IA_MULTI_SUM ?
+			"Fig. 5: total congestion vs capacity, normalised to all-red (sum of each workload's)" :
+			"Fig. 5: total congestion vs capacity, normalised to all-red (worst link of the summed load)");
 		out_obj_close();
 	}
 	if (plot && write_plots(plot, figs, &o, kres, wres, cres))

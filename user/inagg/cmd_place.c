@@ -6,14 +6,18 @@
 #include <string.h>
 
 #include "cli.h"
+#include "placeout.h"
 #include "workload.h"
 
 struct place_args {
 	const char *topo, *algos;
 	long k;
+	int links;		/* enum ia_links, -1: by the tree's size */
 };
 
-static const struct place_args place_defaults = { .algos = "smc" };
+static const struct place_args place_defaults = { .algos = "smc", .links = -1 };
+
+static const char *const links_names[] = { "none", "congested", "all", NULL };
 
 static const struct opt place_opts[] = {
 	OPT_STR('t', "topo", "FILE", struct place_args, topo, OPT_REQUIRED,
@@ -24,6 +28,9 @@ static const struct opt place_opts[] = {
 		"smc, top, max, level, all-red, all-blue, brute, smc-naive; a "
 		"comma-separated list, or 'all' for every one (brute is left out of 'all' "
 		"on trees it cannot enumerate)"),
+	OPT_ENUM(0, "links", "WHICH", struct place_args, links, links_names, OPT_NODEF,
+		 "uplinks to list (congested: those at the network congestion); default all "
+		 "up to " OPT_STR_OF(IA_LINKS_ALL_MAX) " switches, congested above"),
 	OPT_END
 };
 
@@ -34,9 +41,11 @@ const struct opt_cmd topo_place_cmd = {
 	.about = "Chooses at most K aggregating (blue) switches and prints the blue set, the\n"
 		 "messages, rate and congestion (messages / rate) of every switch's uplink, and\n"
 		 "the network congestion (the largest link congestion).\n",
-	.notes = "JSON (-j): algorithm, k, congestion, bottleneck, blue, links [{switch, parent,\n"
-		 "load, rate, messages, congestion, blue}], solve_seconds; several algorithms\n"
-		 "give {k, placements: [...]}.\n",
+	.notes = "JSON (-j): algorithm, k, congestion, congestion_exact, bottleneck, blue,\n"
+		 "solve_seconds, links_shown, links [{switch, parent, load, rate, rate_exact,\n"
+		 "messages, congestion, congestion_exact, blue}]; several algorithms give {k,\n"
+		 "placements: [...]}. Doubles are the shortest text that reads back the same\n"
+		 "double; *_exact are the exact rationals (\"200/9\").\n",
 };
 
 struct multi_args {
@@ -91,9 +100,22 @@ static int name_width(const struct ia_topo *t)
 	return w;
 }
 
+struct links_out {
+	const struct ia_problem *pb;
+	const struct ia_placement *p;
+	enum ia_links which;
+};
+
+static void write_links(FILE *f, int indent, void *arg)
+{
+	const struct links_out *l = arg;
+
+	ia_links_write_json(f, l->pb, l->p, l->which, indent);
+}
+
 /* The placement of one algorithm, as an object of the current container. */
 static void print_placement(const struct ia_problem *pb, enum ia_algo algo,
-			    const struct ia_placement *p)
+			    const struct ia_placement *p, struct links_out *lo)
 {
 	const struct ia_topo *t = pb->topo;
 	int i, v, w = name_width(t);
@@ -119,6 +141,14 @@ static void print_placement(const struct ia_problem *pb, enum ia_algo algo,
 	out_double("solve_seconds", "solve       %.6f s\n", p->solve_seconds);
 	out_int("checks", NULL, p->checks);
 
+	out_str("links_shown", NULL, ia_links_name(lo->which));
+	if (out_is_json()) {
+		/* Written as formatted: a million links are never objects. */
+		out_stream("links", write_links, lo);
+		return;
+	}
+	if (lo->which == IA_LINKS_NONE)
+		return;
 	out_text("\n");
 	print_links_header(w);
 	snprintf(fmt, sizeof(fmt), "%%-%ds ", w);
@@ -128,6 +158,8 @@ static void print_placement(const struct ia_problem *pb, enum ia_algo algo,
 
 		v = t->order[i];
 		s = &t->sw[v];
+		if (!ia_link_shown(pb, p, v, lo->which))
+			continue;
 		out_obj_open(NULL);
 		out_str("switch", fmt, s->name);
 		out_str("parent", fmt, s->parent >= 0 ? t->sw[s->parent].name : NULL);
@@ -142,24 +174,15 @@ static void print_placement(const struct ia_problem *pb, enum ia_algo algo,
 	out_arr_close();
 }
 
-static int available_count(const struct ia_topo *t)
-{
-	int i, n = 0;
-
-	for (i = 0; i < t->n; i++)
-		n += t->sw[i].available;
-	return n;
-}
-
 /* Parses "smc,top" or "all" into a list; returns the count or -1 after out_err(). */
-static int parse_algo_list(const char *s, const struct ia_topo *t, enum ia_algo *list)
+static int parse_algo_list(const char *s, const struct ia_problem *pb, enum ia_algo *list)
 {
 	char *copy, *tok, *save = NULL;
 	int n = 0, a;
 
 	if (!strcmp(s, "all")) {
 		for (a = 0; a < IA_ALGO__COUNT; a++) {
-			if (a == IA_ALGO_BRUTE && available_count(t) > IA_BRUTE_MAX_AVAIL)
+			if (ia_place_check(pb, a, NULL, 0))	/* brute force on a large tree */
 				continue;
 			list[n++] = a;
 		}
@@ -191,8 +214,10 @@ int cmd_topo_place(int argc, char **argv)
 	enum ia_algo list[IA_ALGO__COUNT];
 	struct ia_placement *pl = NULL;
 	struct ia_topo *t = NULL;
+	struct links_out *lo = NULL;
 	struct ia_problem pb;
-	int i, n, ret = 1;
+	char why[IA_ERRLEN];
+	int i, n = 0, ret = 1;
 	const char *path;
 	long k;
 
@@ -202,29 +227,37 @@ int cmd_topo_place(int argc, char **argv)
 	k = o.k;
 	if (load_topo(path, &t))
 		return 1;
-	n = parse_algo_list(o.algos, t, list);
+	pb = (struct ia_problem){ .topo = t, .k = k };
+	n = parse_algo_list(o.algos, &pb, list);
 	if (n < 0)
 		goto out;
 	pl = calloc(n, sizeof(*pl));
-	if (!pl) {
+	lo = calloc(n, sizeof(*lo));
+	if (!pl || !lo) {
 		out_err("out of memory");
 		goto out;
 	}
-	pb = (struct ia_problem){ .topo = t, .k = k };
 	for (i = 0; i < n; i++) {
-		int err = ia_placement_init(&pl[i], t->n);
+		int err = ia_place_check(&pb, list[i], why, sizeof(why));
 
+		if (err) {
+			out_err("topo place: %s", why);
+			goto out;
+		}
+		err = ia_placement_init(&pl[i], t->n);
 		if (!err)
 			err = ia_place(&pb, list[i], &pl[i]);
 		if (err) {
 			out_err("topo place: %s: %s", ia_algo_name(list[i]), strerror(-err));
 			goto out;
 		}
+		lo[i] = (struct links_out){ &pb, &pl[i],
+					    o.links < 0 ? ia_links_default(t) : (enum ia_links)o.links };
 	}
 
 	out_begin();
 	if (n == 1) {
-		print_placement(&pb, list[0], &pl[0]);
+		print_placement(&pb, list[0], &pl[0], &lo[0]);
 	} else {
 		/* A comparison table first, then each placement in full. */
 		out_int("k", "k %lld\n", k);
@@ -246,7 +279,7 @@ int cmd_topo_place(int argc, char **argv)
 		for (i = 0; i < n; i++) {
 			out_text("\n");
 			out_obj_open(NULL);
-			print_placement(&pb, list[i], &pl[i]);
+			print_placement(&pb, list[i], &pl[i], &lo[i]);
 			out_obj_close();
 		}
 		out_arr_close();
@@ -257,6 +290,7 @@ out:
 		for (i = 0; i < n; i++)
 			ia_placement_free(&pl[i]);
 	free(pl);
+	free(lo);
 	ia_topo_free(t);
 	return ret;
 }

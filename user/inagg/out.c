@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Text and JSON output through one set of calls; see out.h. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,11 +8,22 @@
 
 #include <json-c/json.h>
 
+#include "numfmt.h"
 #include "out.h"
 
 #define OUT_DEPTH 32
 
 static bool json_mode;
+/*
+ * Values too large to build as objects: placeholder strings "\001s<i>\001"
+ * (JSON "\u0001s<i>\u0001"), replaced by out_end() with what stream i writes.
+ */
+#define OUT_STREAMS 16
+static struct {
+	void (*fn)(FILE *f, int indent, void *arg);
+	void *arg;
+} streams[OUT_STREAMS];
+static int nstreams;
 static json_object *stack[OUT_DEPTH];
 static int depth;		/* entries in stack; 0 outside a document */
 
@@ -30,6 +42,7 @@ static void drop_doc(void)
 	if (depth > 0)
 		json_object_put(stack[0]);
 	depth = 0;
+	nstreams = 0;
 }
 
 void out_begin(void)
@@ -41,18 +54,40 @@ void out_begin(void)
 	depth = 1;
 }
 
+/* Prints doc, each stream's placeholder replaced by what the stream writes. */
+static void print_doc(const char *doc)
+{
+	const char *p = doc, *mark, *line;
+	char want[32];
+
+	for (int i = 0; i < nstreams; i++) {
+		snprintf(want, sizeof(want), "\"\\u0001s%d\\u0001\"", i);
+		mark = strstr(p, want);
+		if (!mark)
+			continue;
+		for (line = mark; line > doc && line[-1] != '\n'; line--)
+			;
+		fwrite(p, 1, mark - p, stdout);
+		/* Its items one level deeper than the line holding its key. */
+		streams[i].fn(stdout, (int)strspn(line, " ") + 2, streams[i].arg);
+		p = mark + strlen(want);
+	}
+	puts(p);
+}
+
 int out_end(void)
 {
 	if (!json_mode)
 		return 0;
 	if (depth > 0) {
-		puts(json_object_to_json_string_ext(stack[0], JSON_C_TO_STRING_PRETTY |
-						    JSON_C_TO_STRING_SPACED |
-						    JSON_C_TO_STRING_NOSLASHESCAPE));
+		const char *doc = json_object_to_json_string_ext(stack[0], JSON_C_TO_STRING_PRETTY |
+								  JSON_C_TO_STRING_SPACED |
+								  JSON_C_TO_STRING_NOSLASHESCAPE);
+		print_doc(doc);
 		drop_doc();
 	}
 	fflush(stdout);
-	return 0;
+	return ferror(stdout) ? 1 : 0;
 }
 
 /*
@@ -158,27 +193,48 @@ void out_bool(const char *key, const char *fmt, bool v)
 
 void out_double(const char *key, const char *fmt, double v)
 {
-	char buf[64];
+	char buf[IA_NUMFMT_LEN];
 
-	if (json_mode) {
-		/* %.10g keeps timings and averages readable and exact enough. */
-		snprintf(buf, sizeof(buf), "%.10g", v);
-		add(key, json_object_new_double_s(v, buf));
-	} else if (fmt) {
+	if (json_mode)	/* the shortest text that reads back as v */
+		add(key, isfinite(v) ? json_object_new_double_s(v, ia_fmt_double(v, buf)) : NULL);
+	else if (fmt)
 		printf(fmt, v);
-	}
 }
 
 void out_ratio(const char *key, const char *fmt, struct ia_ratio r)
 {
-	char buf[64];
+	char buf[64], exact_key[64];
 
-	ia_ratio_format(r, buf, sizeof(buf));
-	if (json_mode)
-		add(key, json_object_new_double_s(ia_ratio_double(r), buf));
-	else if (fmt)
+	if (json_mode) {
+		/* The double, exact to the last bit, and the rational as "num/den". */
+		add(key, json_object_new_double_s(ia_ratio_double(r), ia_fmt_ratio(r, buf)));
+		if (key) {
+			snprintf(exact_key, sizeof(exact_key), "%s_exact", key);
+			ia_ratio_exact(r, buf, sizeof(buf));
+			add(exact_key, json_object_new_string(buf));
+		}
+	} else if (fmt) {
+		ia_ratio_format(r, buf, sizeof(buf));
 		printf(fmt, buf);
+	}
 }
+
+void out_stream(const char *key, void (*fn)(FILE *f, int indent, void *arg), void *arg)
+{
+	char mark[16];
+
+	if (!json_mode)
+		return;
+	if (nstreams == OUT_STREAMS) {
+		/* More than any command uses: a programming error, like nesting too deep. */
+		fprintf(stderr, "inagg: too many streamed values\n");
+		abort();
+	}
+	snprintf(mark, sizeof(mark), "\001s%d\001", nstreams);
+	if (add(key, json_object_new_string(mark)))
+		streams[nstreams++] = (typeof(streams[0])){ fn, arg };
+}
+
 
 void out_text(const char *fmt, ...)
 {

@@ -10,6 +10,7 @@
 #define INAGG_OUT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "topo.h"
 
@@ -30,8 +31,17 @@ void out_int(const char *key, const char *fmt, long long v);
 void out_uint(const char *key, const char *fmt, unsigned long long v);
 void out_bool(const char *key, const char *fmt, bool v);
 void out_double(const char *key, const char *fmt, double v);
-/* Exact rational: text gets its decimal as %s, JSON a number. */
+/*
+ * Exact rational: text gets its decimal as %s; JSON the double (shortest
+ * round-trip form) under key and the exact "num/den" under key_exact.
+ */
 void out_ratio(const char *key, const char *fmt, struct ia_ratio r);
+/*
+ * JSON only: a value written by fn(stdout, indent, arg) when out_end()
+ * prints the document, in its place, rather than built as objects (a
+ * million links). One per document; fn must write one JSON value.
+ */
+void out_stream(const char *key, void (*fn)(FILE *f, int indent, void *arg), void *arg);
 /* Text only. */
 void out_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
