@@ -5,7 +5,7 @@
 # in $BUILD/pkg/root, about 6 minutes, then reused), which must resolve
 # inagg's Depends by itself; DKMS must build inagg.ko for the root's kernel
 # headers, and again when the headers' kernel hook runs (as on an ABI bump);
-# the installed binaries run: inagg ledger show, and inagg attach, status and
+# the installed binaries run: inagg ledger show, and inagg dev attach, show and
 # detach on a veth of a namespace of this test. Every run works on an overlay
 # of the root, in a mount namespace of its own, so the root stays as built and
 # nothing is left mounted. Needs root; touches a namespace: run it under
@@ -122,17 +122,17 @@ veth() {
 in_ns() { nsenter --net="/run/netns/$NS" chroot "$mnt" env -i LC_ALL=C "$@"; }
 
 attach() {
-	in_ns /usr/sbin/inagg attach dev eth1 --switch pkgsw &&
+	in_ns /usr/sbin/inagg dev attach eth1 --switch pkgsw &&
 	ip -n "$NS" link show eth1 | grep -q 'prog/xdp' &&
 	[ -e "$mnt/sys/fs/bpf/inagg/pkgsw" ]
 }
 
 status() {
-	in_ns /usr/sbin/inagg status --switch pkgsw | tee /dev/stderr | grep -E '^ +eth1 .*ia_xdp'
+	in_ns /usr/sbin/inagg dev show --switch pkgsw | tee /dev/stderr | grep -E '^ +eth1 .*ia_xdp'
 }
 
 detach() {
-	in_ns /usr/sbin/inagg detach dev eth1 --switch pkgsw &&
+	in_ns /usr/sbin/inagg dev detach eth1 --switch pkgsw &&
 	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp'
 }
 
@@ -167,9 +167,9 @@ t "pkg: every file where inagg(8) says" files_as_man_page_says
 t "pkg: installed inagg ledger show" ledger_show
 t "pkg: installed inaggd runs" inaggd_runs
 t "pkg: a veth in namespace $NS" veth
-t "pkg: installed inagg attach" attach
-t "pkg: installed inagg status" status
-t "pkg: installed inagg detach" detach
+t "pkg: installed inagg dev attach" attach
+t "pkg: installed inagg dev show" status
+t "pkg: installed inagg dev detach" detach
 t "pkg: installed bash completion" completion
 t "pkg: apt-get purge removes both, and the module" purge
 finish

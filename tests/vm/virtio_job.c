@@ -11,8 +11,8 @@
  * uplink; link switches + g is worker g's (g as numbered by netplan.h).
  *
  * The NICs are moved into the namespaces, renamed and addressed exactly as
- * "inagg topo up" lays out its veth network (docs/net.md), so that inaggd,
- * "inagg attach", "inagg job submit", "inagg worker/ps" and "inagg stats" run
+ * "inagg net up" lays out its veth network (docs/net.md), so that inaggd,
+  * "inagg dev attach", "inagg job submit", "inagg worker/ps" and "inagg stats" run
  * on it unchanged, as an operator would run them on a router VM.
  *
  *         dest
@@ -344,7 +344,7 @@ TEST_F(vt, ledger_is_the_kernel_module)
 	}
 }
 
-/* "inagg attach" in its default mode picks the driver's native XDP on virtio_net. */
+/* "inagg dev attach" in its default mode picks the driver's native XDP on virtio_net. */
 TEST_F_TIMEOUT(vt, attach_native_on_virtio, 120)
 {
 	char names[64][IFNAMSIZ], ns[128];
@@ -355,7 +355,7 @@ TEST_F_TIMEOUT(vt, attach_native_on_virtio, 120)
 
 		ia_net_switch_ns(TAG, topo->sw[v].name, ns, sizeof(ns));
 		for (int i = 0; i < n; i++)
-			ASSERT_EQ(0, sh("%s/inagg attach dev %s --netns %s >/dev/null", build,
+			ASSERT_EQ(0, sh("%s/inagg dev attach %s --netns %s >/dev/null", build,
 					names[i], ns));
 		ASSERT_EQ(0, enter_ns(ns));
 		for (int i = 0; i < n; i++) {
@@ -374,27 +374,6 @@ struct job_case {
 	double congestion;
 	const char *blue;	/* the blue switches, space-separated */
 };
-
-/*
- * The option of "inagg ps" for the job's number of workers: --nworkers in the
- * vocabulary of docs/cli.md being landed, --workers before it. Every other
- * option here is spelt the same in both.
- */
-static const char *ps_nworkers_opt(void)
-{
-	char cmd[PATH_MAX + 32], line[256];
-	const char *opt = "--workers";
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "%s/inagg ps -h 2>&1", build);
-	p = popen(cmd, "r");
-	while (p && fgets(line, sizeof(line), p))
-		if (strstr(line, "--nworkers"))
-			opt = "--nworkers";
-	if (p)
-		pclose(p);
-	return opt;
-}
 
 /* Starts "inagg ARGS" in ns with stdout and stderr to DIR/name.{out,err}. */
 static pid_t spawn(const char *ns, const char *name, const char *args)
@@ -488,8 +467,8 @@ static void run_job(struct __test_metadata *_metadata, const struct job_case *c)
 	snprintf(file, sizeof(file), DIR "/ps%u.ready", id);
 	unlink(file);
 	snprintf(args, sizeof(args),
-		 "ps --job %u %s %zu --elems %d --addr %s --down %s --linger 1000 "
-		 "--ready %s --expect %s", id, ps_nworkers_opt(), nw, CHUNKS * IA_MAX_ELEMS,
+		 "ps --job %u --nworkers %zu --elems %d --addr %s --down %s --linger 1000 "
+		 "--ready %s --expect %s", id, nw, CHUNKS * IA_MAX_ELEMS,
 		 sget(job, "destination.address"), sget(job, "destination.down"), file, members);
 	snprintf(name, sizeof(name), "ps%u", id);
 	ps = spawn(sget(job, "destination.netns"), name, args);
@@ -603,7 +582,7 @@ TEST_F_TIMEOUT(vt, detach_removes_the_program, 120)
 
 		ia_net_switch_ns(TAG, topo->sw[v].name, ns, sizeof(ns));
 		for (int i = 0; i < n; i++)
-			EXPECT_EQ(0, sh("%s/inagg detach dev %s --netns %s >/dev/null", build,
+			EXPECT_EQ(0, sh("%s/inagg dev detach %s --netns %s >/dev/null", build,
 					names[i], ns));
 		ASSERT_EQ(0, enter_ns(ns));
 		for (int i = 0; i < n; i++) {

@@ -76,8 +76,9 @@ const struct opt_cmd dev_detach_cmd = {
 	.opts = detach_opts,
 	.size = sizeof(struct dev_args),
 	.args = "IFACE",
-	.about = "Disables aggregation on one interface (removes its XDP program).\n"
-		 DEV_ABOUT_ARGS,
+	.about = "Disables aggregation on one interface: removes inagg's XDP program, in any\n"
+		 "mode unless --mode. Fails if none is attached or the switch was never set up\n"
+		 "here (a wrong --switch pins nothing).\n" DEV_ABOUT_ARGS,
 };
 
 static const struct opt show_opts[] = {

@@ -135,7 +135,8 @@ const struct opt_cmd ps_run_cmd = {
 		 "writes --ready FILE) once bound; serves until every chunk is complete and\n"
 		 "--linger MS passed without a message, or until SIGINT/SIGTERM with --forever.\n",
 	.notes = "JSON (-j): job, workers, elements, chunks, complete, done, received,\n"
-		 "contributions, aggregates, duplicates, late, results_sent, marks, dropped\n"
+		 "contributions, aggregates, duplicates, late, late_quiet (of the late, not\n"
+		 "answered: their result went down < 1 ms before), results_sent, marks, dropped\n"
 		 "{reason: count}, elapsed, checksum.\n",
 };
 
@@ -220,6 +221,7 @@ int cmd_ps_run(int argc, char **argv)
 	out_uint("aggregates", "  aggregates %llu", st.agg);
 	out_uint("duplicates", "  duplicates %llu", st.dup);
 	out_uint("late", "  late %llu", st.late);
+	out_uint("late_quiet", "  late_quiet %llu", st.late_quiet);
 	out_uint("results_sent", "  results_sent %llu", st.results);
 	out_uint("marks", "  marks %llu\n", st.marks);
 	out_obj_open("dropped");

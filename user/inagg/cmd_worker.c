@@ -40,7 +40,8 @@ static const struct opt worker_opts[] = {
 	HOST_OPT_BASE(W, cfg.base_seq),
 	OPT_INT('w', "window", "W", W, cfg.window, 1, UINT32_MAX, 0, "chunks in flight"),
 	OPT_INT(0, "timeout", "MS", W, cfg.timeout_ms, 1, UINT32_MAX, 0,
-		"retransmission timeout, backing off up to 8x"),
+		"shortest wait for a result before the chunk the window waits for is resent "
+		"(longer if the round trip says so: docs/hosts.md, Loss recovery)"),
 	OPT_INT(0, "retries", "N", W, cfg.retries, 1, UINT32_MAX, 0,
 		"retransmissions of one chunk before giving up"),
 	OPT_INT(0, "nworkers", "N", W, cfg.nworkers, 0, UINT32_MAX, OPT_NODEF,
@@ -55,11 +56,13 @@ const struct opt_cmd worker_run_cmd = {
 	.defaults = &worker_defaults,
 	.size = sizeof(worker_defaults),
 	.about = "Sends a vector for a job to its destination (PS) in chunks, with a window of\n"
-		 "chunks in flight and retransmission on timeout, and waits for the sum of every\n"
+		 "chunks in flight, resends of the chunks found lost (by later results, or by a\n"
+		 "stall timer for the chunk the window waits for), and waits for the sum of every\n"
 		 "chunk. Results arrive on ADDR:" OPT_STR_OF(IA_UDP_PORT)
 		 " (the worker's own UDP port).\n",
 	.notes = "JSON (-j): job, id, elements, chunks, sent, retransmitted, results, duplicates,\n"
-		 "early, ignored, marks, max_retx, elapsed, checksum (FNV-1a 64 of the result, hex).\n",
+		 "timeouts (resends by timer), early, ignored, marks, max_retx, srtt_us,\n"
+		 "min_rtt_us, rto_us, elapsed, checksum (FNV-1a 64 of the result, hex).\n",
 };
 
 int cmd_worker_run(int argc, char **argv)
@@ -116,12 +119,16 @@ int cmd_worker_run(int argc, char **argv)
 	out_uint("chunks", " in %llu chunks\n", ia_host_nchunks(n, a.cfg.chunk));
 	out_uint("sent", "sent %llu", st.sent);
 	out_uint("retransmitted", "  retransmitted %llu", st.retx);
+	out_uint("timeouts", "  timeouts %llu", st.timeouts);
 	out_uint("results", "  results %llu", st.results);
 	out_uint("duplicates", "  duplicates %llu", st.dup);
 	out_uint("early", "  early %llu", st.early);
 	out_uint("ignored", "  ignored %llu", st.bad);
 	out_uint("marks", "  marks %llu", st.marks);
 	out_uint("max_retx", "  max_retx %llu\n", st.max_retx);
+	out_uint("srtt_us", "srtt %llu us", st.srtt_us);
+	out_uint("min_rtt_us", "  min_rtt %llu us", st.min_rtt_us);
+	out_uint("rto_us", "  rto %llu us\n", st.rto_us);
 	out_double("elapsed", "elapsed %.6f s\n", st.elapsed);
 	print_checksum(v, n);
 	ret = out_end();
