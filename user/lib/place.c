@@ -257,8 +257,9 @@ int ia_place_check(const struct ia_problem *pb, enum ia_algo algo, char *err, si
 	work = brute_subsets(na, pb->k) * pb->topo->n;
 	if (work > IA_BRUTE_MAX_WORK)
 		return ia_fail(err, errlen, -E2BIG,
-			       "brute: too large for brute force: %d available switches and k=%d give %.3g subsets of %d switches to evaluate, at most %.3g evaluations of a switch (smc is exact and fast)",
-			       na, pb->k, work / pb->topo->n, pb->topo->n, (double)IA_BRUTE_MAX_WORK);
+			       "brute: too large for brute force: %d available switches and k=%d give %.3g subsets, each evaluated over %d switches: %.3g switch evaluations, the limit is %.3g (smc is exact and fast)",
+			       na, pb->k, work / pb->topo->n, pb->topo->n, work,
+			       (double)IA_BRUTE_MAX_WORK);
 	return 0;
 }
 
