@@ -17,7 +17,10 @@ struct place_args {
 
 static const struct place_args place_defaults = { .algos = "smc", .links = -1 };
 
-static const char *const links_names[] = { "none", "congested", "all", NULL };
+static const char *links_name(int l)
+{
+	return ia_links_name(l);
+}
 
 static const struct opt place_opts[] = {
 	OPT_STR('t', "topo", "FILE", struct place_args, topo, OPT_REQUIRED,
@@ -28,7 +31,8 @@ static const struct opt place_opts[] = {
 		"smc, top, max, level, all-red, all-blue, brute, smc-naive; a "
 		"comma-separated list, or 'all' for every one (brute is left out of 'all' "
 		"on trees it cannot enumerate)"),
-	OPT_ENUM(0, "links", "WHICH", struct place_args, links, links_names, OPT_NODEF,
+	OPT_ENUMF(0, "links", "WHICH", struct place_args, links, links_name, IA_LINKS__COUNT,
+		  OPT_NODEF,
 		 "uplinks to list (congested: those at the network congestion); default all "
 		 "up to " OPT_STR_OF(IA_LINKS_ALL_MAX) " switches, congested above"),
 	OPT_END
