@@ -110,4 +110,17 @@ depth_random() {
 }
 t "topo gen --depth 2 --random 5 is refused" depth_random
 
+# Names of earlier versions (packaging units, operators' scripts) run the new commands.
+old_names() {
+	local pair old new
+	for pair in "attach:dev attach" "detach:dev detach" "status:dev show" \
+		"topo up:net up" "topo down:net down" "place:topo place" "multi:topo multi"; do
+		old=${pair%%:*} new=${pair#*:}
+		"$INAGG" $old -h | head -1 | grep -q "^Usage: inagg \[-j\] $new " ||
+			{ echo "'$old' does not run '$new'"; return 1; }
+		! "$INAGG" -h | grep -qE "inagg \[-j\] $old " || { echo "'$old' listed"; return 1; }
+	done
+}
+t "old names run the new commands and are not listed" old_names
+
 finish

@@ -116,12 +116,7 @@ global_options() {
 
 values() {
 	: >"$tmp/t.json"
-	# "dev attach IFACE" in the new vocabulary, "attach dev IFACE" in the old.
-	if inagg -h | grep -q ' dev attach IFACE'; then
-		offers lo -- inagg dev attach ""
-	else
-		offers lo -- inagg attach dev ""
-	fi &&
+	offers lo -- inagg dev attach "" &&
 	(cd "$tmp" && offers t.json -- inagg topo show -t "") &&
 	(cd "$tmp" && offers t.json -- inaggd --topology "")
 }

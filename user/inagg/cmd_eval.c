@@ -419,7 +419,8 @@ const struct opt_cmd eval_cmd = {
 	.args = "[FIG...]",
 	.about =
 	"Runs the paper's evaluation (Sec. V) on complete binary trees with leaf loads\n"
-	"uniform in [1,9] or power-law in 2..62 (mean 5) and rates const, linear or\n"
+	"uniform in [1,9] or power-law in " OPT_STR_OF(IA_GEN_POWERLAW_MIN) ".."
+	OPT_STR_OF(IA_GEN_POWERLAW_MAX) " (mean 5) and rates const, linear or\n"
 	"exp (see 'inagg topo gen -h'); every number is a mean over seeds with its\n"
 	"standard deviation (±), ratios are taken per instance and then averaged. FIG:\n"
 	"  fig2   mean congestion vs k for smc, top, max, level, all-red, all-blue,\n"

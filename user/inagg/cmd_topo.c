@@ -67,8 +67,10 @@ static const struct opt gen_opts[] = {
 		"random tree of N switches; switch i hangs below one of s0..s(i-1) drawn "
 		"uniformly"),
 	OPT_FUNC('l', "load", "L", struct gen_args, g, parse_load, show_load, 0,
-		 "uniform: integer in [1,9] (mean 5); powerlaw: integer in 2..62 with "
-		 "P(x) ~ x^-2.19 (mean 5); const or an integer N: every loaded switch gets 1 "
+		 "uniform: integer in [1,9] (mean 5); powerlaw: integer in "
+		 OPT_STR_OF(IA_GEN_POWERLAW_MIN) ".." OPT_STR_OF(IA_GEN_POWERLAW_MAX)
+		 " with P(x) ~ x^-" OPT_STR_OF(IA_GEN_POWERLAW_ALPHA)
+		 " (mean 5); const or an integer N: every loaded switch gets 1 "
 		 "or N"),
 	OPT_ENUM(0, "loaded", "W", struct gen_args, loaded, loaded_names, 0,
 		 "which switches get load"),

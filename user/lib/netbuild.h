@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The test rig of `inagg topo up`: a topology built as network namespaces,
+ * The test rig of `inagg net up`: a topology built as network namespaces,
  * one per switch, L(v) worker hosts per switch and the destination host
  * above the root, veth links and routed IPv4, all named and addressed as
  * netplan.h says.
