@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """inaggd's control socket from Python (one JSON request per connection,
 user/lib/ctl.h) and a live network in namespaces for tests and benchmarks
-(inagg topo up --attach, then inaggd), torn down on exit."""
+(inagg net up --attach, then inaggd), torn down on exit."""
 import errno
 import json
 import os
@@ -84,10 +84,10 @@ class LiveNet:
         self.down()
 
     def up(self):
-        cmd = [os.path.join(self.build, "inagg"), "topo", "up", "-t", self.topo, "-n", self.tag,
+        cmd = [os.path.join(self.build, "inagg"), "net", "up", "-t", self.topo, "-n", self.tag,
                "--attach"]
         if self.rate_mbit:
-            cmd += ["-r", str(self.rate_mbit)]
+            cmd += ["--rate-mbit", str(self.rate_mbit)]
         subprocess.run(cmd, check=True, env=self.env, stdout=subprocess.DEVNULL)
         self.log = open(os.path.join(self.dir, "inaggd.log"), "w")
         cmd = [os.path.join(self.build, "inaggd"), "-t", self.topo, "-n", self.tag, "-s",
@@ -109,7 +109,7 @@ class LiveNet:
         if self.daemon and self.daemon.poll() is None:
             self.daemon.send_signal(signal.SIGTERM)
             self.daemon.wait()
-        subprocess.run([os.path.join(self.build, "inagg"), "topo", "down", "-n", self.tag, "-t",
+        subprocess.run([os.path.join(self.build, "inagg"), "net", "down", "-n", self.tag, "-t",
                         self.topo], env=self.env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
         shutil.rmtree(self.dir, ignore_errors=True)

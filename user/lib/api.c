@@ -16,7 +16,7 @@
 
 /* The default stream: 2^28 elements, 1 GiB of PS memory at most (4 bytes each). */
 #define API_CAPACITY_DEFAULT	(1ull << 28)
-#define API_RETRIES_DEFAULT	20
+#define API_RETRIES_DEFAULT	IA_HOST_RETRIES
 
 int ia_api_version(void)
 {
