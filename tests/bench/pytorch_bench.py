@@ -86,19 +86,23 @@ def report(times, models):
 def plot(rows):
     os.makedirs(PLOT, exist_ok=True)
     dat = os.path.join(PLOT, "pytorch_bench.dat")
+    names = ("gloo", "all-red", "k1", "k2", "k4")
+    # One block per configuration (gnuplot's index), so that each one's points join.
     with open(dat, "w") as f:
-        f.write("# elements config median min max (seconds)\n")
-        for size, name, med, lo, hi in rows:
-            f.write(f"{size} {name} {med:.4f} {lo:.4f} {hi:.4f}\n")
+        for name in names:
+            f.write(f"# {name}: elements median min max (seconds)\n")
+            for size, n, med, lo, hi in rows:
+                if n == name:
+                    f.write(f"{size} {med:.4f} {lo:.4f} {hi:.4f}\n")
+            f.write("\n\n")
     gp = os.path.join(PLOT, "pytorch_bench.gp")
     with open(gp, "w") as f:
         f.write(f"set terminal pngcairo size 800,500\nset output '{PLOT}/pytorch_bench.png'\n"
                 "set logscale xy\nset xlabel 'float32 elements'\nset ylabel 'all-reduce seconds'\n"
                 "set key left top\n"
                 f"set title 'all-reduce, 8 workers, uplinks {MBIT:g} Mbit/s'\nplot " +
-                ", ".join(f"'{dat}' using 1:(strcol(2) eq '{n}' ? $3 : 1/0):4:5 with "
-                          f"yerrorlines title '{n}'"
-                          for n in ("gloo", "all-red", "k1", "k2", "k4")) + "\n")
+                ", ".join(f"'{dat}' index {i} using 1:2:3:4 with yerrorlines title '{n}'"
+                          for i, n in enumerate(names)) + "\n")
     if subprocess.run(["gnuplot", gp], stderr=subprocess.DEVNULL).returncode == 0:
         print(f"# plot: {PLOT}/pytorch_bench.png")
 
