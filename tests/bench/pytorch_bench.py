@@ -8,6 +8,7 @@ qdiscs as Gloo's TCP (docs/net.md). Interleaved rounds; median and range of
 the times and of the per-round ratios to Gloo and to all red.
 
 Environment: BENCH_SIZES (comma list, default 1048576,4194304,16777216),
+BENCH_LOADS (workers per leaf, default 2,2,2,2),
 BENCH_ROUNDS (3), BENCH_MBIT (uplink rate, 200), BENCH_PLOT (directory
 for pytorch_bench.dat/.gp/.png, default build/bench)."""
 import json
@@ -22,10 +23,13 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
 from inagg import net  # noqa: E402
 
-# Root s0 above four leaves of two workers each; every uplink at rate 1 x MBIT, so that a leaf's
-# two hosts (and the root's four leaves) share one uplink: oversubscribed 2:1 and 4:1.
+# Root s0 above four leaves (BENCH_LOADS workers each, default 2); every uplink at rate 1 x MBIT,
+# so that a leaf's hosts (and the root's four leaves) share one uplink: oversubscribed. With even
+# loads SMC makes the root alone blue for k = 1, 2, 4; BENCH_LOADS=4,2,1,1 makes k matter
+# (model congestion 4, 2, 1).
+LOADS = [int(x) for x in os.environ.get("BENCH_LOADS", "2,2,2,2").split(",")]
 TOPO = {"switches": [{"name": "s0", "parent": None, "capacity": 4}] + [
-    {"name": f"s{i}", "parent": "s0", "load": 2, "capacity": 4} for i in range(1, 5)]}
+    {"name": f"s{i + 1}", "parent": "s0", "load": n, "capacity": 4} for i, n in enumerate(LOADS)]}
 SIZES = [int(x) for x in os.environ.get("BENCH_SIZES", "1048576,4194304,16777216").split(",")]
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 MBIT = float(os.environ.get("BENCH_MBIT", "200"))
@@ -100,7 +104,7 @@ def plot(rows):
         f.write(f"set terminal pngcairo size 800,500\nset output '{PLOT}/pytorch_bench.png'\n"
                 "set logscale xy\nset xlabel 'float32 elements'\nset ylabel 'all-reduce seconds'\n"
                 "set key left top\n"
-                f"set title 'all-reduce, 8 workers, uplinks {MBIT:g} Mbit/s'\nplot " +
+                f"set title 'all-reduce, {sum(LOADS)} workers, uplinks {MBIT:g} Mbit/s'\nplot " +
                 ", ".join(f"'{dat}' index {i} using 1:2:3:4 with yerrorlines title '{n}'"
                           for i, n in enumerate(names)) + "\n")
     if subprocess.run(["gnuplot", gp], stderr=subprocess.DEVNULL).returncode == 0:
