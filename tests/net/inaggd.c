@@ -29,15 +29,21 @@
 #include "ctl.h"
 #include "err.h"
 #include "ledger.h"
+#include "netns.h"
+#include "topo.h"
+#include "xdp.h"
 #include "../nstest.h"
 
 static char build[PATH_MAX];
 
-/* Capacity 1 everywhere: a second job can aggregate nowhere. */
+/* Capacity 1 everywhere: a second job can aggregate nowhere. Slots: s1 keeps the default. */
 static const char topo3[] = "{\"switches\": ["
-	"{\"name\": \"s0\", \"parent\": null, \"rate\": 1, \"load\": 0, \"capacity\": 1},"
+	"{\"name\": \"s0\", \"parent\": null, \"rate\": 1, \"load\": 0, \"capacity\": 1,"
+	" \"slots\": 300},"
 	"{\"name\": \"s1\", \"parent\": \"s0\", \"rate\": 1, \"load\": 2, \"capacity\": 1},"
-	"{\"name\": \"s2\", \"parent\": \"s0\", \"rate\": 1, \"load\": 2, \"capacity\": 1}]}";
+	"{\"name\": \"s2\", \"parent\": \"s0\", \"rate\": 1, \"load\": 2, \"capacity\": 1,"
+	" \"slots\": 200}]}";
+static const unsigned int topo3_slots[] = { 300, IA_SLOTS_DEFAULT, 200 };
 
 FIXTURE(d)
 {
@@ -410,6 +416,102 @@ TEST_F_TIMEOUT(d, one_daemon_per_network_never_over_capacity, 120)
 	for (int i = 0; i < 100 && !answers(self, 1000); i++)
 		usleep(50000);
 	ASSERT_TRUE(answers(self, 1000));
+}
+
+/* Aggregator slots of a job's head in a switch's BPF maps: the first index that is not there. */
+static unsigned int bpf_head_slots(const char *ns, unsigned int job)
+{
+	struct ia_slot *slot = malloc(sizeof(*slot));
+	struct ia_xdp *x = NULL;
+	unsigned int n = 0;
+	int h = ia_netns_enter(ns);
+
+	if (h < 0 || !slot || ia_xdp_open_existing(ns, &x)) {
+		n = -1u;
+	} else {
+		while (n <= IA_MAX_WINDOW && !ia_xdp_slot_read(x, job, n, slot))
+			n++;
+	}
+	ia_xdp_close(x);
+	if (h >= 0)
+		ia_netns_return(h);
+	free(slot);
+	return n;
+}
+
+/*
+ * Every ledger holds the topology's jobs and slots, the tail every slot no
+ * head holds; a job's head in the ledger is the memory its BPF maps have.
+ */
+TEST_F_TIMEOUT(d, ledgers_hold_topology_slots_and_heads_are_bpf_memory, 120)
+{
+	static const char submit[] = "{\"cmd\": \"submit\", \"k\": 3, \"window\": 160}\n";
+	static const char end[] = "{\"cmd\": \"end\", \"job\": 1}\n";
+	static const char big[] = "{\"cmd\": \"submit\", \"k\": 3, \"window\": 350}\n";
+	struct ia_ledger_cap cap;
+	struct ia_ledger_job lj;
+	struct ia_ledger *l;
+	char ns[64], buf[8192];
+	json_object *o, *job, *blue;
+	int nblue = 0;
+
+	for (int v = 0; v < 3; v++) {
+		snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
+		ASSERT_EQ(0, ledger_cap(ns, &cap));
+		EXPECT_EQ(topo3_slots[v], cap.max_slots) TH_LOG("%s", ns);
+		EXPECT_EQ(topo3_slots[v], cap.tail_slots) TH_LOG("%s: the tail is all", ns);
+		EXPECT_EQ(0, cap.head_slots);
+	}
+	ASSERT_EQ(0, raw(self->sock, submit, sizeof(submit) - 1, false, buf, sizeof(buf), 20000));
+	o = answer_of(buf);
+	ASSERT_TRUE(ok_of(o)) TH_LOG("%s", buf);
+	ASSERT_TRUE(json_object_object_get_ex(o, "job", &job));
+	ASSERT_TRUE(json_object_object_get_ex(job, "blue", &blue));
+	for (int v = 0; v < 3; v++) {
+		bool is_blue = false;
+
+		snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
+		for (size_t b = 0; b < json_object_array_length(blue); b++)
+			is_blue |= !strcmp(json_object_get_string(json_object_array_get_idx(blue, b)),
+					   ns + strlen(ns) - 2);
+		nblue += is_blue;
+		ASSERT_EQ(0, ledger_cap(ns, &cap));
+		EXPECT_EQ(is_blue ? 160 : 0, cap.head_slots) TH_LOG("%s", ns);
+		EXPECT_EQ(topo3_slots[v] - cap.head_slots, cap.tail_slots) TH_LOG("%s", ns);
+		ASSERT_EQ(0, ia_ledger_open(&l, IA_LEDGER_AUTO, ns));
+		EXPECT_EQ(is_blue ? 0 : -ENOENT, ia_ledger_job(l, 1, &lj)) TH_LOG("%s", ns);
+		ia_ledger_close(l);
+		if (is_blue) {
+			EXPECT_EQ(160, lj.slots);
+			EXPECT_EQ(lj.slots, bpf_head_slots(ns, 1)) TH_LOG("%s: BPF memory", ns);
+		}
+	}
+	/* s2's 200 slots hold the head; s0's 300 too: a blue switch can only be one with room. */
+	EXPECT_LT(0, nblue) TH_LOG("%s", buf);
+	json_object_put(o);
+	ASSERT_EQ(0, raw(self->sock, end, sizeof(end) - 1, false, buf, sizeof(buf), 20000));
+	o = answer_of(buf);
+	EXPECT_TRUE(ok_of(o)) TH_LOG("%s", buf);
+	json_object_put(o);
+	for (int v = 0; v < 3; v++) {
+		snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
+		ASSERT_EQ(0, ledger_cap(ns, &cap));
+		EXPECT_EQ(0, cap.head_slots) TH_LOG("%s", ns);
+		EXPECT_EQ(topo3_slots[v], cap.tail_slots) TH_LOG("%s: the tail back", ns);
+	}
+	/* A head larger than s0's and s2's memory: only s1 may hold it. */
+	ASSERT_EQ(0, raw(self->sock, big, sizeof(big) - 1, false, buf, sizeof(buf), 20000));
+	o = answer_of(buf);
+	ASSERT_TRUE(ok_of(o)) TH_LOG("%s", buf);
+	for (int v = 0; v < 3; v++) {
+		snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
+		ASSERT_EQ(0, ledger_cap(ns, &cap));
+		EXPECT_EQ(v == 1 ? 350 : 0, cap.head_slots) TH_LOG("%s", ns);
+		EXPECT_EQ(topo3_slots[v] - cap.head_slots, cap.tail_slots) TH_LOG("%s", ns);
+		if (v == 1)
+			EXPECT_EQ(350, bpf_head_slots(ns, 1)) TH_LOG("%s: BPF memory", ns);
+	}
+	json_object_put(o);
 }
 
 /* Another user holding a ledger's lock cannot freeze submissions. */

@@ -51,6 +51,10 @@ static const struct bad_case bad[] = {
 	  { "\"s0\"", "\"available\"" } },
 	{ "capacity negative", SW("{\"name\": \"s0\", \"parent\": null, \"capacity\": -2}"),
 	  { "\"s0\"", "\"capacity\"" } },
+	{ "slots beyond the limit",
+	  SW("{\"name\": \"s0\", \"parent\": null, \"slots\": 16777217}"), { "\"s0\"", "\"slots\"" } },
+	{ "slots fractional", SW("{\"name\": \"s0\", \"parent\": null, \"slots\": 2.5}"),
+	  { "\"s0\"", "\"slots\"" } },
 	{ "unknown field", SW("{\"name\": \"s0\", \"parent\": null, \"colour\": 1}"),
 	  { "\"s0\"", "\"colour\": unknown" } },
 	/* Names become namespace names: checked once, at load (issue 11). */
@@ -99,7 +103,8 @@ TEST(bad_inputs_named)
 TEST(good_file_fields_and_defaults)
 {
 	static const char json[] = SW(
-		"{\"name\": \"root\", \"parent\": null, \"rate\": 11.390625, \"capacity\": 4},"
+		"{\"name\": \"root\", \"parent\": null, \"rate\": 11.390625, \"capacity\": 4,"
+		" \"slots\": 640},"
 		"{\"name\": \"a\", \"parent\": \"root\", \"rate\": 1.5, \"load\": 3},"
 		"{\"name\": \"b\", \"parent\": \"root\", \"load\": 0, \"available\": false},"
 		"{\"name\": \"c\", \"parent\": \"a\", \"rate\": 2.5e-1, \"load\": 9}");
@@ -118,6 +123,8 @@ TEST(good_file_fields_and_defaults)
 	EXPECT_STREQ("0.25", buf);
 	EXPECT_EQ(4u, t->sw[0].capacity);
 	EXPECT_EQ(1u, t->sw[1].capacity);	/* default */
+	EXPECT_EQ(640u, t->sw[0].slots);
+	EXPECT_EQ(IA_SLOTS_DEFAULT, t->sw[1].slots);	/* default */
 	EXPECT_TRUE(t->sw[1].available);		/* default */
 	EXPECT_FALSE(t->sw[2].available);
 	EXPECT_EQ(1u, (unsigned)t->sw[2].rate.num);	/* default rate 1 */
@@ -183,7 +190,8 @@ TEST(json_round_trip)
 {
 	static const char json[] = SW(
 		"{\"name\": \"r\", \"parent\": null, \"rate\": 17.0859375, \"capacity\": 3},"
-		"{\"name\": \"x\", \"parent\": \"r\", \"rate\": 0.000000001, \"load\": 5},"
+		"{\"name\": \"x\", \"parent\": \"r\", \"rate\": 0.000000001, \"load\": 5,"
+		" \"slots\": 16777216},"
 		"{\"name\": \"y\", \"parent\": \"r\", \"rate\": 1000000, \"available\": false}");
 	struct ia_topo *a, *b;
 	char *text = NULL;
@@ -203,7 +211,9 @@ TEST(json_round_trip)
 		EXPECT_EQ(a->sw[i].load, b->sw[i].load);
 		EXPECT_EQ(a->sw[i].available, b->sw[i].available);
 		EXPECT_EQ(a->sw[i].capacity, b->sw[i].capacity);
+		EXPECT_EQ(a->sw[i].slots, b->sw[i].slots);
 	}
+	EXPECT_EQ(IA_SLOTS_MAX, b->sw[1].slots);
 	free(text);
 	ia_topo_free(a);
 	ia_topo_free(b);

@@ -101,12 +101,42 @@ static int ledger_done(struct ia_ledger *l, int ret, char *why, size_t whylen)
 	return ret;
 }
 
+/*
+ * The tail pool is all the memory no head holds (FlexINA: PS jobs use what
+ * no job was given), so it follows every admission and release.
+ */
+static int tail_follow(struct ia_ledger *l, __u32 more_heads)
+{
+	struct ia_ledger_cap cap;
+	int ret = ia_ledger_get(l, &cap);
+
+	if (ret)
+		return ret;
+	if ((__u64)cap.head_slots + more_heads > cap.max_slots)
+		return -ENOSPC;
+	return ia_ledger_set_tail(l, cap.max_slots - cap.head_slots - more_heads);
+}
+
 static int sw_admit(void *ctx, int v, uint32_t id, uint32_t slots, char *why, size_t whylen)
 {
 	struct ia_ledger *l;
 	int ret = ledger_open(ctx, v, &l, why, whylen);
 
-	return ret ? ret : ledger_done(l, ia_ledger_admit(l, id, slots), why, whylen);
+	if (ret)
+		return ret;
+	/* The tail gives the head its room first; it takes it back if admission fails. */
+	ret = tail_follow(l, slots);
+	if (ret != -ENOSPC && ret)
+		return ledger_done(l, ret, why, whylen);
+	ret = ia_ledger_admit(l, id, slots);
+	if (ret) {
+		ia_fail(why, whylen, ret, "%s", *ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) :
+								     strerror(-ret));
+		tail_follow(l, 0);
+		ia_ledger_close(l);
+		return ret;
+	}
+	return ledger_done(l, tail_follow(l, 0), why, whylen);
 }
 
 static int sw_release(void *ctx, int v, uint32_t id, char *why, size_t whylen)
@@ -114,7 +144,12 @@ static int sw_release(void *ctx, int v, uint32_t id, char *why, size_t whylen)
 	struct ia_ledger *l;
 	int ret = ledger_open(ctx, v, &l, why, whylen);
 
-	return ret ? ret : ledger_done(l, ia_ledger_release(l, id), why, whylen);
+	if (ret)
+		return ret;
+	ret = ia_ledger_release(l, id);
+	if (ret)
+		return ledger_done(l, ret, why, whylen);
+	return ledger_done(l, tail_follow(l, 0), why, whylen);
 }
 
 static int sw_admitted(void *ctx, int v, uint32_t id)
@@ -126,7 +161,7 @@ static int sw_admitted(void *ctx, int v, uint32_t id)
 	return ret ? ret : ledger_done(l, ia_ledger_job(l, id, &entry), NULL, 0);
 }
 
-/* Whether switch v can take one more job of this many slots. */
+/* Whether switch v can take one more job with a head of this many slots (the tail yields). */
 static bool sw_has_room(void *ctx, int v, uint32_t slots)
 {
 	struct ia_ledger_cap cap;
@@ -136,36 +171,40 @@ static bool sw_has_room(void *ctx, int v, uint32_t slots)
 	if (ledger_open(ctx, v, &l, NULL, 0))
 		return false;
 	if (!ia_ledger_get(l, &cap))
-		room = cap.used_jobs < cap.max_jobs && cap.used_slots + slots <= cap.max_slots;
+		room = cap.used_jobs < cap.max_jobs && (__u64)cap.head_slots + slots <= cap.max_slots;
 	ia_ledger_close(l);
 	return room;
 }
 
 /*
- * The ledgers hold the topology's capacity, with a full window per job:
- * they are the authority every admission is checked against.
+ * The ledgers hold the topology's figures, jobs and slots: they are the
+ * authority every admission is checked against. The tail is emptied first
+ * (it may always shrink) so that only heads can keep the slots from being
+ * set, then given what the heads leave.
  */
 int init_ledgers(struct daemon *d, char *err, size_t errlen)
 {
+	_Static_assert(IA_SLOTS_MAX == INAGG_SLOTS_LIMIT, "topology slots as the ledger's");
 	for (int v = 0; v < d->t->n; v++) {
-		long long jobs = d->t->sw[v].capacity, slots;
+		long long jobs = d->t->sw[v].capacity, slots = d->t->sw[v].slots;
 		struct ia_ledger *l;
 		int ret;
 
 		if (jobs > INAGG_JOBS_LIMIT)
 			jobs = INAGG_JOBS_LIMIT;
-		slots = jobs * IA_MAX_WINDOW;
-		if (slots > INAGG_SLOTS_LIMIT)
-			slots = INAGG_SLOTS_LIMIT;
 		ret = ledger_open(d, v, &l, err, errlen);
 		if (ret)
 			return ret;
 		if (v == 0)
 			log_msg(LOG_INFO, "ledger backend: %s",
 				ia_ledger_backend_name(ia_ledger_backend(l)));
-		ret = ia_ledger_set(l, jobs, slots);
+		ret = ia_ledger_set_tail(l, 0);
+		if (!ret)
+			ret = ia_ledger_set(l, jobs, slots);
+		if (!ret)
+			ret = tail_follow(l, 0);
 		if (ret) {
-			ia_fail(err, errlen, ret, "ledger of %s: setting capacity %lld jobs, %lld slots: %s",
+			ia_fail(err, errlen, ret, "ledger of %s: setting %lld jobs, %lld slots: %s",
 				d->t->sw[v].name, jobs, slots,
 				*ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) : strerror(-ret));
 			ia_ledger_close(l);

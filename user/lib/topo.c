@@ -72,6 +72,7 @@ struct ia_topo *ia_topo_new(int n)
 		t->sw[i].rate = (struct ia_ratio){ 1, 1 };
 		t->sw[i].available = true;
 		t->sw[i].capacity = 1;
+		t->sw[i].slots = IA_SLOTS_DEFAULT;
 	}
 	return t;
 }

@@ -22,6 +22,14 @@
  */
 #define IA_NAME_MAX 64
 
+/*
+ * A switch's aggregator memory when the topology does not say: the kernel
+ * module's default (INAGG_DEFAULT_MAX_SLOTS), one full window. One slot is
+ * one full-size chunk (docs/memory.md); at most INAGG_SLOTS_LIMIT.
+ */
+#define IA_SLOTS_DEFAULT 4096u
+#define IA_SLOTS_MAX (1u << 24)
+
 struct ia_switch {
 	char *name;
 	int parent;		/* index of the parent, -1 for the root */
@@ -29,6 +37,7 @@ struct ia_switch {
 	uint32_t load;		/* workers attached: L(v) */
 	bool available;		/* may aggregate (member of Lambda) */
 	uint32_t capacity;	/* concurrent jobs it may aggregate */
+	uint32_t slots;		/* aggregator slots (heads plus tail), IA_SLOTS_DEFAULT */
 };
 
 struct ia_topo {

@@ -17,7 +17,7 @@
 
 /* The fields of one switch object, checked once it is closed. */
 struct jswitch {
-	struct ia_jval name, parent, rate, load, available, capacity;
+	struct ia_jval name, parent, rate, load, available, capacity, slots;
 	struct ia_jval unknown;	/* first unknown key */
 	const char *twice;	/* first key given twice */
 };
@@ -31,10 +31,10 @@ static char *store_in_topo(void *topo, const char *s, size_t len)
 static int switch_field(struct ia_jreader *r, const struct ia_jval *key, void *arg)
 {
 	static const char *const names[] = { "name", "parent", "rate", "load", "available",
-					     "capacity" };
+					     "capacity", "slots" };
 	struct jswitch *js = arg;
 	struct ia_jval *fields[] = { &js->name, &js->parent, &js->rate, &js->load, &js->available,
-				  &js->capacity };
+				  &js->capacity, &js->slots };
 	struct ia_jval ignored;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -110,7 +110,8 @@ static int make_switch(struct ia_topo *t, const struct jswitch *js, int i, char 
 	uint64_t u;
 	int ret;
 
-	*s = (struct ia_switch){ .parent = -1, .rate = { 1, 1 }, .available = true, .capacity = 1 };
+	*s = (struct ia_switch){ .parent = -1, .rate = { 1, 1 }, .available = true, .capacity = 1,
+				   .slots = IA_SLOTS_DEFAULT };
 	if (js->name.type != IA_J_STR || !js->name.len)
 		return ia_fail(err, errlen, -EINVAL,
 			       "switch #%d: field \"name\": missing or not a non-empty string", i);
@@ -157,6 +158,12 @@ static int make_switch(struct ia_topo *t, const struct jswitch *js, int i, char 
 		if (ret)
 			return ret;
 		s->capacity = (uint32_t)u;
+	}
+	if (js->slots.type != IA_J_ABSENT) {
+		ret = get_uint(&js->slots, name, "slots", IA_SLOTS_MAX, &u, err, errlen);
+		if (ret)
+			return ret;
+		s->slots = (uint32_t)u;
 	}
 	s->name = (char *)name;
 	return 0;
@@ -424,8 +431,8 @@ int ia_topo_write_json(const struct ia_topo *t, FILE *f)
 			fprintf(f, "\"%s\"", t->sw[s->parent].name);
 		else
 			fprintf(f, "null");
-		fprintf(f, ", \"rate\": %s, \"load\": %u, \"available\": %s, \"capacity\": %u}%s\n",
-			rate, s->load, s->available ? "true" : "false", s->capacity,
+		fprintf(f, ", \"rate\": %s, \"load\": %u, \"available\": %s, \"capacity\": %u, \"slots\": %u}%s\n",
+			rate, s->load, s->available ? "true" : "false", s->capacity, s->slots,
 			i + 1 < t->n ? "," : "");
 	}
 	fprintf(f, "]}\n");
