@@ -195,10 +195,10 @@ static const char *const wrong[] = {
 };
 
 static const struct {
-	const char *cmd, *fields[6];
+	const char *cmd, *fields[8];
 	const char *req, *valid;	/* its required field, and a right value of it */
 } cmds[] = {
-	{ "submit", { "k", "algorithm", "window", "job", "workers" }, "k", "\"k\": 1" },
+	{ "submit", { "k", "algorithm", "window", "job", "workers", "class", "head" }, "k", "\"k\": 1" },
 	{ "end", { "job" }, "job", "\"job\": 1" },
 	{ "show", { "job" }, "job", "\"job\": 1" },
 	{ "stats", { "job", "chunks" }, "job", "\"job\": 1" },
@@ -511,6 +511,183 @@ TEST_F_TIMEOUT(d, ledgers_hold_topology_slots_and_heads_are_bpf_memory, 120)
 		if (v == 1)
 			EXPECT_EQ(350, bpf_head_slots(ns, 1)) TH_LOG("%s: BPF memory", ns);
 	}
+	json_object_put(o);
+}
+
+/* A request's answer, which must be ok (or not); NULL if it is not what was expected. */
+static json_object *ask(FIXTURE_DATA(d) *self, const char *req, bool ok)
+{
+	char buf[16384];
+	json_object *o;
+
+	if (raw(self->sock, req, strlen(req), false, buf, sizeof(buf), 20000))
+		return NULL;
+	o = answer_of(buf);
+	if (ok_of(o) != ok) {
+		fprintf(stderr, "# %s -> %s\n", req, buf);
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static const char *str_at(json_object *o, const char *k1, const char *k2)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, k1, &o) || (k2 && !json_object_object_get_ex(o, k2, &o)))
+		return "";
+	v = o;
+	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
+							  json_object_to_json_string(v);
+}
+
+/*
+ * Classes through the daemon: a PS job is admitted without a head on the
+ * switches of its path (its tails), uses up their job capacity, so an INA
+ * job then fails and an automatic one runs PS with no tail.
+ */
+TEST_F_TIMEOUT(d, classes_ps_ina_auto_in_the_ledgers, 120)
+{
+	struct ia_ledger_job lj;
+	struct ia_ledger_cap cap;
+	struct ia_ledger *l;
+	char ns[64];
+	json_object *o;
+
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 3, \"class\": \"ps\"}\n", true);
+	ASSERT_NE(NULL, o);
+	EXPECT_STREQ("ps", str_at(o, "job", "class"));
+	EXPECT_STREQ("0", str_at(o, "job", "head"));
+	EXPECT_STREQ("[ ]", str_at(o, "job", "blue"));
+	EXPECT_STREQ("[ \"s0\", \"s1\", \"s2\" ]", str_at(o, "job", "tails"));
+	EXPECT_NE(NULL, strstr(str_at(o, "job", "links"), "\"role\": \"tail\""));
+	json_object_put(o);
+	for (int v = 0; v < 3; v++) {
+		snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
+		ASSERT_EQ(0, ia_ledger_open(&l, IA_LEDGER_AUTO, ns));
+		ASSERT_EQ(0, ia_ledger_job(l, 1, &lj)) TH_LOG("%s", ns);
+		EXPECT_EQ(INAGG_CLASS_PS, lj.class);
+		EXPECT_EQ(0, lj.slots);
+		ASSERT_EQ(0, ia_ledger_get(l, &cap));
+		EXPECT_EQ(0, cap.head_slots);
+		EXPECT_EQ(cap.max_slots, cap.tail_slots);
+		ia_ledger_close(l);
+	}
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 3, \"class\": \"ina\", \"head\": 64}\n",
+		false);
+	ASSERT_NE(NULL, o);
+	EXPECT_NE(NULL, strstr(str_at(o, "error", NULL), "no switch could admit a head of 64"));
+	json_object_put(o);
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 3, \"head\": 64}\n", true);
+	ASSERT_NE(NULL, o);
+	EXPECT_STREQ("ps", str_at(o, "job", "class"));	/* auto, with no memory left */
+	EXPECT_STREQ("[ ]", str_at(o, "job", "tails"));
+	EXPECT_STREQ("2", str_at(o, "job", "job"));
+	json_object_put(o);
+	o = ask(self, "{\"cmd\": \"list\"}\n", true);
+	ASSERT_NE(NULL, o);
+	EXPECT_NE(NULL, strstr(json_object_to_json_string(o), "\"class\": \"ps\", \"head\": 0"));
+	json_object_put(o);
+	o = ask(self, "{\"cmd\": \"end\", \"job\": 1}\n", true);
+	json_object_put(o);
+	/* Job 1's tails gone: an INA job gets its heads. */
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 3, \"class\": \"ina\", \"head\": 64}\n",
+		true);
+	ASSERT_NE(NULL, o);
+	EXPECT_STREQ("ina", str_at(o, "job", "class"));
+	EXPECT_STREQ("64", str_at(o, "job", "head"));
+	json_object_put(o);
+}
+
+/* The number at path (keys separated by '.', array elements by index) of o, -1 if none. */
+static double num_at(json_object *o, const char *path)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, atoi(k));
+		else if (!json_object_object_get_ex(o, k, &o))
+			o = NULL;
+	}
+	return o && (json_object_is_type(o, json_type_int) ||
+		     json_object_is_type(o, json_type_double)) ? json_object_get_double(o) : -1;
+}
+
+/*
+ * Memory statistics: one of a job's two workers sends 8 chunks and the other
+ * none, so 8 of its head's 16 slots at s1 hold a live aggregation for as
+ * long as the worker waits: the sampled occupancy says 8 and the head's
+ * utilisation is above 0 and at most 8/16; the switch's figures are the
+ * ledger's.
+ */
+TEST_F_TIMEOUT(d, stats_show_head_occupancy_and_utilisation, 120)
+{
+	char wns[96], addr[32], cmd[PATH_MAX + 512];
+	json_object *o, *w;
+	double util;
+	pid_t worker;
+
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 1, \"class\": \"ina\", \"head\": 16,"
+		" \"workers\": {\"s1\": 2}}\n", true);
+	ASSERT_NE(NULL, o);
+	ASSERT_STREQ("[ \"s1\" ]", str_at(o, "job", "blue"));
+	ASSERT_TRUE(json_object_object_get_ex(o, "job", &w));
+	ASSERT_TRUE(json_object_object_get_ex(w, "destination", &w));
+	ASSERT_TRUE(json_object_object_get_ex(w, "address", &w));
+	snprintf(addr, sizeof(addr), "%s", json_object_get_string(w));
+	ASSERT_TRUE(json_object_object_get_ex(o, "job", &w));
+	ASSERT_TRUE(json_object_object_get_ex(w, "workers", &w));
+	snprintf(wns, sizeof(wns), "%s", str_at(json_object_array_get_idx(w, 0), "netns", NULL));
+	snprintf(cmd, sizeof(cmd), "exec ip netns exec %s %s/inagg worker -J 1 -i %d -p %s -n 2048"
+		 " -w 8 -t 2000 -r 50 >/dev/null 2>&1", wns, build,
+		 (int)num_at(json_object_array_get_idx(w, 0), "id"), addr);
+	json_object_put(o);
+	worker = fork();
+	ASSERT_LE(0, worker);
+	if (worker == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, NULL);
+		_exit(127);
+	}
+	/* Until a sample sees the 8 chunks (or 20 s). */
+	for (int i = 0; i < 200; i++) {
+		o = ask(self, "{\"cmd\": \"stats\", \"job\": 1}\n", true);
+		if (o && num_at(o, "links.1.head_open") == 8) /* links: s0, s1 */
+			break;
+		json_object_put(o);
+		o = NULL;
+		usleep(100000);
+	}
+	usleep(300000);	/* a few more samples, all with 8 open */
+	json_object_put(o);
+	o = ask(self, "{\"cmd\": \"stats\", \"job\": 1}\n", true);
+	kill(worker, SIGKILL);
+	waitpid(worker, NULL, 0);
+	ASSERT_NE(NULL, o);
+	EXPECT_STREQ("s1", str_at(json_object_array_get_idx(
+				     json_object_object_get_ex(o, "links", &w) ? w : NULL, 1),
+				     "switch", NULL));
+	EXPECT_EQ(16, num_at(o, "links.1.head"));
+	EXPECT_EQ(8, num_at(o, "links.1.head_open")) TH_LOG("%s", json_object_to_json_string(o));
+	util = num_at(o, "links.1.utilisation");
+	EXPECT_LT(0, util);
+	EXPECT_GE(0.5, util);
+	json_object_put(o);
+	/* Per switch: the ledger's figures, s1's open head slots, history samples. */
+	o = ask(self, "{\"cmd\": \"stats\", \"history\": 5}\n", true);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(IA_SLOTS_DEFAULT, num_at(o, "memory.switches.1.slots"));
+	EXPECT_EQ(16, num_at(o, "memory.switches.1.head_slots"));
+	EXPECT_EQ(IA_SLOTS_DEFAULT - 16, num_at(o, "memory.switches.1.tail_slots"));
+	EXPECT_EQ(8, num_at(o, "memory.switches.1.head_open"));
+	EXPECT_LT(0, num_at(o, "memory.switches.1.utilisation"));
+	EXPECT_EQ(0, num_at(o, "memory.switches.0.head_slots"));
+	EXPECT_EQ(300, num_at(o, "memory.switches.0.tail_slots"));
+	EXPECT_EQ(16, num_at(o, "memory.history.4.s1.0"));	/* head */
+	EXPECT_EQ(8, num_at(o, "memory.history.4.s1.1"));	/* open */
+	EXPECT_LT(0, num_at(o, "memory.samples"));
 	json_object_put(o);
 }
 

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include <inagg/maps.h>
+
 #include "job.h"
 
 #define NSW 7
@@ -26,9 +28,13 @@ static const char fig1[] = "{\"switches\": ["
 
 struct world {
 	uint32_t admitted[NSW][MAXE];	/* job ids, 0 = free */
+	uint32_t head[NSW][MAXE];	/* their heads (0: a PS job) */
+	int class[NSW][MAXE];
 	uint32_t pushed[NSW][MAXE];
 	uint32_t max_jobs;
+	uint32_t slots;			/* every switch's */
 	int refuse_on;			/* its ledger refuses every admission */
+	bool refuse_all;		/* every ledger does, while saying it has room */
 	int push_fails_on;
 	bool save_fails;
 	int budget;			/* changes left before the crash; < 0: none */
@@ -85,15 +91,45 @@ static int take(uint32_t *set, uint32_t id)
 	return -ENOENT;
 }
 
-static int f_admit(void *ctx, int v, uint32_t id, uint32_t slots, char *why, size_t len)
+static uint32_t heads(const struct world *w, int v)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < MAXE; i++)
+		n += w->admitted[v][i] ? w->head[v][i] : 0;
+	return n;
+}
+
+/* Where id is in switch v's ledger, -1 if not. */
+static int entry(const struct world *w, int v, uint32_t id)
+{
+	for (int i = 0; i < MAXE; i++)
+		if (w->admitted[v][i] == id)
+			return i;
+	return -1;
+}
+
+/* The ledger's rules: a PS job has no head, heads fit the slots, jobs the limit. */
+static int f_admit(void *ctx, int v, uint32_t id, enum ia_job_class class, uint32_t slots,
+		   char *why, size_t len)
 {
 	struct world *w = ctx;
+	int ret;
 
 	if (!change(w))
 		return -EIO;
-	if (v == w->refuse_on || count(w->admitted[v]) >= (int)w->max_jobs)
+	if ((class == IA_JOB_PS) != !slots || (class != IA_JOB_PS && class != IA_JOB_INA))
+		return ia_fail(why, len, -EINVAL, "class and head disagree");
+	if (v == w->refuse_on || w->refuse_all || count(w->admitted[v]) >= (int)w->max_jobs)
 		return ia_fail(why, len, -ENOSPC, "job limit reached");
-	return put(w->admitted[v], id);
+	if (heads(w, v) + slots > w->slots)
+		return ia_fail(why, len, -ENOSPC, "slot limit reached");
+	ret = put(w->admitted[v], id);
+	if (!ret) {
+		w->head[v][entry(w, v, id)] = slots;
+		w->class[v][entry(w, v, id)] = class;
+	}
+	return ret;
 }
 
 static int f_release(void *ctx, int v, uint32_t id, char *why, size_t len)
@@ -112,7 +148,7 @@ static bool f_has_room(void *ctx, int v, uint32_t slots)
 {
 	struct world *w = ctx;
 
-	return count(w->admitted[v]) < (int)w->max_jobs;
+	return count(w->admitted[v]) < (int)w->max_jobs && heads(w, v) + slots <= w->slots;
 }
 
 static int f_push(void *ctx, const struct ia_job *j, int v, char *why, size_t len)
@@ -166,7 +202,7 @@ FIXTURE(job)
 	struct ia_topo *t;
 	struct world w;
 	struct ia_jobs js;
-	struct ia_job_refusal refused[NSW];
+	struct ia_job_refusal refused[2 * NSW];
 	int nrefused;
 	char err[IA_ERRLEN];
 };
@@ -175,8 +211,8 @@ FIXTURE_SETUP(job)
 {
 	ASSERT_EQ(0, ia_topo_parse(fig1, &self->t, self->err, sizeof(self->err)));
 	ASSERT_EQ(NSW, self->t->n);
-	self->w = (struct world){ .max_jobs = 2, .refuse_on = -1, .push_fails_on = -1,
-				  .budget = -1 };
+	self->w = (struct world){ .max_jobs = 2, .slots = 4096, .refuse_on = -1,
+				  .push_fails_on = -1, .budget = -1 };
 	ASSERT_EQ(0, ia_jobs_init(&self->js, self->t, &fake_ops, &self->w));
 }
 
@@ -196,14 +232,26 @@ static int submit(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self, ui
 			      sizeof(self->err));
 }
 
-/* The job is admitted exactly on its blue switches and pushed exactly on its path. */
+/*
+ * The job is admitted exactly where it is held, as its class with its head
+ * (an INA job exactly on its blue switches, a PS job on its path only, never
+ * with a head), and pushed exactly on its path.
+ */
 static bool in_place(const struct world *w, const struct ia_job *j)
 {
-	for (int v = 0; v < NSW; v++)
-		if (has(w->admitted[v], j->id) != j->blue[v] ||
-		    has(w->pushed[v], j->id) != j->plan.sw[v].on_path)
+	for (int v = 0; v < NSW; v++) {
+		int e = entry(w, v, j->id);
+
+		if ((e >= 0) != j->held[v] || has(w->pushed[v], j->id) != j->plan.sw[v].on_path)
 			return false;
-	return true;
+		if (j->class == IA_JOB_INA && j->held[v] != j->blue[v])
+			return false;
+		if (j->class == IA_JOB_PS && (j->blue[v] || (j->held[v] && !j->plan.sw[v].on_path)))
+			return false;
+		if (e >= 0 && (w->class[v][e] != (int)j->class || w->head[v][e] != j->head))
+			return false;
+	}
+	return j->class == IA_JOB_INA ? j->head > 0 : j->class == IA_JOB_PS && !j->head;
 }
 
 static bool no_trace(const struct world *w, uint32_t id)
@@ -213,6 +261,18 @@ static bool no_trace(const struct world *w, uint32_t id)
 			return false;
 	return true;
 }
+
+static bool no_trace_in_ledgers(const struct world *w, uint32_t id)
+{
+	for (int v = 0; v < NSW; v++)
+		if (has(w->admitted[v], id))
+			return false;
+	return true;
+}
+
+static struct ia_jobs *restart(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self);
+static void check_recovered(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self,
+			    struct ia_jobs *js, int step);
 
 static int nblue(const struct ia_job *j)
 {
@@ -272,7 +332,155 @@ TEST_F(job, refused_everywhere_runs_all_red)
 	self->w.max_jobs = 0;
 	ASSERT_EQ(0, submit(_metadata, self, 0, 3, &j));
 	EXPECT_EQ(0, nblue(j));
+	/* Automatic: no head anywhere, so a PS job, whose tails were refused too. */
+	EXPECT_EQ((int)IA_JOB_PS, (int)j->class);
 	EXPECT_TRUE(in_place(&self->w, j));
+	EXPECT_TRUE(no_trace_in_ledgers(&self->w, j->id));
+	EXPECT_NE(NULL, strstr(self->w.saved, "\"class\":\"ps\""));
+}
+
+static int submit_class(FIXTURE_DATA(job) *self, uint32_t id, int k, enum ia_job_class class,
+			uint32_t head, struct ia_job **j)
+{
+	struct ia_job_request rq = { .id = id, .k = k, .algo = IA_ALGO_SMC, .class = class,
+				     .head = head };
+
+	return ia_jobs_submit(&self->js, &rq, j, self->refused, &self->nrefused, self->err,
+			      sizeof(self->err));
+}
+
+/* An automatic job with room is INA: its head on its blue switches, the head its window. */
+TEST_F(job, auto_with_memory_is_ina)
+{
+	struct ia_job *j;
+
+	ASSERT_EQ(0, submit_class(self, 0, 2, IA_JOB_AUTO, 200, &j));
+	EXPECT_EQ((int)IA_JOB_INA, (int)j->class);
+	EXPECT_EQ(200u, j->head);
+	EXPECT_EQ(200u, j->window);	/* no window given: the head's */
+	EXPECT_EQ(2, nblue(j));
+	EXPECT_TRUE(in_place(&self->w, j));
+	EXPECT_NE(NULL, strstr(self->w.saved, "\"class\":\"ina\",\"head\":200"));
+}
+
+/* Memory for half the demand: the first head fits, an INA job then fails, auto runs PS. */
+TEST_F(job, memory_decides_ina_ps_and_auto)
+{
+	struct ia_job *a, *b;
+	int changes;
+
+	self->w.slots = 300;
+	ASSERT_EQ(0, submit_class(self, 0, 7, IA_JOB_INA, 200, &a));
+	EXPECT_EQ((int)IA_JOB_INA, (int)a->class);
+	/* Every switch a could use is taken: s0..s2 pass, s3..s6 aggregate. */
+	changes = self->w.changes;
+	EXPECT_EQ(-ENOSPC, submit_class(self, 0, 7, IA_JOB_INA, 200, &b));
+	EXPECT_NE(NULL, strstr(self->err, "no switch could admit a head of 200"));
+	EXPECT_EQ(NULL, b);
+	EXPECT_TRUE(no_trace(&self->w, 2));
+	EXPECT_EQ(1, self->js.njobs);
+	EXPECT_LT(changes, self->w.changes);	/* it was tried, and undone */
+	/* Where a took no memory, b's head fits: only the switches a left blue-free. */
+	for (int v = 0; v < NSW; v++)
+		EXPECT_LE(heads(&self->w, v), 300u);
+	ASSERT_EQ(0, submit_class(self, 0, 7, IA_JOB_AUTO, 200, &b));
+	if (b->class == IA_JOB_INA) {
+		for (int v = 0; v < NSW; v++)
+			EXPECT_FALSE(a->blue[v] && b->blue[v]);
+	}
+	EXPECT_TRUE(in_place(&self->w, b));
+	for (int v = 0; v < NSW; v++)
+		EXPECT_LE(heads(&self->w, v), 300u);
+}
+
+/* A PS job never holds head memory: admitted without a head on its path, never blue. */
+TEST_F(job, ps_holds_no_head_and_its_tails_are_its_path)
+{
+	struct ia_job *j;
+	int held = 0;
+
+	ASSERT_EQ(0, submit_class(self, 0, 7, IA_JOB_PS, 0, &j));
+	EXPECT_EQ((int)IA_JOB_PS, (int)j->class);
+	EXPECT_EQ(0u, j->head);
+	EXPECT_EQ((uint32_t)IA_JOB_WINDOW_DEFAULT, j->window);
+	EXPECT_EQ(0, nblue(j));
+	for (int v = 0; v < NSW; v++) {
+		EXPECT_EQ(j->plan.sw[v].on_path, j->held[v]);
+		EXPECT_EQ(0u, heads(&self->w, v));
+		held += j->held[v];
+	}
+	EXPECT_EQ(NSW, held);	/* every switch carries some of Fig. 1's workers */
+	EXPECT_TRUE(in_place(&self->w, j));
+	/* A full ledger leaves only that tail out. */
+	ASSERT_EQ(0, ia_jobs_end(&self->js, 1, self->err, sizeof(self->err)));
+	EXPECT_TRUE(no_trace(&self->w, 1));
+	self->w.refuse_on = 4;
+	ASSERT_EQ(0, submit_class(self, 0, 7, IA_JOB_PS, 0, &j));
+	EXPECT_EQ(1, self->nrefused);
+	EXPECT_EQ(4, self->refused[0].sw);
+	EXPECT_FALSE(j->held[4]);
+	EXPECT_TRUE(j->plan.sw[4].on_path);
+	EXPECT_TRUE(in_place(&self->w, j));
+	/* Its record says where it aggregates. */
+	EXPECT_NE(NULL, strstr(self->w.saved, "\"tails\":[\"s0\",\"s1\",\"s2\",\"s3\","
+				 "\"s5\",\"s6\"]"));
+}
+
+/*
+ * Ledgers that say they have room and refuse everything: an automatic job is
+ * refused a head on every switch it was placed on, then a tail on every
+ * switch of its path, and each refusal is reported (more than one per switch).
+ */
+TEST_F(job, auto_refused_heads_then_tails_all_reported)
+{
+	struct ia_job *j;
+	int heads = 0, tails = 0;
+
+	self->w.refuse_all = true;
+	ASSERT_EQ(0, submit_class(self, 0, 7, IA_JOB_AUTO, 0, &j));
+	EXPECT_EQ((int)IA_JOB_PS, (int)j->class);
+	ASSERT_GE(2 * NSW, self->nrefused);
+	for (int i = 0; i < self->nrefused; i++) {
+		/* Heads first (placed again each time without the refusing switch), then tails. */
+		if (i < self->nrefused - NSW)
+			heads++;
+		else
+			tails += self->refused[i].sw == i - (self->nrefused - NSW);
+	}
+	EXPECT_LT(NSW, self->nrefused);
+	EXPECT_LT(0, heads);
+	EXPECT_EQ(NSW, tails);
+	EXPECT_TRUE(in_place(&self->w, j));
+	EXPECT_TRUE(no_trace_in_ledgers(&self->w, j->id));
+}
+
+/* A PS job's failed push undoes its tails too. */
+TEST_F(job, ps_push_failure_rolls_back)
+{
+	struct ia_job *j;
+
+	self->w.push_fails_on = 2;
+	EXPECT_EQ(-ENODEV, submit_class(self, 0, 3, IA_JOB_PS, 0, &j));
+	EXPECT_TRUE(no_trace(&self->w, 1));
+	EXPECT_EQ(0, self->js.njobs);
+}
+
+/* A PS job whose admissions vanished is repaired as a PS job, and ended cleanly after. */
+TEST_F(job, recovery_repairs_a_ps_job)
+{
+	struct ia_jobs *js;
+	struct ia_job *j;
+
+	ASSERT_EQ(0, submit_class(self, 0, 3, IA_JOB_PS, 0, &j));
+	memset(self->w.admitted, 0, sizeof(self->w.admitted));
+	js = restart(_metadata, self);
+	ASSERT_EQ(1, js->njobs);
+	EXPECT_EQ((int)IA_JOB_PS, (int)js->jobs[0].class);
+	EXPECT_TRUE(in_place(&self->w, &js->jobs[0]));
+	EXPECT_EQ(0, ia_jobs_end(js, 1, self->err, sizeof(self->err)));
+	EXPECT_TRUE(no_trace(&self->w, 1));
+	ia_jobs_free(js);
+	free(js);
 }
 
 TEST_F(job, full_ledgers_are_not_placed_on)
@@ -345,10 +553,31 @@ TEST_F(job, bad_requests_change_nothing)
 	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
 					  self->err, sizeof(self->err)));
 	rq.algo = IA_ALGO_SMC;
-	rq.window = 0;
+	rq.window = IA_MAX_WINDOW + 1;
 	EXPECT_EQ(-ERANGE, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
 					  self->err, sizeof(self->err)));
 	rq.window = 128;
+	rq.head = IA_MAX_WINDOW + 1;
+	EXPECT_EQ(-ERANGE, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	rq.head = 64;	/* a window above the head: chunks in flight would share slots */
+	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "above the head"));
+	rq.head = 128;
+	rq.class = IA_JOB_PS;	/* a PS job with a head */
+	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	rq.head = 0;
+	rq.class = 7;
+	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	rq.class = IA_JOB_INA;
+	rq.k = 0;	/* INA without switches to be blue on */
+	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	rq.k = 2;
+	rq.class = 0;
 	rq.load = load;
 	EXPECT_EQ(-ERANGE, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
 					  self->err, sizeof(self->err)));
@@ -463,6 +692,43 @@ TEST_F(job, recovery_from_every_intermediate_state)
 		self->js = *js;
 		free(js);
 		ASSERT_EQ(2, self->js.njobs);
+	}
+}
+
+/* The same for a PS job: its tails are rolled back or whole after a crash anywhere. */
+TEST_F(job, ps_recovery_from_every_intermediate_state)
+{
+	int total;
+	struct ia_job *j;
+
+	ASSERT_EQ(0, submit(_metadata, self, 1, 2, &j));
+	self->w.changes = 0;
+	ASSERT_EQ(0, submit_class(self, 2, 3, IA_JOB_PS, 0, &j));
+	total = self->w.changes;
+	ASSERT_EQ(0, ia_jobs_end(&self->js, 2, self->err, sizeof(self->err)));
+	ASSERT_GT(total, 6);
+	for (int step = 0; step <= total; step++) {
+		struct world before = self->w;
+		struct ia_jobs *js;
+
+		before.saved = strdup(self->w.saved);
+		self->w.budget = step;
+		submit_class(self, 2, 3, IA_JOB_PS, 0, &j);
+		js = restart(_metadata, self);
+		check_recovered(_metadata, self, js, step);
+		if (step == total) {
+			ASSERT_NE(NULL, ia_jobs_find(js, 2));
+			EXPECT_EQ((int)IA_JOB_PS, (int)ia_jobs_find(js, 2)->class);
+		}
+		ia_jobs_free(js);
+		free(js);
+		ia_jobs_free(&self->js);
+		free(self->w.saved);
+		self->w = before;
+		js = restart(_metadata, self);
+		self->js = *js;
+		free(js);
+		ASSERT_EQ(1, self->js.njobs);
 	}
 }
 

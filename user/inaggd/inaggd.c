@@ -158,13 +158,15 @@ static int claim_network(const char *tag, char *err, size_t errlen)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: inaggd -t TOPOLOGY -n TAG [-s SOCKET] [-S STATE] [-K] [-v] [-q]\n"
+		"Usage: inaggd -t TOPOLOGY -n TAG [-s SOCKET] [-S STATE] [-K] [-m MS] [-v] [-q]\n"
 		"  -t, --topology FILE  the network's topology (as given to inagg net up)\n"
 		"  -n, --net TAG        the network built by 'inagg net up -n TAG'\n"
 		"  -s, --socket PATH    control socket (default " IA_CTL_SOCK ")\n"
 		"  -S, --state FILE     state file (default /run/inagg/inaggd-TAG.json)\n"
 		"  -K, --kernel-forward upward messages leave through the kernel, so that tc\n"
 		"                       rate emulation (inagg net up --rate-mbit) applies to them\n"
+		"  -m, --sample MS      memory statistics (occupancy, utilisation) sampled every\n"
+		"                       MS ms while jobs run (default 100; 0: never)\n"
 		"  -v, --verbose        debug messages;  -q, --quiet  warnings and errors only\n");
 }
 
@@ -174,17 +176,17 @@ int main(int argc, char **argv)
 		{ "topology", required_argument, NULL, 't' }, { "net", required_argument, NULL, 'n' },
 		{ "socket", required_argument, NULL, 's' },   { "state", required_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },	      { "quiet", no_argument, NULL, 'q' },
-		{ "kernel-forward", no_argument, NULL, 'K' },
+		{ "kernel-forward", no_argument, NULL, 'K' }, { "sample", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },	      { NULL }
 	};
-	struct daemon d = { .sock_path = IA_CTL_SOCK };
+	struct daemon d = { .sock_path = IA_CTL_SOCK, .sample_ms = 100 };
 	char err[IA_ERRLEN], state[PATH_MAX];
 	const char *topo = NULL, *tag = NULL;
 	int c, lfd, sfd, ret;
 	sigset_t mask;
 
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
-	while ((c = getopt_long(argc, argv, "t:n:s:S:vqKh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:n:s:S:m:vqKh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': topo = optarg; break;
 		case 'n': tag = optarg; break;
@@ -193,6 +195,13 @@ int main(int argc, char **argv)
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_WARN; break;
 		case 'K': d.job_flags |= IA_JOB_F_KERNEL_FWD; break;
+		case 'm':
+			d.sample_ms = atoi(optarg);
+			if (d.sample_ms < 0 || d.sample_ms > 60000) {
+				log_msg(LOG_ERR, "--sample: 0..60000 ms");
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -238,6 +247,10 @@ int main(int argc, char **argv)
 	ret = recover(&d);
 	if (ret)
 		return 1;
+	if (mem_init(&d)) {
+		log_msg(LOG_ERR, "out of memory");
+		return 1;
+	}
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -258,5 +271,8 @@ int main(int argc, char **argv)
 	log_msg(LOG_INFO, "stopping; jobs stay configured and are recovered on restart");
 	unlink(d.sock_path);
 	close(lfd);
+	mem_free(&d);
+	for (int v = 0; v < d.t->n; v++)
+		ia_xdp_close(d.xdp[v]);
 	return 0;
 }

@@ -37,9 +37,13 @@ struct daemon {
 	const char *state_path;
 	const char *sock_path;
 	struct swinfo *sw;
+	struct ia_xdp **xdp;	/* per switch: its maps, kept open (sw_xdp()) */
+	long long *xdp_retry;	/* per switch: no open before then (s, monotonic) */
 	char dest_ns[128];
 	struct ia_jobs jobs;
 	__u32 job_flags;	/* IA_JOB_F_* for every switch */
+	int sample_ms;		/* memory statistics every this many ms; 0: none */
+	struct memstat *mem;
 };
 
 /* switches.c: the real network behind the job transaction. */
@@ -47,11 +51,23 @@ int resolve_ports(struct daemon *d);
 int init_ledgers(struct daemon *d, char *err, size_t errlen);
 void port_counters(struct daemon *d, int v, int ifindex, struct ia_counters *c);
 void job_counters(struct daemon *d, int v, __u32 id, struct ia_counters *c);
+struct ia_xdp *sw_xdp(struct daemon *d, int v);
+void sw_xdp_drop(struct daemon *d, int v);
 extern const struct ia_job_ops switch_job_ops;
 
 /* inaggd.c: the state file and the log, for the job transaction. */
 int save_state(void *ctx, const struct ia_jobs *js);
 void note(void *ctx, int level, const char *msg);
+
+/* memory.c: sampled occupancy and utilisation of every switch's memory. */
+int mem_init(struct daemon *d);
+void mem_free(struct daemon *d);
+/* Samples if due; returns ms until the next sample, -1 if none. */
+long long mem_tick(struct daemon *d);
+/* {"sample_ms", "samples", "switches": [...], "history" (the last history samples)}. */
+json_object *mem_json(struct daemon *d, long long history);
+/* Adds head, head_open, utilisation of job id at switch v to l. */
+void mem_job_link(struct daemon *d, __u32 id, int v, json_object *l);
 
 /* server.c: the control socket */
 int listen_on(const char *path);

@@ -90,8 +90,10 @@ static json_object *job_json(const struct daemon *d, const struct ia_job *j, boo
 			continue;
 		l = json_object_new_object();
 		json_object_object_add(l, "switch", json_object_new_string(t->sw[v].name));
-		json_object_object_add(l, "role", json_object_new_string(j->blue[v] ? "blue" :
-										     "red"));
+		/* blue: the job's head; tail: a PS job may aggregate in the tail; red: it passes. */
+		json_object_object_add(l, "role", json_object_new_string(
+							  j->blue[v] ? "blue" :
+							  j->held[v] ? "tail" : "red"));
 		json_object_object_add(l, "members", json_object_new_int64(j->plan.sw[v].nmembers));
 		json_object_object_add(l, "messages", json_object_new_int64(j->model.msgs[v]));
 		json_object_array_add(links, l);
@@ -106,7 +108,8 @@ static json_object *do_submit(struct daemon *d, json_object *req)
 	struct ia_job_request rq = {
 		.id = ia_ctl_int(req, "job", 0),
 		.k = ia_ctl_int(req, "k", 0),
-		.window = ia_ctl_int(req, "window", IA_JOB_WINDOW_DEFAULT),
+		.window = ia_ctl_int(req, "window", 0),
+		.head = ia_ctl_int(req, "head", 0),
 		.algo = IA_ALGO_SMC,
 	};
 	struct ia_job_refusal *refused = NULL;
@@ -121,8 +124,12 @@ static json_object *do_submit(struct daemon *d, json_object *req)
 		return error_reply("algorithm: unknown or not for jobs: '%.32s'",
 				   ia_ctl_str(req, "algorithm", ""));
 	rq.algo = a;
+	a = ia_job_class_parse(ia_ctl_str(req, "class", "auto"));
+	if (a < 0)
+		return error_reply("class: ina, ps or auto, not '%.32s'", ia_ctl_str(req, "class", ""));
+	rq.class = a;
 	load = calloc(t->n, sizeof(*load));
-	refused = calloc(t->n, sizeof(*refused));
+	refused = calloc(2 * t->n, sizeof(*refused));	/* heads, then tails: see job.h */
 	if (!load || !refused) {
 		reply = error_reply("out of memory");
 		goto out;
@@ -207,7 +214,7 @@ static json_object *do_list(struct daemon *d, json_object *req)
 }
 
 /* Every uplink, all jobs together: what its port sent up and received down. */
-static json_object *link_stats(struct daemon *d)
+static json_object *link_stats(struct daemon *d, json_object *req)
 {
 	json_object *reply = ok_reply(), *links = json_object_new_array();
 
@@ -231,6 +238,7 @@ static json_object *link_stats(struct daemon *d)
 		json_object_array_add(links, l);
 	}
 	json_object_object_add(reply, "links", links);
+	json_object_object_add(reply, "memory", mem_json(d, ia_ctl_int(req, "history", 0)));
 	return reply;
 }
 
@@ -249,7 +257,7 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 	double worst = 0, worst_model = 0;
 
 	if (!json_object_object_get_ex(req, "job", NULL))
-		return link_stats(d);
+		return link_stats(d, req);
 	j = req_job(d, req, &err);
 	if (!j)
 		return err;
@@ -297,6 +305,7 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 		json_object_object_add(l, "model_messages", json_object_new_int64(j->model.msgs[v]));
 		json_object_object_add(l, "rate", json_object_new_double(rate));
 		json_object_object_add(l, "congestion", json_object_new_double(per / rate));
+		mem_job_link(d, j->id, v, l);
 		json_object_array_add(links, l);
 	}
 	json_object_object_add(reply, "job", json_object_new_int64(j->id));
@@ -313,7 +322,7 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 static const struct command {
 	const char *name;
 	json_object *(*run)(struct daemon *d, json_object *req);
-	struct ia_ctl_field fields[6];
+	struct ia_ctl_field fields[8];
 } commands[] = {
 	{ "submit", do_submit, {
 		{ "k", IA_CTL_INT, true, 0, INT32_MAX },
@@ -321,11 +330,14 @@ static const struct command {
 		{ "window", IA_CTL_INT, false, 1, IA_MAX_WINDOW },
 		JOB_ID(false),
 		{ "workers", IA_CTL_COUNTS, false, 0, UINT32_MAX },
+		{ "class", IA_CTL_STRING, false, 1, 8 },
+		{ "head", IA_CTL_INT, false, 1, IA_MAX_WINDOW },
 	} },
 	{ "end", do_end, { JOB_ID(true) } },
 	{ "list", do_list, { { NULL } } },
 	{ "show", do_show, { JOB_ID(true) } },
-	{ "stats", do_stats, { JOB_ID(false), { "chunks", IA_CTL_INT, false, 1, INT64_MAX - 1 } } },
+	{ "stats", do_stats, { JOB_ID(false), { "chunks", IA_CTL_INT, false, 1, INT64_MAX - 1 },
+			       { "history", IA_CTL_INT, false, 0, 4096 } } },
 };
 
 json_object *handle(struct daemon *d, json_object *req)

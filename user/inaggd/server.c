@@ -261,6 +261,12 @@ int serve(struct daemon *d, int lfd, int sfd)
 				.events = c->out && c->outoff < c->outlen ? POLLOUT : POLLIN,
 			};
 		}
+		{
+			long long due = mem_tick(d);
+
+			if (due >= 0 && (wait < 0 || due < wait))
+				wait = due;
+		}
 		if (poll(p, np, wait) < 0) {
 			if (errno == EINTR)
 				continue;

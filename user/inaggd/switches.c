@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/libbpf.h>
 
@@ -37,7 +38,9 @@ int resolve_ports(struct daemon *d)
 	int ret;
 
 	d->sw = calloc(t->n, sizeof(*d->sw));
-	if (!d->sw)
+	d->xdp = calloc(t->n, sizeof(*d->xdp));
+	d->xdp_retry = calloc(t->n, sizeof(*d->xdp_retry));
+	if (!d->sw || !d->xdp || !d->xdp_retry)
 		return -ENOMEM;
 	ia_net_dest_ns(d->tag, d->dest_ns, sizeof(d->dest_ns));
 	for (int v = 0; v < t->n; v++) {
@@ -117,7 +120,8 @@ static int tail_follow(struct ia_ledger *l, __u32 more_heads)
 	return ia_ledger_set_tail(l, cap.max_slots - cap.head_slots - more_heads);
 }
 
-static int sw_admit(void *ctx, int v, uint32_t id, uint32_t slots, char *why, size_t whylen)
+static int sw_admit(void *ctx, int v, uint32_t id, enum ia_job_class class, uint32_t slots,
+		    char *why, size_t whylen)
 {
 	struct ia_ledger *l;
 	int ret = ledger_open(ctx, v, &l, why, whylen);
@@ -128,7 +132,8 @@ static int sw_admit(void *ctx, int v, uint32_t id, uint32_t slots, char *why, si
 	ret = tail_follow(l, slots);
 	if (ret != -ENOSPC && ret)
 		return ledger_done(l, ret, why, whylen);
-	ret = ia_ledger_admit(l, id, slots);
+	ret = ia_ledger_admit_class(l, id, class == IA_JOB_PS ? INAGG_CLASS_PS : INAGG_CLASS_INA,
+				    slots);
 	if (ret) {
 		ia_fail(why, whylen, ret, "%s", *ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) :
 								     strerror(-ret));
@@ -253,7 +258,7 @@ static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t w
 	struct ia_xdp_job cfg = {
 		.id = j->id,
 		.role = ps->blue ? IA_ROLE_BLUE : IA_ROLE_RED,
-		.window = j->window,
+		.window = j->head,	/* the BPF memory: what the ledger admitted */
 		.self_id = ia_switch_id(v),
 		.nmembers = ps->nmembers,
 		.members = members,
@@ -320,22 +325,48 @@ const struct ia_job_ops switch_job_ops = {
 	.pushed = sw_pushed,	 .save = save_state,	.note = note,
 };
 
+/*
+ * Switch v's maps, opened once and kept: opening parses the whole BPF
+ * object, too slow to do per request (a recovery checks every job on every
+ * switch). After a failure to open, not tried again for 5 s.
+ */
+struct ia_xdp *sw_xdp(struct daemon *d, int v)
+{
+	struct timespec now;
+	int h;
+
+	if (d->xdp[v])
+		return d->xdp[v];
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec < d->xdp_retry[v])
+		return NULL;
+	h = ia_netns_enter(d->sw[v].ns);
+	if (h < 0)
+		return NULL;
+	if (ia_xdp_open_existing(d->sw[v].ns, &d->xdp[v])) {
+		d->xdp[v] = NULL;
+		d->xdp_retry[v] = now.tv_sec + 5;
+	}
+	ia_netns_return(h);
+	return d->xdp[v];
+}
+
+/* A kept handle that failed a read: opened again next time. */
+void sw_xdp_drop(struct daemon *d, int v)
+{
+	ia_xdp_close(d->xdp[v]);
+	d->xdp[v] = NULL;
+}
+
 /* Counters of one port (ifindex) or one job of switch v; 0 on any failure. */
 static int counters(struct daemon *d, int v, int ifindex, __u32 job, struct ia_counters *c)
 {
-	struct ia_xdp *x;
-	int h = ia_netns_enter(d->sw[v].ns), ret;
+	struct ia_xdp *x = sw_xdp(d, v);
 
 	memset(c, 0, sizeof(*c));
-	if (h < 0)
-		return h;
-	ret = ia_xdp_open(d->sw[v].ns, &x);
-	if (!ret) {
-		ret = ifindex ? ia_xdp_port_counters(x, ifindex, c) : ia_xdp_job_counters(x, job, c);
-		ia_xdp_close(x);
-	}
-	ia_netns_return(h);
-	return ret;
+	if (!x)
+		return -ENOENT;
+	return ifindex ? ia_xdp_port_counters(x, ifindex, c) : ia_xdp_job_counters(x, job, c);
 }
 
 void port_counters(struct daemon *d, int v, int ifindex, struct ia_counters *c)

@@ -92,6 +92,7 @@ void ia_gen_defaults(struct ia_gen_opts *o)
 	o->load_const = 1;
 	o->rate = IA_GEN_RATE_CONST;
 	o->capacity = 1;
+	o->slots = IA_SLOTS_DEFAULT;
 	o->avail_prob = 1.0;
 }
 
@@ -227,6 +228,7 @@ int ia_gen_tree(const struct ia_gen_opts *o, struct ia_topo **out)
 		else
 			t->sw[v].parent = ia_rng_below(&r, v);
 		t->sw[v].capacity = o->capacity;
+		t->sw[v].slots = o->slots;
 		if (o->avail_prob < 1.0)
 			t->sw[v].available = ia_rng_double(&r) < o->avail_prob;
 	}

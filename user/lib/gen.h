@@ -60,6 +60,7 @@ struct ia_gen_opts {
 	bool load_all;		/* load on every switch, not only on leaves */
 	enum ia_gen_rate rate;
 	uint32_t capacity;
+	uint32_t slots;		/* every switch's aggregator slots (IA_SLOTS_DEFAULT) */
 	double avail_prob;	/* probability a switch is available; 1 for all */
 	uint64_t seed;
 };

@@ -10,15 +10,6 @@
 
 #include "job.h"
 
-static const char *const state_names[] = {
-	[IA_JOB_ADMITTING] = "admitting", [IA_JOB_CONFIGURING] = "configuring",
-	[IA_JOB_ACTIVE] = "active",	  [IA_JOB_ENDING] = "ending",
-};
-
-const char *ia_job_state_name(enum ia_job_state s)
-{
-	return s < sizeof(state_names) / sizeof(state_names[0]) ? state_names[s] : "?";
-}
 
 static void __attribute__((format(printf, 3, 4))) note(struct ia_jobs *js, int level,
 							const char *fmt, ...)
@@ -42,28 +33,11 @@ int ia_jobs_init(struct ia_jobs *js, const struct ia_topo *t, const struct ia_jo
 	return js->jobs ? 0 : -ENOMEM;
 }
 
-static void job_free(struct ia_job *j)
-{
-	free(j->load);
-	free(j->blue);
-	ia_placement_free(&j->model);
-	ia_plan_free(&j->plan);
-	memset(j, 0, sizeof(*j));
-}
-
-static int job_alloc(struct ia_job *j, int n)
-{
-	j->load = calloc(n, sizeof(*j->load));
-	j->blue = calloc(n, sizeof(*j->blue));
-	if (!j->load || !j->blue || ia_placement_init(&j->model, n))
-		return -ENOMEM;
-	return 0;
-}
 
 void ia_jobs_free(struct ia_jobs *js)
 {
 	for (int i = 0; i < js->njobs; i++)
-		job_free(&js->jobs[i]);
+		ia_job_free(&js->jobs[i]);
 	free(js->jobs);
 	js->jobs = NULL;
 	js->njobs = 0;
@@ -82,7 +56,7 @@ static void drop(struct ia_jobs *js, struct ia_job *j)
 {
 	int i = j - js->jobs;
 
-	job_free(j);
+	ia_job_free(j);
 	memmove(&js->jobs[i], &js->jobs[i + 1], (js->njobs - i - 1) * sizeof(*j));
 	js->njobs--;
 	memset(&js->jobs[js->njobs], 0, sizeof(*j));
@@ -102,7 +76,7 @@ static void teardown(struct ia_jobs *js, struct ia_job *j)
 				note(js, 4, "job %u: removing from %s: %s", j->id, t->sw[v].name,
 				     strerror(-ret));
 		}
-		if (!j->blue[v])
+		if (!j->held[v])
 			continue;
 		why[0] = '\0';
 		ret = js->ops->release(js->ctx, v, j->id, why, sizeof(why));
@@ -117,14 +91,14 @@ static int save(struct ia_jobs *js)
 	return js->ops->save(js->ctx, js);
 }
 
-/* Admits j on every blue switch; on a refusal releases the others and returns the switch. */
+/* Admits j's head on every blue switch; on a refusal releases the others and returns the switch. */
 static int admit_all(struct ia_jobs *js, struct ia_job *j, struct ia_job_refusal *r)
 {
 	for (int v = 0; v < js->t->n; v++) {
 		if (!j->blue[v])
 			continue;
 		r->why[0] = '\0';
-		if (!js->ops->admit(js->ctx, v, j->id, j->window, r->why, sizeof(r->why)))
+		if (!js->ops->admit(js->ctx, v, j->id, IA_JOB_INA, j->head, r->why, sizeof(r->why)))
 			continue;
 		r->sw = v;
 		for (int u = 0; u < v; u++)
@@ -133,6 +107,42 @@ static int admit_all(struct ia_jobs *js, struct ia_job *j, struct ia_job_refusal
 		return v;
 	}
 	return -1;
+}
+
+/*
+ * A PS job on the switches of its paths with room for one more job: its
+ * tails there. A refusal only leaves that switch's tail out (the job's
+ * messages pass it unaggregated), recorded in refused.
+ */
+static int admit_tails(struct ia_jobs *js, struct ia_job *j, struct ia_job_refusal *refused,
+		       int *nrefused, char *err, size_t errlen)
+{
+	const struct ia_topo *t = js->t;
+	int ret;
+
+	for (int v = 0; v < t->n; v++)
+		j->held[v] = j->plan.sw[v].on_path && js->ops->has_room(js->ctx, v, 0);
+	/* Record the intent first: a crash mid-way is rolled back on restart. */
+	ret = save(js);
+	if (ret)
+		return ia_fail(err, errlen, ret, "state: %s", strerror(-ret));
+	for (int v = 0; v < t->n; v++) {
+		struct ia_job_refusal *r = &refused[*nrefused];
+
+		if (!j->held[v])
+			continue;
+		r->why[0] = '\0';
+		if (!js->ops->admit(js->ctx, v, j->id, IA_JOB_PS, 0, r->why, sizeof(r->why)))
+			continue;
+		j->held[v] = false;
+		r->sw = v;
+		if (!*r->why)
+			snprintf(r->why, sizeof(r->why), "refused");
+		note(js, 4, "job %u: tail on %s refused: %s; its messages pass there", j->id,
+		     t->sw[v].name, r->why);
+		(*nrefused)++;
+	}
+	return 0;
 }
 
 /* Places and admits, each refusal taking its switch out; fills j->blue. */
@@ -151,6 +161,7 @@ static int place_and_admit(struct ia_jobs *js, struct ia_job *j, bool *avail,
 		if (ret)
 			return ia_fail(err, errlen, ret, "placement: %s", strerror(-ret));
 		memcpy(j->blue, j->model.blue, t->n * sizeof(*j->blue));
+		memcpy(j->held, j->blue, t->n * sizeof(*j->held));
 		/* Record the intent first: a crash mid-way is rolled back on restart. */
 		ret = save(js);
 		if (ret)
@@ -166,6 +177,7 @@ static int place_and_admit(struct ia_jobs *js, struct ia_job *j, bool *avail,
 	}
 	/* Each attempt removes one switch: unreachable. */
 	memset(j->blue, 0, t->n * sizeof(*j->blue));
+	memset(j->held, 0, t->n * sizeof(*j->held));
 	return ia_fail(err, errlen, -EAGAIN, "admission: refused everywhere");
 }
 
@@ -196,8 +208,19 @@ static int check_request(struct ia_jobs *js, const struct ia_job_request *rq, ui
 		return ia_fail(err, errlen, -ENOSPC, "%d jobs already: end one first", js->njobs);
 	if (rq->k < 0)
 		return ia_fail(err, errlen, -EINVAL, "k: need an integer >= 0");
-	if (rq->window < 1 || rq->window > IA_MAX_WINDOW)
-		return ia_fail(err, errlen, -ERANGE, "window must be in [1, %d]", IA_MAX_WINDOW);
+	if (rq->window > IA_MAX_WINDOW || rq->head > IA_MAX_WINDOW)
+		return ia_fail(err, errlen, -ERANGE, "window and head must be in [1, %d]",
+			       IA_MAX_WINDOW);
+	if (rq->class && (rq->class < IA_JOB_INA || rq->class > IA_JOB_AUTO))
+		return ia_fail(err, errlen, -EINVAL, "class: ina, ps or auto");
+	if (rq->class == IA_JOB_PS && rq->head)
+		return ia_fail(err, errlen, -EINVAL, "a PS job holds no head");
+	if (rq->class == IA_JOB_INA && !rq->k)
+		return ia_fail(err, errlen, -EINVAL, "an INA job needs k >= 1 (its blue switches)");
+	if (rq->head && rq->window > rq->head)
+		return ia_fail(err, errlen, -EINVAL,
+			       "window %u above the head (%u): chunks in flight would share slots",
+			       rq->window, rq->head);
 	if ((int)rq->algo < 0 || rq->algo >= IA_ALGO__COUNT || rq->algo == IA_ALGO_BRUTE)
 		return ia_fail(err, errlen, -EINVAL, "algorithm not for jobs");
 	for (int v = 0; rq->load && v < t->n; v++)
@@ -210,6 +233,37 @@ static int check_request(struct ia_jobs *js, const struct ia_job_request *rq, ui
 			;
 	if (*id == UINT32_MAX || ia_jobs_find(js, *id))
 		return ia_fail(err, errlen, -EEXIST, "job %u exists", *id);
+	return 0;
+}
+
+/*
+ * After the INA placement (or none): the class is settled. An INA job that
+ * got no head anywhere fails; an automatic one becomes PS. A PS job
+ * aggregates at no blue switch: its model is all red.
+ */
+static int classify(struct ia_jobs *js, struct ia_job *j, char *err, size_t errlen)
+{
+	const struct ia_topo *t = js->t;
+	int nblue = 0;
+
+	for (int v = 0; v < t->n; v++)
+		nblue += j->blue[v];
+	if (j->class != IA_JOB_PS && nblue) {
+		j->class = IA_JOB_INA;
+		return 0;
+	}
+	if (j->class == IA_JOB_INA)
+		return ia_fail(err, errlen, -ENOSPC,
+			       "class ina: no switch could admit a head of %u slots (class auto "
+			       "would run it as PS)", j->head);
+	j->class = IA_JOB_PS;
+	j->head = 0;
+	memset(j->blue, 0, t->n * sizeof(*j->blue));
+	memset(j->held, 0, t->n * sizeof(*j->held));
+	struct ia_problem pb = { .topo = t, .load = j->load };
+
+	memset(j->model.blue, 0, t->n * sizeof(*j->model.blue));
+	ia_model_eval(&pb, &j->model);
 	return 0;
 }
 
@@ -228,24 +282,41 @@ int ia_jobs_submit(struct ia_jobs *js, const struct ia_job_request *rq, struct i
 	if (ret)
 		return ret;
 	j = &js->jobs[js->njobs++];
-	*j = (struct ia_job){ .id = id, .k = rq->k, .algo = rq->algo, .window = rq->window,
+	*j = (struct ia_job){ .id = id, .k = rq->k, .algo = rq->algo,
+			      .class = rq->class ? rq->class : IA_JOB_AUTO,
+			      .window = rq->window ? rq->window :
+				       rq->head ? rq->head : IA_JOB_WINDOW_DEFAULT,
 			      .state = IA_JOB_ADMITTING, .created = time(NULL) };
+	j->head = rq->head ? rq->head : j->window;
+	if (j->class == IA_JOB_PS)
+		j->head = 0;
 	avail = calloc(t->n, sizeof(*avail));
-	if (!avail || job_alloc(j, t->n)) {
+	if (!avail || ia_job_alloc(j, t->n)) {
 		ret = ia_fail(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 	for (int v = 0; v < t->n; v++) {
 		j->load[v] = rq->load ? rq->load[v] : t->sw[v].load;
-		avail[v] = t->sw[v].available && js->ops->has_room(js->ctx, v, j->window);
+		avail[v] = j->class != IA_JOB_PS && t->sw[v].available &&
+			   js->ops->has_room(js->ctx, v, j->head);
 	}
-	ret = place_and_admit(js, j, avail, refused, nrefused, err, errlen);
+	if (j->class != IA_JOB_PS) {
+		ret = place_and_admit(js, j, avail, refused, nrefused, err, errlen);
+		if (ret)
+			goto rollback;
+	}
+	ret = classify(js, j, err, errlen);
 	if (ret)
 		goto rollback;
 	ret = ia_plan_build(t, j->load, j->blue, &j->plan);
 	if (ret) {
 		ia_fail(err, errlen, ret, "plan: %s", strerror(-ret));
 		goto rollback;
+	}
+	if (j->class == IA_JOB_PS) {
+		ret = admit_tails(js, j, refused, nrefused, err, errlen);
+		if (ret)
+			goto rollback;
 	}
 	j->state = IA_JOB_CONFIGURING;
 	ret = save(js);
@@ -262,9 +333,9 @@ int ia_jobs_submit(struct ia_jobs *js, const struct ia_job_request *rq, struct i
 		ia_fail(err, errlen, ret, "state: %s", strerror(-ret));
 		goto rollback;
 	}
-	note(js, 6, "job %u: %s k=%d, %d blue, congestion %g, %u workers", j->id,
-	     ia_algo_name(j->algo), j->k, j->model.nblue, ia_ratio_double(j->model.congestion),
-	     j->plan.nworkers);
+	note(js, 6, "job %u: %s, head %u, %s k=%d, %d blue, congestion %g, %u workers", j->id,
+	     ia_job_class_name(j->class), j->head, ia_algo_name(j->algo), j->k, j->model.nblue,
+	     ia_ratio_double(j->model.congestion), j->plan.nworkers);
 	free(avail);
 	*out = j;
 	return 0;
@@ -298,119 +369,6 @@ int ia_jobs_end(struct ia_jobs *js, uint32_t id, char *err, size_t errlen)
 	return 0;
 }
 
-json_object *ia_job_to_json(const struct ia_jobs *js, const struct ia_job *j)
-{
-	const struct ia_topo *t = js->t;
-	json_object *o = json_object_new_object(), *blue = json_object_new_array();
-	json_object *load = json_object_new_object();
-
-	json_object_object_add(o, "job", json_object_new_int64(j->id));
-	json_object_object_add(o, "state", json_object_new_string(ia_job_state_name(j->state)));
-	json_object_object_add(o, "algorithm", json_object_new_string(ia_algo_name(j->algo)));
-	json_object_object_add(o, "k", json_object_new_int(j->k));
-	json_object_object_add(o, "window", json_object_new_int64(j->window));
-	json_object_object_add(o, "worker_window",
-			       json_object_new_int64(ia_job_worker_window(j->window)));
-	json_object_object_add(o, "created", json_object_new_int64(j->created));
-	for (int v = 0; v < t->n; v++) {
-		if (j->blue[v])
-			json_object_array_add(blue, json_object_new_string(t->sw[v].name));
-		if (j->load[v])
-			json_object_object_add(load, t->sw[v].name,
-					       json_object_new_int64(j->load[v]));
-	}
-	json_object_object_add(o, "blue", blue);
-	json_object_object_add(o, "workers_per_switch", load);
-	return o;
-}
-
-json_object *ia_jobs_to_json(const struct ia_jobs *js)
-{
-	json_object *root = json_object_new_object(), *jobs = json_object_new_array();
-
-	for (int i = 0; i < js->njobs; i++)
-		json_object_array_add(jobs, ia_job_to_json(js, &js->jobs[i]));
-	json_object_object_add(root, "jobs", jobs);
-	return root;
-}
-
-static bool get_int(json_object *o, const char *key, long long min, long long max,
-		    long long *out)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-		return false;
-	*out = json_object_get_int64(v);
-	return *out >= min && *out <= max;
-}
-
-/*
- * A saved record back into a job. -EINVAL without an id: unusable. Any other
- * failure leaves what is needed to roll it back (id, blue, load).
- */
-static int job_from_json(const struct ia_topo *t, json_object *o, struct ia_job *j)
-{
-	long long id, k, window, created = 0;
-	json_object *f;
-	int algo, s;
-
-	memset(j, 0, sizeof(*j));
-	if (!json_object_is_type(o, json_type_object) ||
-	    !get_int(o, "job", 1, UINT32_MAX - 1, &id))
-		return -EINVAL;
-	if (job_alloc(j, t->n))
-		return -ENOMEM;
-	j->id = id;
-	if (json_object_object_get_ex(o, "blue", &f) && json_object_is_type(f, json_type_array)) {
-		for (size_t b = 0; b < json_object_array_length(f); b++) {
-			json_object *name = json_object_array_get_idx(f, b);
-
-			s = json_object_is_type(name, json_type_string) ?
-				    ia_topo_find(t, json_object_get_string(name)) : -1;
-			if (s >= 0)
-				j->blue[s] = true;
-		}
-	}
-	if (json_object_object_get_ex(o, "workers_per_switch", &f) &&
-	    json_object_is_type(f, json_type_object)) {
-		json_object_object_foreach(f, name, cnt) {
-			s = ia_topo_find(t, name);
-			if (s >= 0 && json_object_is_type(cnt, json_type_int) &&
-			    json_object_get_int64(cnt) >= 0 &&
-			    json_object_get_int64(cnt) <= t->sw[s].load)
-				j->load[s] = json_object_get_int64(cnt);
-		}
-	}
-	if (ia_plan_build(t, j->load, j->blue, &j->plan))
-		j->plan.sw = NULL;
-	if (!get_int(o, "k", 0, INT32_MAX, &k) || !get_int(o, "window", 1, IA_MAX_WINDOW, &window))
-		return -EBADMSG;
-	get_int(o, "created", 0, INT64_MAX, &created);
-	j->k = k;
-	j->window = window;
-	j->created = created;
-	if (!json_object_object_get_ex(o, "algorithm", &f) ||
-	    !json_object_is_type(f, json_type_string) ||
-	    (algo = ia_algo_parse(json_object_get_string(f))) < 0)
-		return -EBADMSG;
-	j->algo = algo;
-	if (!json_object_object_get_ex(o, "state", &f) || !json_object_is_type(f, json_type_string))
-		return -EBADMSG;
-	for (s = 0; s < (int)(sizeof(state_names) / sizeof(state_names[0])); s++)
-		if (!strcmp(json_object_get_string(f), state_names[s]))
-			break;
-	if (s == sizeof(state_names) / sizeof(state_names[0]))
-		return -EBADMSG;
-	j->state = s;
-	if (!j->plan.sw)
-		return -EBADMSG;
-	struct ia_problem pb = { .topo = t, .load = j->load };
-
-	memcpy(j->model.blue, j->blue, t->n * sizeof(*j->blue));
-	ia_model_eval(&pb, &j->model);
-	return 0;
-}
 
 /* Brings ledgers and switches in line with an active job; what is there stays. */
 static int repair(struct ia_jobs *js, struct ia_job *j)
@@ -419,9 +377,9 @@ static int repair(struct ia_jobs *js, struct ia_job *j)
 	int fixed = 0, ret;
 
 	for (int v = 0; v < js->t->n; v++) {
-		if (j->blue[v] && js->ops->admitted(js->ctx, v, j->id) == -ENOENT) {
+		if (j->held[v] && js->ops->admitted(js->ctx, v, j->id) == -ENOENT) {
 			why[0] = '\0';
-			ret = js->ops->admit(js->ctx, v, j->id, j->window, why, sizeof(why));
+			ret = js->ops->admit(js->ctx, v, j->id, j->class, j->head, why, sizeof(why));
 			if (ret)
 				note(js, 4, "job %u: admission on %s: %s", j->id, js->t->sw[v].name,
 				     *why ? why : strerror(-ret));
@@ -456,18 +414,18 @@ int ia_jobs_recover(struct ia_jobs *js, json_object *saved, int *repairs, char *
 	for (size_t i = 0; i < n && js->njobs < IA_MAX_JOBS; i++) {
 		struct ia_job *j = &js->jobs[js->njobs];
 
-		ret = job_from_json(js->t, json_object_array_get_idx(jobs, i), j);
+		ret = ia_job_from_json(js->t, json_object_array_get_idx(jobs, i), j);
 		if (ret == -EINVAL || ret == -ENOMEM || (j->id && ia_jobs_find(js, j->id))) {
 			/* Without an id, or another's: nothing that is surely its to undo. */
 			note(js, 4, "saved job %zu unreadable or repeated: skipped", i);
-			job_free(j);
+			ia_job_free(j);
 			continue;
 		}
 		if (ret || j->state != IA_JOB_ACTIVE) {
 			note(js, 4, "job %u was %s when the daemon stopped: rolled back", j->id,
 			     ia_job_state_name(j->state));
 			teardown(js, j);
-			job_free(j);
+			ia_job_free(j);
 			continue;
 		}
 		js->njobs++;

@@ -3,10 +3,15 @@
  * The job transaction of one network, independent of where ledgers and
  * switches live (inaggd gives it the real ones, tests give it fakes):
  *
- *   submit:  placement on the switches with room -> admission on every blue
- *            switch, all or nothing (a refusal releases the others and the
- *            job is placed again without the refusing switch) -> plan ->
- *            push to every switch on the job's paths (a failure undoes all);
+ *   submit:  an INA job: placement on the switches with room for its head
+ *            -> admission of the head on every blue switch, all or nothing
+ *            (a refusal releases the others and the job is placed again
+ *            without the refusing switch); a PS job: no blue switch, and
+ *            admission without a head on the switches of its paths that
+ *            have room for one more job (its tails there), best effort;
+ *            class auto is INA if a head could be admitted somewhere, else
+ *            PS -> plan -> push to every switch on the job's paths (a
+ *            failure undoes all);
  *   end:     recorded as ending, configuration removed, admissions released;
  *   recover: from the saved records, jobs caught half-way (admitting,
  *            configuring, ending) are rolled back; active ones have missing
@@ -32,14 +37,26 @@
 
 enum ia_job_state { IA_JOB_ADMITTING, IA_JOB_CONFIGURING, IA_JOB_ACTIVE, IA_JOB_ENDING };
 
+/*
+ * Where a job aggregates (docs/memory.md). INA: a head of its own on its
+ * blue switches; PS: no head, best effort in the tails of the switches on
+ * its paths, the rest at its parameter server; AUTO, a request only: INA if
+ * SMC's placement can be admitted with the memory left, else PS (selective
+ * INA). The values of INA and PS are the ledger's (enum inagg_job_class).
+ */
+enum ia_job_class { IA_JOB_INA = 1, IA_JOB_PS = 2, IA_JOB_AUTO = 3 };
+
 struct ia_job {
 	uint32_t id;
 	int k;
 	enum ia_algo algo;
-	uint32_t window;		/* aggregator slots on each blue switch */
+	enum ia_job_class class;	/* INA or PS */
+	uint32_t head;			/* INA: slots of its head on each blue switch; PS: 0 */
+	uint32_t window;		/* chunks in flight x 2 (see ia_job_worker_window()) */
 	enum ia_job_state state;
 	uint32_t *load;			/* workers used per switch */
-	bool *blue;
+	bool *blue;			/* INA: where its heads are */
+	bool *held;			/* switches whose ledger admitted it: INA blue, PS tails */
 	struct ia_placement model;
 	struct ia_plan plan;		/* built from CONFIGURING on */
 	time_t created;
@@ -49,11 +66,16 @@ struct ia_jobs;
 
 /* What the transaction needs from the world. ctx is ia_jobs.ctx. */
 struct ia_job_ops {
-	/* Ledger of switch v. why gets the ledger's reason on failure. */
-	int (*admit)(void *ctx, int v, uint32_t id, uint32_t slots, char *why, size_t whylen);
+	/*
+	 * Ledger of switch v: class INA or PS, slots the head (0 for PS). why
+	 * gets the ledger's reason on failure.
+	 */
+	int (*admit)(void *ctx, int v, uint32_t id, enum ia_job_class class, uint32_t slots,
+		     char *why, size_t whylen);
 	int (*release)(void *ctx, int v, uint32_t id, char *why, size_t whylen);
 	/* 0 if admitted, -ENOENT if not, another -errno if unknown. */
 	int (*admitted)(void *ctx, int v, uint32_t id);
+	/* Room for one more job with a head of slots (0: a PS job). */
 	bool (*has_room)(void *ctx, int v, uint32_t slots);
 	/* Switch v's maps. */
 	int (*push)(void *ctx, const struct ia_job *j, int v, char *why, size_t whylen);
@@ -77,7 +99,9 @@ struct ia_job_request {
 	uint32_t id;			/* 0: the smallest free id */
 	int k;				/* switches that may aggregate */
 	enum ia_algo algo;
-	uint32_t window;
+	enum ia_job_class class;	/* 0: IA_JOB_AUTO */
+	uint32_t head;			/* INA: head slots; 0: the window */
+	uint32_t window;		/* 0: the head if given, else IA_JOB_WINDOW_DEFAULT */
 	const uint32_t *load;		/* workers per switch; NULL: all of the topology's */
 };
 
@@ -93,7 +117,8 @@ void ia_jobs_free(struct ia_jobs *js);
 struct ia_job *ia_jobs_find(struct ia_jobs *js, uint32_t id);
 
 /*
- * Runs the whole transaction. refused (room for t->n) gets each admission
+ * Runs the whole transaction. refused (room for 2 * t->n: an automatic job
+ * may be refused a head and then a tail on every switch) gets each admission
  * refusal, *nrefused their count. On success *out points into js->jobs.
  * On failure nothing is left admitted or pushed and err says why.
  */
@@ -119,9 +144,25 @@ static inline uint32_t ia_job_worker_window(uint32_t window)
 }
 
 const char *ia_job_state_name(enum ia_job_state s);
-/* The job's record: id, state, algorithm, k, window, worker window, blue, workers. */
+/* "ina", "ps", "auto"; parse: the class, or -EINVAL. */
+const char *ia_job_class_name(enum ia_job_class c);
+int ia_job_class_parse(const char *s);
+/*
+ * The job's record: id, state, class, head, algorithm, k, window, worker
+ * window, blue (= heads), tails, workers.
+ */
 json_object *ia_job_to_json(const struct ia_jobs *js, const struct ia_job *j);
 /* {"jobs": [records]}: what ops->save persists. */
 json_object *ia_jobs_to_json(const struct ia_jobs *js);
+
+/*
+ * Internal, for job.c and job_json.c: a job's arrays for n switches (freed
+ * with ia_job_free(), which also clears it), and a saved record read back
+ * into j: -EINVAL without an id (unusable); any other failure leaves what is
+ * needed to roll it back (id, the switches it may hold, load).
+ */
+int ia_job_alloc(struct ia_job *j, int n);
+void ia_job_free(struct ia_job *j);
+int ia_job_from_json(const struct ia_topo *t, json_object *o, struct ia_job *j);
 
 #endif

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inaggd's memory statistics (issue 16 point 5, docs/memory.md): every
+ * sample_ms, how many head slots hold a live aggregation, read from the BPF
+ * maps, beside the switch's heads and tail as the daemon keeps its ledger
+ * (never read here: a ledger lock another process holds must not stall the
+ * daemon).
+ * Utilisation is slot-time holding live aggregation over slot-time
+ * available, each sample weighted by the time since the previous one: per
+ * switch over its slots, per job and switch over its head. The last
+ * MEM_HISTORY samples are kept for `stats` with "history". Reading a head
+ * costs a lookup per slot: when a sample takes long, the next comes later,
+ * so that requests are always served.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "inaggd.h"
+#include "ledger.h"
+#include "xdp_mem.h"
+
+#define MEM_HISTORY 4096
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+struct mem_job {
+	__u32 id;		/* 0: unused */
+	__u64 *busy, *avail;	/* per switch, slot-ms */
+	__u32 *open, *head;	/* per switch, at the last sample */
+};
+
+struct memstat {
+	long long start_ms, next_ms, last_ms, interval_ms;
+	__u64 nsamples;
+	__u64 *busy, *avail;	/* per switch, slot-ms */
+	struct ia_ledger_cap *cap;	/* per switch, last sample */
+	__u32 *open;		/* per switch: head slots live, last sample */
+	struct mem_job jobs[IA_MAX_JOBS];
+	/* History: ring of samples, each t_ms and per switch {head, open, tail, lent}. */
+	long long *hist_t;
+	__u32 (*hist)[4];
+	__u64 hist_n;
+};
+
+int mem_init(struct daemon *d)
+{
+	int n = d->t->n;
+	struct memstat *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	d->mem = m;
+	m->busy = calloc(n, sizeof(*m->busy));
+	m->avail = calloc(n, sizeof(*m->avail));
+	m->cap = calloc(n, sizeof(*m->cap));
+	m->open = calloc(n, sizeof(*m->open));
+	m->hist_t = calloc(MEM_HISTORY, sizeof(*m->hist_t));
+	m->hist = calloc((size_t)MEM_HISTORY * n, sizeof(*m->hist));
+	if (!m->busy || !m->avail || !m->cap || !m->open || !m->hist_t || !m->hist)
+		return -ENOMEM;
+	m->start_ms = now_ms();
+	m->next_ms = m->start_ms;
+	return 0;
+}
+
+static void job_forget(struct mem_job *mj)
+{
+	free(mj->busy);
+	free(mj->avail);
+	free(mj->open);
+	free(mj->head);
+	memset(mj, 0, sizeof(*mj));
+}
+
+void mem_free(struct daemon *d)
+{
+	struct memstat *m = d->mem;
+
+	if (!m)
+		return;
+	for (int i = 0; i < IA_MAX_JOBS; i++)
+		job_forget(&m->jobs[i]);
+	free(m->busy);
+	free(m->avail);
+	free(m->cap);
+	free(m->open);
+	free(m->hist_t);
+	free(m->hist);
+	free(m);
+	d->mem = NULL;
+}
+
+/* The statistics of job id, made if new (NULL if there is no room or memory). */
+static struct mem_job *job_of(struct daemon *d, __u32 id, bool make)
+{
+	struct memstat *m = d->mem;
+	struct mem_job *free_one = NULL;
+	int n = d->t->n;
+
+	for (int i = 0; i < IA_MAX_JOBS; i++) {
+		if (m->jobs[i].id == id)
+			return &m->jobs[i];
+		if (!m->jobs[i].id && !free_one)
+			free_one = &m->jobs[i];
+	}
+	if (!make || !free_one)
+		return NULL;
+	free_one->busy = calloc(n, sizeof(__u64));
+	free_one->avail = calloc(n, sizeof(__u64));
+	free_one->open = calloc(n, sizeof(__u32));
+	free_one->head = calloc(n, sizeof(__u32));
+	if (!free_one->busy || !free_one->avail || !free_one->open || !free_one->head) {
+		job_forget(free_one);
+		return NULL;
+	}
+	free_one->id = id;
+	return free_one;
+}
+
+/* Switch v's ledger as the daemon keeps it: its heads, the tail every other slot. */
+static void ledger_figures(const struct daemon *d, int v, struct ia_ledger_cap *c)
+{
+	const struct ia_switch *s = &d->t->sw[v];
+
+	*c = (struct ia_ledger_cap){ .max_jobs = s->capacity, .max_slots = s->slots };
+	for (int i = 0; i < d->jobs.njobs; i++) {
+		const struct ia_job *j = &d->jobs.jobs[i];
+
+		if (!j->held[v])
+			continue;
+		c->used_jobs++;
+		c->head_slots += j->class == IA_JOB_INA ? j->head : 0;
+	}
+	c->tail_slots = c->max_slots - c->head_slots;
+	c->used_slots = c->max_slots;
+}
+
+/* dt: the time this sample stands for (ms), its weight in the utilisation. */
+static void sample(struct daemon *d, long long now, long long dt)
+{
+	struct memstat *m = d->mem;
+	const struct ia_topo *t = d->t;
+	__u64 slot = m->hist_n % MEM_HISTORY;
+
+	/* Jobs that ended are forgotten. */
+	for (int i = 0; i < IA_MAX_JOBS; i++)
+		if (m->jobs[i].id && !ia_jobs_find(&d->jobs, m->jobs[i].id))
+			job_forget(&m->jobs[i]);
+	memset(m->open, 0, t->n * sizeof(*m->open));
+	for (int i = 0; i < d->jobs.njobs; i++) {
+		struct ia_job *j = &d->jobs.jobs[i];
+		struct mem_job *mj;
+
+		if (j->class != IA_JOB_INA || j->state != IA_JOB_ACTIVE)
+			continue;
+		mj = job_of(d, j->id, true);
+		for (int v = 0; mj && v < t->n; v++) {
+			struct ia_xdp_head_use use;
+			struct ia_xdp *x;
+
+			if (!j->blue[v] || !(x = sw_xdp(d, v)))
+				continue;
+			if (ia_xdp_head_use(x, j->id, &use)) {
+				sw_xdp_drop(d, v);	/* the switch was set up again? */
+				continue;
+			}
+			mj->open[v] = use.open;
+			mj->head[v] = use.slots;
+			mj->busy[v] += (__u64)use.open * dt;
+			mj->avail[v] += (__u64)use.slots * dt;
+			m->open[v] += use.open;
+		}
+	}
+	for (int v = 0; v < t->n; v++) {
+		ledger_figures(d, v, &m->cap[v]);
+		m->busy[v] += (__u64)m->open[v] * dt;
+		m->avail[v] += (__u64)m->cap[v].max_slots * dt;
+		m->hist[slot * t->n + v][0] = m->cap[v].head_slots;
+		m->hist[slot * t->n + v][1] = m->open[v];
+		m->hist[slot * t->n + v][2] = m->cap[v].tail_slots;
+		m->hist[slot * t->n + v][3] = m->cap[v].lent_slots;
+	}
+	m->hist_t[slot] = now - m->start_ms;
+	m->hist_n++;
+	m->nsamples++;
+	m->last_ms = now;
+}
+
+long long mem_tick(struct daemon *d)
+{
+	struct memstat *m = d->mem;
+	long long now = now_ms();
+
+	if (!m || d->sample_ms <= 0)
+		return -1;
+	if (now >= m->next_ms) {
+		long long took = 0;
+
+		/* Only while jobs run: an idle daemon does not wake up for nothing. */
+		if (d->jobs.njobs) {
+			/* Since the last sample, unless sampling paused (no jobs) in between. */
+			long long dt = m->last_ms && now - m->last_ms <= 2 * m->interval_ms ?
+					       now - m->last_ms : d->sample_ms;
+
+			sample(d, now, dt);
+			took = now_ms() - now;
+		}
+		/* Sampling never takes more than a fifth of the daemon's time. */
+		m->interval_ms = 4 * took > d->sample_ms ? 4 * took : d->sample_ms;
+		m->next_ms = now + m->interval_ms;
+	}
+	return m->next_ms - now;
+}
+
+static json_object *ratio(__u64 a, __u64 b)
+{
+	return json_object_new_double(b ? (double)a / b : 0);
+}
+
+static json_object *mem_switch_json(struct daemon *d, int v)
+{
+	struct memstat *m = d->mem;
+	json_object *o = json_object_new_object();
+	struct ia_ledger_cap now, *c = &now;
+
+	/* The figures as they are now; occupancy as last sampled. */
+	ledger_figures(d, v, &now);
+
+	json_object_object_add(o, "switch", json_object_new_string(d->t->sw[v].name));
+	json_object_object_add(o, "slots", json_object_new_int64(c->max_slots));
+	json_object_object_add(o, "jobs", json_object_new_int64(c->used_jobs));
+	json_object_object_add(o, "head_slots", json_object_new_int64(c->head_slots));
+	json_object_object_add(o, "head_open", json_object_new_int64(m->open[v]));
+	json_object_object_add(o, "tail_slots", json_object_new_int64(c->tail_slots));
+	json_object_object_add(o, "lent_slots", json_object_new_int64(c->lent_slots));
+	json_object_object_add(o, "utilisation", ratio(m->busy[v], m->avail[v]));
+	return o;
+}
+
+void mem_job_link(struct daemon *d, __u32 id, int v, json_object *l)
+{
+	struct mem_job *mj = job_of(d, id, false);
+
+	json_object_object_add(l, "head", json_object_new_int64(mj ? mj->head[v] : 0));
+	json_object_object_add(l, "head_open", json_object_new_int64(mj ? mj->open[v] : 0));
+	json_object_object_add(l, "utilisation", ratio(mj ? mj->busy[v] : 0,
+							 mj ? mj->avail[v] : 0));
+}
+
+json_object *mem_json(struct daemon *d, long long history)
+{
+	struct memstat *m = d->mem;
+	json_object *o = json_object_new_object(), *sw = json_object_new_array();
+	const struct ia_topo *t = d->t;
+
+	json_object_object_add(o, "sample_ms", json_object_new_int64(d->sample_ms));
+	json_object_object_add(o, "samples", json_object_new_int64(m->nsamples));
+	for (int v = 0; v < t->n; v++)
+		json_object_array_add(sw, mem_switch_json(d, v));
+	json_object_object_add(o, "switches", sw);
+	if (history <= 0)
+		return o;
+	/* Oldest first: {"t_ms": T, "<switch>": [head, head_open, tail, lent], ...}. */
+	json_object *h = json_object_new_array();
+	__u64 n = m->hist_n < MEM_HISTORY ? m->hist_n : MEM_HISTORY;
+
+	if ((__u64)history < n)
+		n = history;
+	for (__u64 k = m->hist_n - n; k < m->hist_n; k++) {
+		json_object *s = json_object_new_object();
+		__u64 slot = k % MEM_HISTORY;
+
+		json_object_object_add(s, "t_ms", json_object_new_int64(m->hist_t[slot]));
+		for (int v = 0; v < t->n; v++) {
+			json_object *a = json_object_new_array();
+
+			for (int f = 0; f < 4; f++)
+				json_object_array_add(a, json_object_new_int64(
+								 m->hist[slot * t->n + v][f]));
+			json_object_object_add(s, t->sw[v].name, a);
+		}
+		json_object_array_add(h, s);
+	}
+	json_object_object_add(o, "history", h);
+	return o;
+}
