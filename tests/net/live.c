@@ -332,9 +332,13 @@ TEST_F_TIMEOUT(net, admission_refused_placed_elsewhere, 300)
 	char ns[64];
 	bool has_s2 = false;
 
-	/* Another tenant holds s2's whole capacity (2 jobs). */
+	/*
+	 * Another tenant holds s2's whole capacity (2 jobs). The daemon's tail holds
+	 * every slot no head holds: more slots make room for the tenant's heads.
+	 */
 	snprintf(ns, sizeof(ns), "ia-%s-s2", self->e.tag);
-	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger set --jobs 2 >/dev/null", ns, build));
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger set --jobs 2 --slots 8192 >/dev/null",
+			ns, build));
 	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit -J 900 --slots 1 >/dev/null", ns, build));
 	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit -J 901 --slots 1 >/dev/null", ns, build));
 	resp = request(&self->e, "{\"cmd\": \"submit\", \"k\": 2}");
@@ -359,9 +363,13 @@ TEST_F_TIMEOUT(net, admission_conflict_rolls_back, 120)
 	FILE *p;
 	int n = 0;
 
-	/* Room on s2 (its ledger holds the topology's capacity, 1), so that it is tried. */
+	/*
+	 * Room on s2 (its ledger holds the topology's capacity, 1), so that it is
+	 * tried; slots beyond the daemon's tail for the other admission's head.
+	 */
 	snprintf(ns, sizeof(ns), "ia-%s-s2", self->e.tag);
-	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger set --jobs 2 >/dev/null", ns, build));
+	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger set --jobs 2 --slots 8192 >/dev/null",
+			ns, build));
 	ASSERT_EQ(0, sh("ip netns exec %s %s/inagg ledger admit -J 7 --slots 1 >/dev/null", ns, build));
 	resp = request(&self->e, "{\"cmd\": \"submit\", \"k\": 2, \"job\": 7}");
 	ASSERT_NE(NULL, resp);
