@@ -641,8 +641,8 @@ TEST_F_TIMEOUT(d, stats_show_head_occupancy_and_utilisation, 120)
 	ASSERT_TRUE(json_object_object_get_ex(o, "job", &w));
 	ASSERT_TRUE(json_object_object_get_ex(w, "workers", &w));
 	snprintf(wns, sizeof(wns), "%s", str_at(json_object_array_get_idx(w, 0), "netns", NULL));
-	snprintf(cmd, sizeof(cmd), "exec ip netns exec %s %s/inagg worker -J 1 -i %d -p %s -n 2048"
-		 " -w 8 -t 2000 -r 50 >/dev/null 2>&1", wns, build,
+	snprintf(cmd, sizeof(cmd), "exec ip netns exec %s %s/inagg worker run -J 1 -i %d -p %s -e 2048"
+		 " -w 8 --timeout 2000 --retries 50 >/dev/null 2>&1", wns, build,
 		 (int)num_at(json_object_array_get_idx(w, 0), "id"), addr);
 	json_object_put(o);
 	worker = fork();
