@@ -12,13 +12,17 @@
 #include "inagg/maps.h"
 
 struct job_args {
-	long k, window, job;
-	int algo;
+	long k, window, job, head;
+	int algo, jclass;
 	json_object *workers;
 	const char *sock;
 };
 
-static const struct job_args job_defaults = { .k = -1, .algo = -1, .sock = IA_CTL_SOCK };
+static const struct job_args job_defaults = { .k = -1, .algo = -1, .jclass = -1,
+					       .sock = IA_CTL_SOCK };
+
+/* As inaggd's request spells them (user/lib/job.h, docs/memory.md). */
+static const char *const class_names[] = { "ina", "ps", "auto", NULL };
 
 /* -W SWITCH=COUNT,...: the workers taking part, per switch. */
 static int parse_workers(const char *opt, const char *arg, void *dst)
@@ -59,8 +63,13 @@ static const struct opt submit_opts[] = {
 	OPT_ENUMF('a', "algo", "ALGO", struct job_args, algo, cli_algo_name, IA_ALGO__COUNT,
 		  OPT_NODEF, "placement algorithm (default: inaggd's, smc)"),
 	OPT_INT('w', "window", "W", struct job_args, window, 1, IA_MAX_WINDOW, OPT_NODEF,
-		"aggregator slots per blue switch; workers keep half of it in flight "
-		"(default: inaggd's)"),
+		"chunks in flight x 2: workers keep half of it in flight (default: the "
+		"head, else inaggd's, 128)"),
+	OPT_ENUM(0, "class", "CLASS", struct job_args, jclass, class_names, OPT_NODEF,
+		 "ina: a head on each blue switch, refused without memory; ps: no head, "
+		 "the switches' tails; auto: ina if memory allows, else ps (default)"),
+	OPT_INT(0, "head", "SLOTS", struct job_args, head, 1, IA_MAX_WINDOW, OPT_NODEF,
+		"aggregator slots of an INA job on each blue switch (default: the window)"),
 	JOB_ID(0),
 	OPT_FUNC('W', "workers", "LIST", struct job_args, workers, parse_workers, NULL, 0,
 		 "SWITCH=COUNT,... workers taking part (default: all of the topology's)"),
@@ -72,8 +81,9 @@ const struct opt_cmd job_submit_cmd = {
 	.opts = submit_opts,
 	.defaults = &job_defaults,
 	.size = sizeof(job_defaults),
-	.about = "Submits a job to inaggd: placement, admission on every blue switch, map\n"
-		 "pushes. Without -J, the job gets the smallest free id.\n",
+	.about = "Submits a job to inaggd: placement, admission on every blue switch (an INA\n"
+		 "job's head there; a PS job's tails on its path), map pushes. Without -J, the\n"
+		 "job gets the smallest free id. docs/memory.md tells the classes apart.\n",
 };
 
 static const struct opt list_opts[] = {
@@ -112,12 +122,19 @@ static void print_job(json_object *j)
 {
 	json_object *arr;
 
-	printf("job %s: %s, %s k=%s window %s (workers %s in flight), blue:", rpc_str(j, "job"),
-	       rpc_str(j, "state"), rpc_str(j, "algorithm"), rpc_str(j, "k"),
-	       rpc_str(j, "window"), rpc_str(j, "worker_window"));
+	printf("job %s: %s, %s head %s, %s k=%s window %s (workers %s in flight), blue:",
+	       rpc_str(j, "job"), rpc_str(j, "state"), rpc_str(j, "class"), rpc_str(j, "head"),
+	       rpc_str(j, "algorithm"), rpc_str(j, "k"), rpc_str(j, "window"),
+	       rpc_str(j, "worker_window"));
 	if (json_object_object_get_ex(j, "blue", &arr))
 		for (size_t i = 0; i < json_object_array_length(arr); i++)
 			printf(" %s", json_object_get_string(json_object_array_get_idx(arr, i)));
+	/* Where a PS job may aggregate: the tails of these switches. */
+	if (json_object_object_get_ex(j, "tails", &arr) && json_object_array_length(arr)) {
+		printf(", tails:");
+		for (size_t i = 0; i < json_object_array_length(arr); i++)
+			printf(" %s", json_object_get_string(json_object_array_get_idx(arr, i)));
+	}
 	printf("\n");
 	if (!json_object_object_get_ex(j, "congestion", &arr))
 		return;
@@ -164,6 +181,11 @@ static json_object *job_request(const struct opt_cmd *cmd, const char *wire, int
 				       json_object_new_string(ia_algo_name(a->algo)));
 	if (a->window)
 		json_object_object_add(req, "window", json_object_new_int64(a->window));
+	if (a->jclass >= 0)
+		json_object_object_add(req, "class",
+				       json_object_new_string(class_names[a->jclass]));
+	if (a->head)
+		json_object_object_add(req, "head", json_object_new_int64(a->head));
 	if (a->job)
 		json_object_object_add(req, "job", json_object_new_int64(a->job));
 	if (a->workers)

@@ -9,7 +9,7 @@
 #include "rpc.h"
 
 struct stats_args {
-	long job, chunks;
+	long job, chunks, history;
 	const char *sock;
 };
 
@@ -19,6 +19,8 @@ static const struct opt stats_opts[] = {
 	OPT_INT('J', "job", "ID", struct stats_args, job, 1, UINT32_MAX - 1, OPT_NODEF, "job id"),
 	OPT_INT(0, "chunks", "N", struct stats_args, chunks, 1, LONG_MAX, OPT_NODEF,
 		"chunks the job ran (default: as counted at the root)"),
+	OPT_INT(0, "history", "N", struct stats_args, history, 1, 4096, OPT_NODEF,
+		"also the last N memory samples: per switch head, head slots live, tail, lent"),
 	OPT_STR('S', "socket", "PATH", struct stats_args, sock, 0, "inaggd's socket"),
 	OPT_END
 };
@@ -30,7 +32,10 @@ const struct opt_cmd stats_show_cmd = {
 	.about = "Per link of a job: messages per chunk measured by the switches' counters beside\n"
 		 "the congestion model's prediction, and the measured network congestion.\n"
 		 "Without -J: per uplink, all jobs together, what was sent up, the results that\n"
-		 "came down, foreign traffic passed to the kernel, and drops by reason.\n",
+		 "came down, foreign traffic passed to the kernel, and drops by reason.\n"
+		 "Memory (docs/memory.md): per switch its slots, heads, head slots holding a\n"
+		 "live aggregation, tail, lent slots and utilisation (slot-time live over\n"
+		 "slot-time available); with -J, the job's head on each switch likewise.\n",
 };
 
 static void print_uplinks(json_object *reply)
@@ -50,6 +55,43 @@ static void print_uplinks(json_object *reply)
 	}
 }
 
+/* Per switch memory, and the history as a table (t_ms, then each switch's four figures). */
+static void print_memory(json_object *reply)
+{
+	json_object *m, *v;
+
+	if (!json_object_object_get_ex(reply, "memory", &m))
+		return;
+	printf("memory, sampled every %s ms (%s samples):\n", rpc_str(m, "sample_ms"),
+	       rpc_str(m, "samples"));
+	printf("  %-8s %8s %5s %8s %8s %8s %8s %6s\n", "switch", "slots", "jobs", "heads", "live",
+	       "tail", "lent", "util");
+	json_object_object_get_ex(m, "switches", &v);
+	for (size_t i = 0; v && i < json_object_array_length(v); i++) {
+		json_object *s = json_object_array_get_idx(v, i);
+
+		printf("  %-8s %8s %5s %8s %8s %8s %8s %6.3f\n", rpc_str(s, "switch"),
+		       rpc_str(s, "slots"), rpc_str(s, "jobs"), rpc_str(s, "head_slots"),
+		       rpc_str(s, "head_open"), rpc_str(s, "tail_slots"), rpc_str(s, "lent_slots"),
+		       json_object_get_double(json_object_object_get(s, "utilisation")));
+	}
+	if (!json_object_object_get_ex(m, "history", &v))
+		return;
+	printf("history: t_ms, then per switch head live tail lent\n");
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		json_object *h = json_object_array_get_idx(v, i);
+
+		printf("%s", rpc_str(h, "t_ms"));
+		json_object_object_foreach(h, name, f) {
+			if (!strcmp(name, "t_ms"))
+				continue;
+			for (size_t k = 0; k < json_object_array_length(f); k++)
+				printf(" %s", json_object_get_string(json_object_array_get_idx(f, k)));
+		}
+		printf("\n");
+	}
+}
+
 static void print_job_links(json_object *reply)
 {
 	json_object *v;
@@ -57,16 +99,18 @@ static void print_job_links(json_object *reply)
 	printf("job %s over %s chunks: measured congestion %s (model %s)\n", rpc_str(reply, "job"),
 	       rpc_str(reply, "chunks"), rpc_str(reply, "congestion"),
 	       rpc_str(reply, "model_congestion"));
-	printf("  %-8s %-4s %10s %10s %8s %8s %6s\n", "switch", "role", "received", "sent up",
-	       "per chunk", "model", "dups");
+	printf("  %-8s %-4s %10s %10s %8s %8s %6s %6s %6s %6s\n", "switch", "role", "received",
+	       "sent up", "per chunk", "model", "dups", "head", "live", "util");
 	json_object_object_get_ex(reply, "links", &v);
 	for (size_t i = 0; v && i < json_object_array_length(v); i++) {
 		json_object *l = json_object_array_get_idx(v, i);
 
-		printf("  %-8s %-4s %10s %10s %8.3f %8s %6s\n", rpc_str(l, "switch"),
+		printf("  %-8s %-4s %10s %10s %8.3f %8s %6s %6s %6s %6.3f\n", rpc_str(l, "switch"),
 		       rpc_str(l, "role"), rpc_str(l, "received"), rpc_str(l, "sent_up"),
 		       json_object_get_double(json_object_object_get(l, "messages_per_chunk")),
-		       rpc_str(l, "model_messages"), rpc_str(l, "duplicates"));
+		       rpc_str(l, "model_messages"), rpc_str(l, "duplicates"), rpc_str(l, "head"),
+		       rpc_str(l, "head_open"),
+		       json_object_get_double(json_object_object_get(l, "utilisation")));
 	}
 }
 
@@ -85,6 +129,8 @@ int cmd_stats_show(int argc, char **argv)
 		json_object_object_add(req, "job", json_object_new_int64(a.job));
 	if (a.chunks)
 		json_object_object_add(req, "chunks", json_object_new_int64(a.chunks));
+	if (a.history)
+		json_object_object_add(req, "history", json_object_new_int64(a.history));
 	if (rpc_call(a.sock, req, &reply))
 		return 1;
 	if (out_is_json())
@@ -93,6 +139,7 @@ int cmd_stats_show(int argc, char **argv)
 		print_job_links(reply);
 	else
 		print_uplinks(reply);
+	print_memory(reply);
 	json_object_put(reply);
 	return 0;
 }

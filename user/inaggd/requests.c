@@ -313,6 +313,7 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 	json_object_object_add(reply, "links", links);
 	json_object_object_add(reply, "congestion", json_object_new_double(worst));
 	json_object_object_add(reply, "model_congestion", json_object_new_double(worst_model));
+	json_object_object_add(reply, "memory", mem_json(d, ia_ctl_int(req, "history", 0)));
 	free(c);
 	return reply;
 }
