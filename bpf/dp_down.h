@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Down-tree replication of results: a RESULT from the job's up port is
+ * broadcast over the switch's ports (ia_dports); the egress program on
+ * each keeps it only where the job has workers below, rewritten for the
+ * next hop there.
+ */
+#ifndef INAGG_DP_DOWN_H
+#define INAGG_DP_DOWN_H
+
+#include "dp_send.h"
+
+static __always_inline int result_in(struct ia_pkt *k)
+{
+	if (k->ctx->ingress_ifindex != k->cfg->up_ifindex)
+		return drop(k->p, k->j, IA_C_DROP_TYPE);
+	ctr(k->p, IA_C_RESULT);
+	ctr(k->j, IA_C_RESULT);
+	return bpf_redirect_map(&ia_dports, 0, BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS);
+}
+
+static __always_inline int result_out(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = data + sizeof(*eth);
+	struct udphdr *udp = (void *)(ip + 1);
+	struct ia_hdr *h = (void *)(udp + 1);
+	struct ia_job_cfg *cfg;
+	struct ia_down_key k;
+	struct ia_down *d;
+
+	if ((void *)(h + 1) > end || h->type != IA_MSG_RESULT)
+		return XDP_PASS;
+	k.job = bpf_ntohl(HDR32(h, job));
+	k.ifindex = ctx->egress_ifindex;
+	d = bpf_map_lookup_elem(&ia_down, &k);
+	if (!d)
+		return XDP_DROP;	/* no worker of this job behind this port */
+	set_macs(eth, d->smac, d->dmac);
+	if (d->daddr) {
+		ip->daddr = d->daddr;
+		ip_csum(ip);
+		udp->check = 0;
+	}
+	ctr(pstats(k.ifindex), IA_C_TX);
+	cfg = job_cfg(k.job);
+	if (cfg)
+		ctr(jstats(cfg), IA_C_TX);
+	return XDP_PASS;
+}
+
+#endif /* INAGG_DP_DOWN_H */
