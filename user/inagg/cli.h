@@ -46,6 +46,7 @@ CLI_COMMAND(cmd_topo_dot, topo_dot_cmd);
 CLI_COMMAND(cmd_topo_place, topo_place_cmd);
 CLI_COMMAND(cmd_topo_multi, topo_multi_cmd);
 CLI_COMMAND(cmd_eval, eval_cmd);
+CLI_COMMAND(cmd_eval_fig6, eval_fig6_cmd);
 CLI_COMMAND(cmd_net_up, net_up_cmd);
 CLI_COMMAND(cmd_net_down, net_down_cmd);
 CLI_COMMAND(cmd_dev_attach, dev_attach_cmd);
@@ -65,6 +66,8 @@ CLI_COMMAND(cmd_ledger_release, ledger_release_cmd);
 
 /* Parses an integer in [min, max]: 0, or 1 after out_err(). */
 int parse_long(const char *opt, const char *s, long min, long max, long *out);
+/* A comma-separated list of at most IA_EVAL_MAXPTS integers into v[0..*n) (eval -k). */
+int parse_list(const char *opt, const char *s, int *v, int *n);
 /* Loads a topology, reporting "FILE: error" on failure. */
 int load_topo(const char *path, struct ia_topo **t);
 /* Parses ALGO, reporting an unknown name with the list of known ones. */

@@ -35,7 +35,7 @@ static void progress_end(struct progress *p)
 	p->shown = false;
 }
 
-static int parse_list(const char *opt, const char *s, int *v, int *n)
+int parse_list(const char *opt, const char *s, int *v, int *n)
 {
 	char *copy = strdup(s), *tok, *save = NULL;
 	long x;
