@@ -156,7 +156,7 @@ static int rig(void)
 
 static int job1(__u32 id, enum ia_role role)
 {
-	struct ia_xdp_member m[FANIN];
+	struct ia_sender m[FANIN];
 	struct ia_xdp_job j = {
 		.id = id, .role = role, .window = WINDOW, .self_id = 900,
 		.nmembers = FANIN, .members = m,
@@ -166,7 +166,7 @@ static int job1(__u32 id, enum ia_role role)
 	int i;
 
 	for (i = 0; i < FANIN; i++) {
-		m[i].sender = i;
+		m[i].id = i;
 		m[i].nworkers = 1;
 	}
 	parse_mac("02:00:00:00:03:00", j.up.smac);

@@ -79,7 +79,7 @@ static int attach_pass(const char *ns)
 
 static int lv_setup(struct live *l)
 {
-	struct ia_xdp_member m[NW];
+	struct ia_sender m[NW];
 	struct ia_xdp_hop down[NW] = {};
 	struct ia_xdp_job j = {
 		.id = JOB, .role = IA_ROLE_BLUE, .window = SLOTS, .self_id = SELF_ID,
@@ -123,7 +123,7 @@ static int lv_setup(struct live *l)
 		snprintf(name, sizeof(name), "s%d", i);
 		l->port[i] = if_nametoindex(name);
 		err = ia_xdp_attach(l->x, l->port[i], XDP_FLAGS_DRV_MODE);
-		m[i].sender = SENDER(i);
+		m[i].id = SENDER(i);
 		m[i].nworkers = 1;
 		down[i].ifindex = l->port[i];
 		snprintf(mac, sizeof(mac), "02:00:00:00:02:%02x", i);

@@ -125,7 +125,7 @@ static __u32 job_flags;
 static int add_job(struct tctx *t, __u32 id, enum ia_role role, __u32 n, __u32 first,
 		   const __u32 *nw, __u32 window)
 {
-	struct ia_xdp_member *m = calloc(n, sizeof(*m));
+	struct ia_sender *m = calloc(n, sizeof(*m));
 	struct ia_xdp_hop down[NPORTS - 1] = {};
 	struct ia_xdp_job j = {
 		.id = id, .role = role, .window = window, .self_id = SELF_ID,
@@ -138,7 +138,7 @@ static int add_job(struct tctx *t, __u32 id, enum ia_role role, __u32 n, __u32 f
 	if (!m)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		m[i].sender = first + i;
+		m[i].id = first + i;
 		m[i].nworkers = nw ? nw[i] : 1;
 	}
 	memcpy(j.up.smac, mac_up_s, 6);
@@ -844,7 +844,7 @@ TEST_F(dp, two_jobs_isolated)
 
 TEST_F(dp, loader_validation)
 {
-	struct ia_xdp_member m[2] = { { 1, 1 }, { 1, 1 } };
+	struct ia_sender m[2] = { { 1, 1 }, { 1, 1 } };
 	struct ia_xdp_job j = {
 		.id = 40, .role = IA_ROLE_BLUE, .window = 4, .nmembers = 1, .members = m,
 		.up = { .ifindex = self->t.port[0] },
@@ -1004,7 +1004,7 @@ static __u32 colliding(__u32 i)
 /* A blue job (window 4) whose members are senders[0..n-1]. */
 static int add_job_list(struct tctx *t, __u32 id, __u32 n, const __u32 *senders)
 {
-	struct ia_xdp_member m[16];
+	struct ia_sender m[16];
 	struct ia_xdp_job j = {
 		.id = id, .role = IA_ROLE_BLUE, .window = 4, .self_id = SELF_ID,
 		.nmembers = n, .members = m, .flags = job_flags,
@@ -1013,7 +1013,7 @@ static int add_job_list(struct tctx *t, __u32 id, __u32 n, const __u32 *senders)
 	__u32 i;
 
 	for (i = 0; i < n && i < 16; i++) {
-		m[i].sender = senders[i];
+		m[i].id = senders[i];
 		m[i].nworkers = 1;
 	}
 	memcpy(j.up.smac, mac_up_s, 6);
@@ -1129,7 +1129,7 @@ TEST_F(dp, job_off_home_slot)
 /* Maps pinned per switch: a second opener sees the first one's jobs. */
 TEST(pinned_switch)
 {
-	struct ia_xdp_member m = { 1, 1 };
+	struct ia_sender m = { 1, 1 };
 	struct ia_xdp_job j = {
 		.id = 50, .role = IA_ROLE_BLUE, .window = 8, .nmembers = 1, .members = &m,
 		.up = { .ifindex = 1 },

@@ -600,7 +600,7 @@ static int wait_exit(pid_t pid)
  */
 TEST_F(lo, ps_validation_and_late)
 {
-	struct ia_ps_member mem[] = { { 0, 1 }, { 1, 1 }, { 5, 2 } };
+	struct ia_sender mem[] = { { 0, 1 }, { 1, 1 }, { 5, 2 } };
 	struct ia_ps_cfg cfg = {
 		.job = 3, .id = 77, .nworkers = 4, .nelem = 20, .chunk = 10,
 		.addr = ip4("127.0.0.1"), .down_mode = IA_PS_DOWN_UNICAST,

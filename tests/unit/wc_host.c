@@ -108,7 +108,7 @@ static void *reduce(void *p)
 
 static void run(struct __test_metadata *_metadata, struct rig *r)
 {
-	struct ia_ps_member members[NMAP];
+	struct ia_sender members[NMAP];
 	struct ia_wc_reducer_cfg cfg = {
 		.job = 7, .addr = lo(1), .down = lo(2), .port = PORT, .base_seq = 100,
 		.members = members, .nmembers = NMAP,
@@ -124,7 +124,7 @@ static void run(struct __test_metadata *_metadata, struct rig *r)
 	cfg.nvocab = r->c.nvocab;
 	counts = calloc(r->c.nvocab, sizeof(*counts));
 	for (int i = 0; i < NMAP; i++)
-		members[i] = (struct ia_ps_member){ .sender = i + 1, .nworkers = 1 };
+		members[i] = (struct ia_sender){ .id = i + 1, .nworkers = 1 };
 	pthread_mutex_init(&r->lock, NULL);
 	/* Serves until stopped: mappers that missed a result resend. */
 	cfg.stop = &r->stop;

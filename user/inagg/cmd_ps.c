@@ -10,7 +10,7 @@
 
 /* --members and --expect: sender ids, each with its nworkers. */
 struct member_list {
-	struct ia_ps_member *v;
+	struct ia_sender *v;
 	uint32_t n;
 };
 
@@ -28,10 +28,10 @@ static const struct ps_args ps_defaults = {
 };
 
 /* Parses "0-3,7:2": ranges of workers (nworkers 1) or ID:NWORKERS. */
-static int parse_members(const char *opt, const char *s, struct ia_ps_member **out,
+static int parse_members(const char *opt, const char *s, struct ia_sender **out,
 			 uint32_t *count)
 {
-	struct ia_ps_member *m = NULL, *nm;
+	struct ia_sender *m = NULL, *nm;
 	unsigned long long a, b, k;
 	uint32_t n = 0, cap = 0;
 	const char *p = s;
@@ -67,7 +67,7 @@ static int parse_members(const char *opt, const char *s, struct ia_ps_member **o
 				}
 				m = nm;
 			}
-			m[n++] = (struct ia_ps_member){ (uint32_t)a, (uint32_t)k };
+			m[n++] = (struct ia_sender){ (uint32_t)a, (uint32_t)k };
 		}
 		p = *end ? end + 1 : end;
 	}
@@ -145,7 +145,7 @@ const struct opt_cmd ps_run_cmd = {
  * a check, independent of the network, that every contribution was added
  * exactly once.
  */
-static bool sum_of_seeds(const int32_t *v, uint64_t n, const struct ia_ps_member *seeds,
+static bool sum_of_seeds(const int32_t *v, uint64_t n, const struct ia_sender *seeds,
 			 uint32_t nseeds)
 {
 	int32_t *sum = calloc(n, sizeof(*sum)), *x = malloc(n * sizeof(*x));
@@ -157,7 +157,7 @@ static bool sum_of_seeds(const int32_t *v, uint64_t n, const struct ia_ps_member
 		return false;
 	}
 	for (uint32_t i = 0; i < nseeds; i++) {
-		ia_host_fill(x, n, seeds[i].sender);
+		ia_host_fill(x, n, seeds[i].id);
 		ia_host_add(sum, x, n);
 	}
 	same = !memcmp(sum, v, n * sizeof(*v));

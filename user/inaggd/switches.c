@@ -62,7 +62,7 @@ int resolve_ports(struct daemon *d)
 			ret = read_port(s->ns, name, &s->host[j]);
 			ia_net_worker_ns(d->tag, t->sw[v].name, j, ns, sizeof(ns));
 			if (!ret)
-				ret = read_port(ns, "eth0", &far);
+				ret = read_port(ns, IA_HOST_PORT, &far);
 			memcpy(s->host[j].peer, far.mac, 6);
 		}
 		if (ret)
@@ -73,7 +73,7 @@ int resolve_ports(struct daemon *d)
 		int p = t->sw[v].parent;
 
 		if (p < 0) {
-			ret = read_port(d->dest_ns, "eth0", &far);
+			ret = read_port(d->dest_ns, IA_HOST_PORT, &far);
 			if (ret)
 				return ret;
 			memcpy(s->up.peer, far.mac, 6);
@@ -236,19 +236,16 @@ static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t w
 	const struct ia_topo *t = d->t;
 	const struct ia_plan_switch *ps = &j->plan.sw[v];
 	struct swinfo *s = &d->sw[v];
-	struct ia_xdp_member *members = calloc(ps->nmembers, sizeof(*members));
 	struct ia_xdp_hop *down = calloc(ps->ndown + t->sw[v].load + 1, sizeof(*down));
 	struct in_addr none = { 0 };
 	struct ia_xdp *x = NULL;
 	__u32 prog_id = 0;
 	int h, ret, ndown = 0;
 
-	if (!members || !down) {
+	if (!down) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (uint32_t i = 0; i < ps->nmembers; i++)
-		members[i] = (struct ia_xdp_member){ ps->members[i].id, ps->members[i].nworkers };
 	for (uint32_t i = 0; i < ps->ndown; i++)
 		down[ndown++] = hop(&s->down[ia_topo_child_pos(t, ps->down[i])], none, none);
 	for (uint32_t w = 0; w < j->load[v]; w++)
@@ -261,7 +258,7 @@ static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t w
 		.window = j->head,	/* the BPF memory: what the ledger admitted */
 		.self_id = ia_switch_id(v),
 		.nmembers = ps->nmembers,
-		.members = members,
+		.members = ps->members,
 		.flags = d->job_flags,
 		.up = ps->blue ? hop(&s->up, ia_net_uplink_addr(v, false), ia_net_dest_addr(t)) :
 				 hop(&s->up, none, none),
@@ -288,7 +285,6 @@ static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t w
 	ia_xdp_close(x);
 	ia_netns_return(h);
 out:
-	free(members);
 	free(down);
 	return ret;
 }

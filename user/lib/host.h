@@ -28,6 +28,7 @@
 
 #include "inagg/wire.h"
 #include "host_fx.h"
+#include "sender.h"
 #include "host_vec.h"
 
 #define IA_HOST_WINDOW		64	/* default chunks in flight per worker */
@@ -103,12 +104,6 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 void ia_worker_stats(const struct ia_worker *w, struct ia_worker_stats *st);
 void ia_worker_close(struct ia_worker *w);
 
-/* A sender the PS accepts for the job, and the workers its messages sum. */
-struct ia_ps_member {
-	uint32_t sender;
-	uint32_t nworkers;
-};
-
 enum ia_ps_down {
 	IA_PS_DOWN_ADDR = 0,	/* one RESULT per chunk to cfg.down (the root switch) */
 	IA_PS_DOWN_UNICAST,	/* one RESULT per worker address heard from */
@@ -127,7 +122,7 @@ struct ia_ps_cfg {
 	struct in_addr down;		/* IA_PS_DOWN_ADDR: where results go */
 	/* Optional membership: senders not listed (or with another nworkers) are dropped. */
 	uint32_t nmembers;
-	const struct ia_ps_member *members;
+	const struct ia_sender *members;
 	int linger_ms;			/* idle time served after the last chunk; < 0: forever */
 	volatile sig_atomic_t *stop;	/* optional: set to end run() (-EINTR if not complete) */
 	struct ia_host_faults faults;

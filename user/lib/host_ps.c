@@ -38,7 +38,7 @@ struct pchunk {
 
 struct ia_ps {
 	struct ia_ps_cfg cfg;
-	struct ia_ps_member *members;
+	struct ia_sender *members;
 	uint64_t nchunks;
 	struct pchunk *ch;
 	int32_t *sum;
@@ -103,7 +103,7 @@ int ia_ps_open(const struct ia_ps_cfg *cfg, struct ia_ps **out, char *err, size_
 	for (i = 0; i < cfg->nmembers; i++) {
 		if (!cfg->members[i].nworkers) {
 			ret = ia_fail(err, errlen, -EINVAL, "member %u: nworkers must be >= 1",
-				   cfg->members[i].sender);
+				   cfg->members[i].id);
 			goto err;
 		}
 		ps->members[i] = cfg->members[i];
@@ -159,12 +159,12 @@ void ia_ps_stats(const struct ia_ps *ps, struct ia_ps_stats *st)
 	*st = ps->st;
 }
 
-static const struct ia_ps_member *ps_member(const struct ia_ps *ps, uint32_t sender)
+static const struct ia_sender *ps_member(const struct ia_ps *ps, uint32_t sender)
 {
 	uint32_t i;
 
 	for (i = 0; i < ps->cfg.nmembers; i++)
-		if (ps->members[i].sender == sender)
+		if (ps->members[i].id == sender)
 			return &ps->members[i];
 	return NULL;
 }
@@ -229,7 +229,7 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 		   const struct sockaddr_in *from)
 {
 	const struct ia_hdr *h = (const struct ia_hdr *)buf;
-	const struct ia_ps_member *m;
+	const struct ia_sender *m;
 	uint32_t sender, nw, nelem, i;
 	struct pchunk *c;
 	bool unicast = ps->cfg.down_mode == IA_PS_DOWN_UNICAST;

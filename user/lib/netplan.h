@@ -17,8 +17,8 @@
  *   link of worker g:    10.128.0.0 + 4g /30, .1 switch end, .2 worker
  * The destination is the upper end of the root's uplink.
  *
- * Sender ids: worker g is g + 1; the aggregates of switch v carry
- * IA_SENDER_SWITCH | v; the destination's results carry IA_SENDER_DEST.
+ * Sender ids (worker g is g + 1, switch v IA_SENDER_SWITCH | v) and the
+ * sender a plan lists, struct ia_sender: sender.h.
  */
 #ifndef INAGG_NETPLAN_H
 #define INAGG_NETPLAN_H
@@ -28,30 +28,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sender.h"
 #include "topo.h"
 
 #define IA_NET_TAG_MAX 8
 #define IA_PORT_UP "up"
 #define IA_HOST_PORT "eth0"
-
-#define IA_SENDER_SWITCH 0x80000000u
-#define IA_SENDER_DEST 0xffffffffu
-
-/* A sender whose messages a switch or the destination accepts for a job. */
-struct ia_sender {
-	uint32_t id;		/* ia_worker_id() or ia_switch_id() */
-	uint32_t nworkers;	/* workers its messages represent (1 for a worker) */
-};
-
-static inline uint32_t ia_worker_id(int g)
-{
-	return (uint32_t)g + 1;
-}
-
-static inline uint32_t ia_switch_id(int v)
-{
-	return IA_SENDER_SWITCH | (uint32_t)v;
-}
 
 void ia_net_switch_ns(const char *tag, const char *sw, char *buf, size_t len);
 void ia_net_worker_ns(const char *tag, const char *sw, int j, char *buf, size_t len);

@@ -102,7 +102,7 @@ struct ia_wc_reducer_cfg {
 	uint32_t nvocab;
 	/* The senders that reach the destination (ia_plan.dest), 1..IA_MAX_FANIN. */
 	uint32_t nmembers;
-	const struct ia_ps_member *members;
+	const struct ia_sender *members;
 	/*
 	 * Once every block is in: stop serving at once (NULL), or when *stop
 	 * is set, answering late resends meanwhile. Before that, *stop ends

@@ -43,7 +43,7 @@ struct reducer {
 static int member_index(const struct reducer *r, uint32_t sender, uint32_t nworkers)
 {
 	for (uint32_t i = 0; i < r->cfg.nmembers; i++)
-		if (r->cfg.members[i].sender == sender)
+		if (r->cfg.members[i].id == sender)
 			return r->cfg.members[i].nworkers == nworkers ? (int)i : -1;
 	return -1;
 }

@@ -25,6 +25,7 @@
 #include <linux/types.h>
 
 #include "inagg/maps.h"
+#include "sender.h"
 
 struct ia_xdp;
 
@@ -35,12 +36,6 @@ struct ia_xdp_hop {
 	__u8	dmac[6];	/* next hop */
 	__be32	saddr;		/* up: source of aggregates (0: keep); down: unused */
 	__be32	daddr;		/* up: the destination (0: keep); down: worker (0: keep) */
-};
-
-/* A sender whose upward messages this switch accepts for a job. */
-struct ia_xdp_member {
-	__u32	sender;		/* worker id, or id of a blue switch below */
-	__u32	nworkers;	/* workers its messages represent (1 for a worker) */
 };
 
 /*
@@ -55,7 +50,7 @@ struct ia_xdp_job {
 	__u32	base_seq;	/* first chunk sequence number */
 	__u32	self_id;	/* blue: sender id of this switch's aggregates */
 	__u32	nmembers;	/* 1..IA_MAX_FANIN */
-	const struct ia_xdp_member *members;
+	const struct ia_sender *members;	/* workers and blue switches below */
 	__u32	flags;		/* IA_JOB_F_* (maps.h) */
 	struct ia_xdp_hop up;	/* parent (or destination) egress */
 	__u32	ndown;		/* ports leading to the job's workers, for results */

@@ -196,12 +196,12 @@ static __u32 mtab_fill(const struct ia_xdp_job *j, __u32 bits, struct ia_mslot *
 
 	memset(t, 0, sizeof(*t) << bits);
 	for (i = 0; i < j->nmembers; i++) {
-		k = (j->members[i].sender * IA_MHASH_MUL) >> (32 - bits);
+		k = (j->members[i].id * IA_MHASH_MUL) >> (32 - bits);
 		for (d = 0; t[k].m.nworkers; d++)
 			k = (k + 1) & mask;
 		if (d >= IA_MPROBE_MAX)
 			return 0;
-		t[k].sender = j->members[i].sender;
+		t[k].sender = j->members[i].id;
 		t[k].m.index = i;
 		t[k].m.nworkers = j->members[i].nworkers;
 		if (d + 1 > longest)
@@ -281,7 +281,7 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 			goto err;
 	}
 	for (i = 0; i < j->nmembers; i++) {
-		struct ia_member_key k = { .job = j->id, .sender = j->members[i].sender };
+		struct ia_member_key k = { .job = j->id, .sender = j->members[i].id };
 		struct ia_member m = { .index = i, .nworkers = j->members[i].nworkers };
 
 		if (!m.nworkers) {
