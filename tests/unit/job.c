@@ -525,6 +525,20 @@ TEST_F(job, state_file_failure_refuses_before_any_admission)
 
 	self->w.save_fails = true;
 	ASSERT_EQ(-EIO, submit(_metadata, self, 0, 2, &j));
+	EXPECT_STREQ("state: Input/output error", self->err);
+	EXPECT_TRUE(no_trace(&self->w, 1));
+	EXPECT_EQ(0, self->js.njobs);
+}
+
+/* An end whose saves fail still tears the job down, and says why once. */
+TEST_F(job, state_file_failure_on_end_still_ends)
+{
+	struct ia_job *j;
+
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &j));
+	self->w.save_fails = true;
+	EXPECT_EQ(-EIO, ia_jobs_end(&self->js, 1, self->err, sizeof(self->err)));
+	EXPECT_STREQ("state: Input/output error", self->err);
 	EXPECT_TRUE(no_trace(&self->w, 1));
 	EXPECT_EQ(0, self->js.njobs);
 }

@@ -86,9 +86,12 @@ static void teardown(struct ia_jobs *js, struct ia_job *j)
 	}
 }
 
-static int save(struct ia_jobs *js)
+/* Persists the table; a failure says so in err (which may be NULL). */
+static int save(struct ia_jobs *js, char *err, size_t errlen)
 {
-	return js->ops->save(js->ctx, js);
+	int ret = js->ops->save(js->ctx, js);
+
+	return ret ? ia_fail(err, errlen, ret, "state: %s", strerror(-ret)) : 0;
 }
 
 /* Admits j's head on every blue switch; on a refusal releases the others and returns the switch. */
@@ -123,9 +126,9 @@ static int admit_tails(struct ia_jobs *js, struct ia_job *j, struct ia_job_refus
 	for (int v = 0; v < t->n; v++)
 		j->held[v] = j->plan.sw[v].on_path && js->ops->has_room(js->ctx, v, 0);
 	/* Record the intent first: a crash mid-way is rolled back on restart. */
-	ret = save(js);
+	ret = save(js, err, errlen);
 	if (ret)
-		return ia_fail(err, errlen, ret, "state: %s", strerror(-ret));
+		return ret;
 	for (int v = 0; v < t->n; v++) {
 		struct ia_job_refusal *r = &refused[*nrefused];
 
@@ -163,9 +166,9 @@ static int place_and_admit(struct ia_jobs *js, struct ia_job *j, bool *avail,
 		memcpy(j->blue, j->model.blue, t->n * sizeof(*j->blue));
 		memcpy(j->held, j->blue, t->n * sizeof(*j->held));
 		/* Record the intent first: a crash mid-way is rolled back on restart. */
-		ret = save(js);
+		ret = save(js, err, errlen);
 		if (ret)
-			return ia_fail(err, errlen, ret, "state: %s", strerror(-ret));
+			return ret;
 		if (admit_all(js, j, r) < 0)
 			return 0;
 		if (!*r->why)
@@ -319,20 +322,16 @@ int ia_jobs_submit(struct ia_jobs *js, const struct ia_job_request *rq, struct i
 			goto rollback;
 	}
 	j->state = IA_JOB_CONFIGURING;
-	ret = save(js);
-	if (ret) {
-		ia_fail(err, errlen, ret, "state: %s", strerror(-ret));
+	ret = save(js, err, errlen);
+	if (ret)
 		goto rollback;
-	}
 	ret = configure(js, j, err, errlen);
 	if (ret)
 		goto rollback;
 	j->state = IA_JOB_ACTIVE;
-	ret = save(js);
-	if (ret) {
-		ia_fail(err, errlen, ret, "state: %s", strerror(-ret));
+	ret = save(js, err, errlen);
+	if (ret)
 		goto rollback;
-	}
 	note(js, 6, "job %u: %s, head %u, %s k=%d, %d blue, congestion %g, %u workers", j->id,
 	     ia_job_class_name(j->class), j->head, ia_algo_name(j->algo), j->k, j->model.nblue,
 	     ia_ratio_double(j->model.congestion), j->plan.nworkers);
@@ -343,7 +342,7 @@ rollback:
 	teardown(js, j);
 out:
 	drop(js, j);
-	save(js);
+	save(js, NULL, 0);
 	free(avail);
 	return ret;
 }
@@ -351,20 +350,20 @@ out:
 int ia_jobs_end(struct ia_jobs *js, uint32_t id, char *err, size_t errlen)
 {
 	struct ia_job *j = ia_jobs_find(js, id);
+	char why[IA_ERRLEN];
 	int ret;
 
 	if (!j)
 		return ia_fail(err, errlen, -ENOENT, "no job %u", id);
 	/* Recorded first: a crash during teardown finishes it on restart. */
 	j->state = IA_JOB_ENDING;
-	ret = save(js);
-	if (ret)
-		note(js, 4, "job %u: state: %s", id, strerror(-ret));
+	if (save(js, why, sizeof(why)))
+		note(js, 4, "job %u: %s", id, why);
 	teardown(js, j);
 	drop(js, j);
-	ret = save(js);
+	ret = save(js, err, errlen);
 	if (ret)
-		return ia_fail(err, errlen, ret, "state: %s", strerror(-ret));
+		return ret;
 	note(js, 6, "job %u ended", id);
 	return 0;
 }
@@ -433,6 +432,5 @@ int ia_jobs_recover(struct ia_jobs *js, json_object *saved, int *repairs, char *
 		note(js, 6, "job %u recovered (%d repairs)", j->id, ret);
 		*repairs += ret;
 	}
-	ret = save(js);
-	return ret ? ia_fail(err, errlen, ret, "state: %s", strerror(-ret)) : 0;
+	return save(js, err, errlen);
 }
