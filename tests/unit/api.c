@@ -290,6 +290,9 @@ TEST(bad_arguments)
 	EXPECT_EQ(1, ia_api_nworkers(h));
 	EXPECT_EQ(-EINVAL, ia_api_set(h, IA_API_OPT_RETRIES, 0, err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, ia_api_set(h, IA_API_OPT_WINDOW, 5000, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "window 5000 chunks: use 1..4096 chunks")) TH_LOG("%s", err);
+	EXPECT_EQ(0, ia_api_set(h, IA_API_OPT_WINDOW, 4096, err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, ia_api_set(h, (enum ia_api_opt)0, 1, err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, ia_api_set(h, IA_API_OPT_TIMEOUT_MS, 0, err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, ia_api_set(h, IA_API_OPT_CAPACITY, 100, err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, ia_api_set(h, (enum ia_api_opt)99, 1, err, sizeof(err)));

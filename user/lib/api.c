@@ -109,42 +109,50 @@ int ia_api_ps_open(uint32_t job, uint32_t nworkers, const char *addr, const char
 	return 0;
 }
 
+/* The options' names and ranges. */
+static const struct api_opt {
+	const char *name, *unit;
+	uint64_t min, max;
+} api_opts[] = {
+	[IA_API_OPT_RETRIES] = { "retries", "", 1, 100000 },
+	[IA_API_OPT_TIMEOUT_MS] = { "timeout", " ms", 1, 60000 },
+	[IA_API_OPT_WINDOW] = { "window", " chunks", 1, 4096 },
+	/* The PS keeps the whole stream: IA_HOST_MAX_CHUNKS chunks at most. */
+	[IA_API_OPT_CAPACITY] = { "capacity", " elements", IA_API_CHUNK,
+				  (uint64_t)IA_HOST_MAX_CHUNKS * IA_API_CHUNK },
+};
+
 int ia_api_set(struct ia_api *h, enum ia_api_opt opt, uint64_t value, char *err,
 	       size_t errlen)
 {
+	const struct api_opt *o;
+
 	if (!h)
 		return ia_fail(err, errlen, -EINVAL, "no handle");
+	if ((unsigned int)opt >= sizeof(api_opts) / sizeof(api_opts[0]) || !api_opts[opt].name)
+		return ia_fail(err, errlen, -EINVAL, "unknown option %d", (int)opt);
+	o = &api_opts[opt];
+	if (value < o->min || value > o->max)
+		return ia_fail(err, errlen, -EINVAL, "%s %llu%s: use %llu..%llu%s", o->name,
+			       (unsigned long long)value, o->unit, (unsigned long long)o->min,
+			       (unsigned long long)o->max, o->unit);
+	if (opt == IA_API_OPT_CAPACITY && (h->next_seq || h->serving))
+		return ia_fail(err, errlen, -EINVAL, "capacity: set before the first use");
 	switch (opt) {
 	case IA_API_OPT_RETRIES:
-		if (value < 1 || value > 100000)
-			return ia_fail(err, errlen, -EINVAL, "retries %llu: use 1..100000",
-				       (unsigned long long)value);
 		h->retries = value;
-		return 0;
+		break;
 	case IA_API_OPT_TIMEOUT_MS:
-		if (value < 1 || value > 60000)
-			return ia_fail(err, errlen, -EINVAL, "timeout %llu ms: use 1..60000",
-				       (unsigned long long)value);
 		h->timeout_ms = value;
-		return 0;
+		break;
 	case IA_API_OPT_WINDOW:
-		if (value < 1 || value > 4096)
-			return ia_fail(err, errlen, -EINVAL, "window %llu: use 1..4096 chunks",
-				       (unsigned long long)value);
 		h->window = value;
-		return 0;
+		break;
 	case IA_API_OPT_CAPACITY:
-		/* The PS keeps the whole stream: IA_HOST_MAX_CHUNKS chunks at most. */
-		if (value < IA_API_CHUNK || value > (uint64_t)IA_HOST_MAX_CHUNKS * IA_API_CHUNK)
-			return ia_fail(err, errlen, -EINVAL, "capacity %llu elements: use %u..%llu",
-				       (unsigned long long)value, IA_API_CHUNK,
-				       (unsigned long long)IA_HOST_MAX_CHUNKS * IA_API_CHUNK);
-		if (h->next_seq || h->serving)
-			return ia_fail(err, errlen, -EINVAL, "capacity: set before the first use");
 		h->capacity = value;
-		return 0;
+		break;
 	}
-	return ia_fail(err, errlen, -EINVAL, "unknown option %d", (int)opt);
+	return 0;
 }
 
 int ia_api_nworkers(const struct ia_api *h)

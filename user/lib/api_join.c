@@ -73,6 +73,18 @@ static void get_netns(json_object *o, char *ns, size_t len)
 	snprintf(ns, len, "%s", s ? json_object_get_string(s) : "");
 }
 
+/* The end of a join: the daemon's answer freed, the handle given or closed. */
+static int join_done(json_object *resp, struct ia_api *h, int ret, struct ia_api **out)
+{
+	json_object_put(resp);
+	if (ret) {
+		ia_api_close(h);
+		return ret;
+	}
+	*out = h;
+	return 0;
+}
+
 int ia_api_worker_join(const char *sock, uint32_t job, uint32_t index, struct ia_api **out,
 		       char *err, size_t errlen)
 {
@@ -110,13 +122,7 @@ int ia_api_worker_join(const char *sock, uint32_t job, uint32_t index, struct ia
 	o = member(jo, "worker_window", json_type_int);
 	h->window = o ? json_object_get_int64(o) : 0;
 out:
-	json_object_put(resp);
-	if (ret) {
-		ia_api_close(h);
-		return ret;
-	}
-	*out = h;
-	return 0;
+	return join_done(resp, h, ret, out);
 }
 
 int ia_api_ps_join(const char *sock, uint32_t job, struct ia_api **out, char *err,
@@ -146,11 +152,5 @@ int ia_api_ps_join(const char *sock, uint32_t job, struct ia_api **out, char *er
 	}
 	get_netns(dest, h->netns, sizeof(h->netns));
 out:
-	json_object_put(resp);
-	if (ret) {
-		ia_api_close(h);
-		return ret;
-	}
-	*out = h;
-	return 0;
+	return join_done(resp, h, ret, out);
 }
