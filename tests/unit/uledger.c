@@ -153,4 +153,49 @@ TEST_F(uledger, held_lock_fails_changes_after_a_bounded_wait)
 	EXPECT_EQ(0, ia_ledger_admit(self->l, 4, 8));
 }
 
+/*
+ * A holder that keeps saving changes (many admitters in a row) is progress,
+ * not a stuck lock: the wait goes on past IA_ULEDGER_LOCK_MS without a change
+ * failing (16 concurrent admitters starved a waiter into "ledger busy").
+ */
+TEST_F(uledger, wait_goes_on_while_the_holder_saves_changes)
+{
+	int status, pipefd[2], rounds = 4 * IA_ULEDGER_LOCK_MS / 500;
+	char state[PATH_MAX], tmp[PATH_MAX + 8], c;
+	pid_t pid;
+
+	snprintf(state, sizeof(state), "%.*s", (int)(strlen(self->lock) - strlen(".lock")),
+		 self->lock);
+	snprintf(tmp, sizeof(tmp), "%s.hold", state);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = open(self->lock, O_RDONLY);
+		char buf[4096];
+		ssize_t n;
+
+		if (fd < 0 || flock(fd, LOCK_EX))
+			_exit(1);
+		write(pipefd[1], "x", 1);
+		/* Rewrites the state as a change would, for twice the bound. */
+		for (int i = 0; i < rounds; i++) {
+			int in = open(state, O_RDONLY), out;
+
+			n = in < 0 ? -1 : read(in, buf, sizeof(buf));
+			close(in);
+			out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			if (n < 0 || out < 0 || write(out, buf, n) != n || close(out) ||
+			    rename(tmp, state))
+				_exit(2);
+			usleep(500 * 1000 / 2);
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(pipefd[0], &c, 1));
+	EXPECT_EQ(0, ia_ledger_admit(self->l, 4, 8)) TH_LOG("%s", ia_ledger_errmsg(self->l));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+}
+
 TEST_HARNESS_MAIN

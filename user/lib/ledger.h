@@ -17,7 +17,8 @@
  * capacity below what is admitted, -ERANGE a value out of range (or a lend
  * or reclaim beyond the job's slots), -EINVAL nothing to set (or a head for
  * a PS job, or a PS job lending), -EPERM no CAP_NET_ADMIN; the user-space
- * backend adds -EWOULDBLOCK: its lock was held by another process for 2 s.
+ * backend adds -EWOULDBLOCK: its lock was held by another process for
+ * IA_ULEDGER_LOCK_MS without any change being saved meanwhile.
  * ia_ledger_errmsg() then gives the reason (the kernel's extack message).
  * A handle serves one thread at a time; open one per thread.
  */
@@ -57,6 +58,8 @@ struct ia_ledger_job {
 
 /* For ia_ledger_set(): leave this limit as it is. */
 #define IA_LEDGER_KEEP (-1LL)
+/* The user-space backend's longest wait for its lock without progress. */
+#define IA_ULEDGER_LOCK_MS 2000
 
 /*
  * Opens the ledger of a network namespace: netns NULL for the caller's, a

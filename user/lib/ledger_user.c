@@ -13,8 +13,9 @@
  * A change takes the lock, reads the state, changes it and writes it back,
  * so concurrent threads and processes see one ledger and it outlives them;
  * a reader reads the state alone (a rename is atomic). The lock is waited
- * for at most IA_ULEDGER_LOCK_MS, then the call fails with -EWOULDBLOCK:
- * nothing waits forever on a holder that never lets go. The state records
+ * for at most IA_ULEDGER_LOCK_MS without a change being saved meanwhile,
+ * then the call fails with -EWOULDBLOCK: nothing waits forever on a holder
+ * that never lets go, and a queue of busy writers is not mistaken for one. The state records
  * the boot it belongs to: a file from an earlier boot is ignored. Mutations
  * need CAP_NET_ADMIN (in the caller's effective set: the fallback cannot
  * tell which user namespace owns the netns).
@@ -51,7 +52,6 @@
 #endif
 
 #define ULEDGER_DIR IA_RUN_DIR
-#define IA_ULEDGER_LOCK_MS 2000
 
 struct ustate {
 	__u32 max_jobs;
@@ -158,10 +158,31 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/* Takes the lock for a change: returns its fd in *fdp, waiting a bounded time. */
+/* The state file's identity: it changes whenever a change is saved (rename). */
+static void state_stamp(const struct ia_ledger *l, struct timespec *ts, ino_t *ino)
+{
+	struct stat st;
+
+	if (stat(l->state, &st)) {
+		memset(ts, 0, sizeof(*ts));
+		*ino = 0;
+		return;
+	}
+	*ts = st.st_mtim;
+	*ino = st.st_ino;
+}
+
+/*
+ * Takes the lock for a change: returns its fd in *fdp. It waits at most
+ * IA_ULEDGER_LOCK_MS without progress: while other writers keep saving changes
+ * (many admitters at once) the wait goes on, so only a holder that sits on the
+ * lock makes it fail.
+ */
 static int ulock(struct ia_ledger *l, int *fdp)
 {
 	long long deadline = now_ms() + IA_ULEDGER_LOCK_MS;
+	struct timespec seen, cur;
+	ino_t seen_ino, cur_ino;
 	struct stat st;
 	int fd;
 
@@ -173,15 +194,23 @@ static int ulock(struct ia_ledger *l, int *fdp)
 		close(fd);
 		return -errno;
 	}
+	state_stamp(l, &seen, &seen_ino);
 	while (flock(fd, LOCK_EX | LOCK_NB)) {
 		if (errno != EWOULDBLOCK && errno != EINTR) {
 			close(fd);
 			return -errno;
 		}
+		state_stamp(l, &cur, &cur_ino);
+		if (cur_ino != seen_ino || cur.tv_sec != seen.tv_sec ||
+		    cur.tv_nsec != seen.tv_nsec) {
+			seen = cur;
+			seen_ino = cur_ino;
+			deadline = now_ms() + IA_ULEDGER_LOCK_MS;
+		}
 		if (now_ms() >= deadline) {
 			close(fd);
 			ia_fail(l->err, sizeof(l->err), 0,
-				"ledger busy: %s held by another process for %d ms", l->lock,
+				"ledger busy: %s held by another process for %d ms without a change", l->lock,
 				IA_ULEDGER_LOCK_MS);
 			return -EWOULDBLOCK;
 		}
