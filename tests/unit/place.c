@@ -385,8 +385,13 @@ TEST(brute_refuses_large_instances)
 	ia_topo_free(t);
 }
 
+/* Tests of the paper's DP on large trees: seconds on a quiet machine, 30 s and more on a loaded one. */
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
 /* The paper's trees with every rate scheme: incremental SMC agrees with the paper's DP. */
-TEST(smc_incremental_equals_naive_on_generated_trees)
+TEST_F_TIMEOUT(slow, smc_incremental_equals_naive_on_generated_trees, 300)
 {
 	for (int iter = 0; iter < 24; iter++) {
 		struct ia_gen_opts g;
