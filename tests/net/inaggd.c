@@ -373,7 +373,7 @@ static int ledger_cap(const char *ns, struct ia_ledger_cap *cap)
 }
 
 /* The ledgers hold the topology's capacity, and no second daemon can add its own jobs. */
-TEST_F_TIMEOUT(d, one_daemon_per_network_never_over_capacity, 120)
+TEST_F_TIMEOUT(d, one_daemon_per_network_never_over_capacity, 300)
 {
 	char sock2[128], state2[128], ns[64], buf[4096];
 	static const char submit[] = "{\"cmd\": \"submit\", \"k\": 3}\n";
