@@ -70,7 +70,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, IA_MAX_JOBS);
+	__uint(max_entries, IA_MAX_JOBS + 1);	/* + the tail pool at IA_TAIL_SLOT */
 	__type(key, __u32);
 	__array(values, struct {
 		__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -80,6 +80,22 @@ struct {
 		__type(value, struct ia_slot);
 	});
 } ia_slots SEC(".maps");
+
+/*
+ * The tail directory, one entry: the loader inserts each generation whole,
+ * so a reader sees one generation or the next (like ia_jfast).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(max_entries, 1);
+		__type(key, __u32);
+		__type(value, struct ia_tail_dir);
+	});
+} ia_tdir SEC(".maps");
 
 /*
  * The slots' locks, outside the inner arrays (maps.h): a plain array, whose

@@ -99,6 +99,7 @@ int ia_btf_types(struct xdp_md *ctx)
 
 	id = __builtin_btf_type_id(*(struct ia_job_ent *)0, 0);
 	id = __builtin_btf_type_id(*(struct ia_mslot *)0, 0);
+	id = __builtin_btf_type_id(*(struct ia_tail_dir *)0, 0);
 	(void)id;
 	return XDP_PASS;
 }

@@ -9,7 +9,9 @@
  *   ia_members   HASH           {job, sender} -> struct ia_member
  *   ia_mtab      ARRAY_OF_MAPS  job slot -> ARRAY[2^mbits] of struct ia_mslot (fast path)
  *   ia_down      HASH           {job, ifindex} -> struct ia_down (result replication)
- *   ia_slots     ARRAY_OF_MAPS  job slot -> ARRAY[window] of struct ia_slot (blue only)
+ *   ia_slots     ARRAY_OF_MAPS  job slot -> ARRAY[window] of struct ia_slot (blue only);
+ *                              IA_TAIL_SLOT -> ARRAY[tail] of struct ia_slot (the tail pool)
+ *   ia_tdir      ARRAY_OF_MAPS  0 -> ARRAY[1] of struct ia_tail_dir (tail directory)
  *   ia_locks     ARRAY          lock of aggregator slot (job slot, index): ia_lock_index()
  *   ia_jstats    PERCPU_ARRAY   job slot -> struct ia_counters
  *   ia_ports     ARRAY          ifindex < IA_PORT_DIRECT -> port index (0: none)
@@ -46,10 +48,15 @@
 #define IA_MHASH_MUL	0x9e3779b1u	/* member table: (sender * MUL) >> (32 - mbits) */
 #define IA_SLOT_LOCKS	4096	/* locks shared by all aggregator slots, a power of 2 */
 #define IA_LOCK_JOB_STRIDE 1031	/* a prime: jobs' windows start on different locks */
+#define IA_TAIL_SLOT	IA_MAX_JOBS	/* ia_slots and lock index of the tail pool */
+#define IA_MAX_TAIL	(1u << 16)	/* tail slots per switch (about 85 MiB) */
+#define IA_TDIR_SEGS	16	/* lending jobs in a tail directory */
+#define IA_TAIL_AGE_NS	1000000ull	/* default flush age of a tail slot's holder */
 
 enum ia_role {
 	IA_ROLE_RED	= 1,	/* forward every upward message to the parent */
 	IA_ROLE_BLUE	= 2,	/* aggregate upward messages, one aggregate per chunk */
+	IA_ROLE_TAIL	= 3,	/* PS job: aggregate best-effort in the tail (dp_tail.h) */
 };
 
 struct ia_job_cfg {
@@ -68,6 +75,7 @@ struct ia_job_cfg {
 	__u32	slot;		/* index in ia_jstats, ia_slots, ia_jfast, ia_mtab (loader) */
 	__u32	mbits;		/* member table of 2^mbits entries, 1..IA_MTAB_MAX_BITS */
 	__u32	mprobe;		/* longest probe in it, 1..IA_MPROBE_MAX; 0: no table */
+	__u64	full;		/* tail: member set of a complete aggregate here (all ranks below) */
 };
 
 /*
@@ -98,6 +106,7 @@ struct ia_member_key {
 struct ia_member {
 	__u32	index;		/* bit in ia_slot.seen, < expected */
 	__u32	nworkers;	/* a message from this sender must carry this nworkers */
+	__u64	set;		/* tail: ranks its messages may carry (wire.h, struct ia_set) */
 };
 
 /*
@@ -127,12 +136,26 @@ enum ia_slot_state {
 	IA_SLOT_EMPTY	= 0,
 	IA_SLOT_OPEN	= 1,	/* collecting contributions for seq */
 	IA_SLOT_DONE	= 2,	/* aggregate sent; kept for re-emission */
+	IA_SLOT_TAIL	= 3,	/* holds a PS job's partial aggregate (tag in ia_slot.t) */
+};
+
+/* A PS job's partial aggregate in a slot (state IA_SLOT_TAIL). */
+struct ia_tail_tag {
+	__u32	job;
+	__u32	seq;
+	__u64	set;		/* ranks summed (wire.h, struct ia_set) */
+	__u64	born;		/* claimed at (bpf_ktime_get_ns) */
+	__u32	hstate;		/* lent head slot: its head state under the tag (EMPTY/DONE) */
+	__u32	rsvd;
 };
 
 /*
  * One aggregator slot. A job's slots are the inner array of ia_slots, so a
- * job can only ever reach its own slots. Its lock is in ia_locks: kernels
- * up to 6.1 refuse an inner-map template whose value holds a bpf_spin_lock.
+ * job can only ever reach its own slots, and PS jobs reach only the tail
+ * and the slots a directory lends, by tag (docs/memory.md). Its lock is in
+ * ia_locks: kernels up to 6.1 refuse an inner-map template whose value
+ * holds a bpf_spin_lock. A lent head slot held by a PS job keeps seq, the
+ * head's last chunk there.
  */
 struct ia_slot {
 	__u32	seq;
@@ -143,8 +166,37 @@ struct ia_slot {
 	__u8	flags;		/* IA_F_MARK if any contribution carried it */
 	__u8	rsvd;
 	__u32	rsvd2;
-	__u64	seen[IA_MAX_FANIN / 64];
+	union {
+		__u64	seen[IA_MAX_FANIN / 64];	/* head */
+		struct ia_tail_tag t;			/* IA_SLOT_TAIL */
+	};
 	__s32	sum[IA_MAX_ELEMS];
+};
+
+/*
+ * Tail directory (docs/memory.md, "Mapping"): PS chunk (job, seq) goes to v
+ * = ia_tail_hash(job, seq) % total; v < tail is tail slot v, the rest walks
+ * the segments, each the top count slots [first, first + count) of a
+ * lending blue job's head. Published whole (a new inner map) by the loader.
+ */
+struct ia_tail_seg {
+	__u32	job;		/* the lending job's id ... */
+	__u32	slot;		/* ... its job slot (ia_slots index) ... */
+	__u32	window;		/* ... and head size H, checked against its ia_job_cfg */
+	__u32	first;		/* H - count */
+	__u32	count;
+	__u32	rsvd;
+};
+
+struct ia_tail_dir {
+	__u32	gen;		/* publications so far */
+	__u32	tail;		/* slots of the tail pool */
+	__u32	total;		/* tail + every segment's count */
+	__u32	nseg;
+	__u64	age_ns;		/* a holder older than this is flushed by a new claim */
+	__u64	lends;		/* head slots lent, over the switch's life */
+	__u64	reclaims;	/* head slots taken back, over the switch's life */
+	struct ia_tail_seg seg[IA_TDIR_SEGS];
 };
 
 /*
@@ -196,6 +248,15 @@ enum ia_ctr {
 	 */
 	IA_C_RECOVERY_RX,
 	IA_C_RECOVERY_TX,
+	/* Tail aggregation (PS jobs; docs/memory.md): */
+	IA_C_TAIL_CLAIM,	/* a first transmission claimed a slot */
+	IA_C_TAIL_LENT,		/* of which a lent head slot */
+	IA_C_TAIL_HIT,		/* added into a slot of its chunk */
+	IA_C_TAIL_COLL,		/* passed unaggregated: slot held by another chunk, or sets overlap */
+	IA_C_TAIL_COMPLETE,	/* aggregate of every rank below sent up */
+	IA_C_TAIL_FLUSH,	/* partial aggregate sent toward the PS (counted on its job) */
+	IA_C_TAIL_EVICT,	/* blue: own head slot taken back from a PS partial (flushed) */
+	IA_C_TAIL_RETX,		/* retransmission passed, never aggregated */
 	IA_C_DROP_SHORT,	/* truncated frame, IP options or fragment */
 	IA_C_DROP_VERSION,
 	IA_C_DROP_TYPE,		/* unknown type, or wrong direction for its type */
@@ -203,6 +264,7 @@ enum ia_ctr {
 	IA_C_DROP_JOB,		/* job not configured here */
 	IA_C_DROP_MEMBER,	/* sender not a member, or wrong nworkers */
 	IA_C_DROP_WINDOW,	/* chunk outside the slot's window */
+	IA_C_DROP_SET,		/* member set empty, or not within the sender's */
 	IA_C__COUNT,
 };
 

@@ -34,6 +34,10 @@ enum ia_msg_type {
 #define IA_F_RETX	0x02	/* sender retransmission (after a timeout) */
 #define IA_F_REEMIT	0x04	/* aggregate re-sent from a completed slot */
 #define IA_F_RECOVERY	(IA_F_RETX | IA_F_REEMIT)	/* sent again to recover a loss */
+/* PS jobs' tail aggregation (docs/memory.md, "Tail aggregation and exactly-once"): */
+#define IA_F_SET	0x08	/* a member set trailer (struct ia_set) follows the payload */
+#define IA_F_FLUSH	0x10	/* a tail slot's partial aggregate, flushed toward the PS */
+#define IA_F_COLL	0x20	/* passed a tail switch unaggregated (a collision) */
 
 /*
  * Starts at frame offset 42, so every 32-bit field (header offset 2 mod 4)
@@ -57,7 +61,41 @@ struct ia_hdr {
 #define IA_FRAME_LEN(nelem)	(IA_PAYLOAD_OFF + 4 * (nelem))
 #define IA_UDP_LEN(nelem)	(8 + IA_HDR_LEN + 4 * (nelem))
 
+/*
+ * Member set of a PS job's message: bit r is the worker of rank r (0..63,
+ * ranks given by the control plane). A message without IA_F_SET carries the
+ * set of its sender: a worker its own bit, a tail switch's complete
+ * aggregate every rank below that switch. With IA_F_SET (flushed partial
+ * aggregates) the set follows the payload, big-endian, high word first,
+ * and the UDP length counts it. nworkers is always the set's popcount.
+ */
+struct ia_set {
+	__be32	hi;
+	__be32	lo;
+} __attribute__((packed));
+
+#define IA_SET_LEN	8
+#define IA_MAX_RANKS	64	/* workers of a PS job the tail can aggregate */
+
+/* The same on every switch and host: murmur3's finaliser. */
+static inline __u32 ia_mix32(__u32 h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+/* Where chunk seq of PS job job goes in a switch's tail directory (modulo its size). */
+static inline __u32 ia_tail_hash(__u32 job, __u32 seq)
+{
+	return ia_mix32(job * 0x9e3779b1u ^ seq);
+}
+
 _Static_assert(sizeof(struct ia_hdr) == IA_HDR_LEN, "ia_hdr is 22 bytes");
+_Static_assert(IA_F_SET == IA_SET_LEN, "the trailer's length is its flag (parse adds it)");
 _Static_assert(IA_PAYLOAD_OFF % 4 == 0, "payload 4-byte aligned");
 
 #endif /* INAGG_WIRE_H */

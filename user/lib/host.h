@@ -123,6 +123,15 @@ struct ia_ps_cfg {
 	/* Optional membership: senders not listed (or with another nworkers) are dropped. */
 	uint32_t nmembers;
 	const struct ia_sender *members;
+	/*
+	 * A PS job (tail aggregation, docs/memory.md): members[i]'s member set,
+	 * as pushed to the switches (ia_xdp_job.sets); every worker and every
+	 * tail switch of the job is a member. With sets the PS merges by set:
+	 * a piece disjoint from what the chunk holds is added, any other is
+	 * dropped (a subset: dup; a partial overlap: overlap), and the chunk is
+	 * done when it holds every rank of the members' union.
+	 */
+	const uint64_t *sets;
 	int linger_ms;			/* idle time served after the last chunk; < 0: forever */
 	volatile sig_atomic_t *stop;	/* optional: set to end run() (-EINTR if not complete) */
 	struct ia_host_faults faults;
@@ -150,6 +159,8 @@ struct ia_ps_stats {
 	uint64_t late_quiet;		/* of which not answered: sent down < 1 ms before */
 	uint64_t results;		/* RESULT messages sent, re-sends included */
 	uint64_t marks;			/* accepted messages carrying IA_F_MARK */
+	uint64_t pieces;		/* by set: partial aggregates (IA_F_SET) merged */
+	uint64_t overlap;		/* by set: dropped, overlapping the chunk's set in part */
 	uint64_t drop[IA_PS_DROP__COUNT];
 	uint32_t chunks;		/* chunks of the job */
 	uint32_t done;			/* chunks completed */

@@ -39,6 +39,14 @@ static const char *const ctr_names[IA_C__COUNT] = {
 	[IA_C_PASS]		= "passed",
 	[IA_C_RECOVERY_RX]	= "recovery_rx",
 	[IA_C_RECOVERY_TX]	= "recovery_tx",
+	[IA_C_TAIL_CLAIM]	= "tail_claims",
+	[IA_C_TAIL_LENT]	= "tail_lent_claims",
+	[IA_C_TAIL_HIT]		= "tail_hits",
+	[IA_C_TAIL_COLL]	= "tail_collisions",
+	[IA_C_TAIL_COMPLETE]	= "tail_completes",
+	[IA_C_TAIL_FLUSH]	= "tail_flushes",
+	[IA_C_TAIL_EVICT]	= "tail_evictions",
+	[IA_C_TAIL_RETX]	= "tail_retx",
 	[IA_C_DROP_SHORT]	= "drop_short",
 	[IA_C_DROP_VERSION]	= "drop_version",
 	[IA_C_DROP_TYPE]	= "drop_type",
@@ -46,6 +54,7 @@ static const char *const ctr_names[IA_C__COUNT] = {
 	[IA_C_DROP_JOB]		= "drop_job",
 	[IA_C_DROP_MEMBER]	= "drop_member",
 	[IA_C_DROP_WINDOW]	= "drop_window",
+	[IA_C_DROP_SET]		= "drop_set",
 };
 
 const char *ia_ctr_name(enum ia_ctr c)
@@ -448,6 +457,7 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 	keep_inner(x, IA_INNER_SLOTS, x->skel->maps.ia_slots);
 	keep_inner(x, IA_INNER_MTAB, x->skel->maps.ia_mtab);
 	keep_inner(x, IA_INNER_JFAST, x->skel->maps.ia_jfast);
+	keep_inner(x, IA_INNER_TDIR, x->skel->maps.ia_tdir);
 	err = inagg__load(x->skel);
 	if (err) {
 		err = load_failed(err);

@@ -45,12 +45,19 @@ struct ia_xdp_hop {
  */
 struct ia_xdp_job {
 	__u32	id;
-	enum ia_role role;
+	enum ia_role role;	/* IA_ROLE_TAIL: a PS job aggregating in the tail here */
 	__u32	window;		/* blue: slots = chunks in flight, 1..IA_MAX_WINDOW */
 	__u32	base_seq;	/* first chunk sequence number */
 	__u32	self_id;	/* blue: sender id of this switch's aggregates */
 	__u32	nmembers;	/* 1..IA_MAX_FANIN */
 	const struct ia_sender *members;	/* workers and blue switches below */
+	/*
+	 * Tail only: members[i]'s member set, the ranks (bit r: the job's worker
+	 * of rank r < IA_MAX_RANKS) its messages may carry: a worker its own
+	 * bit, a tail switch below every rank below it (then its nworkers is
+	 * the popcount). A complete aggregate here holds the union of all.
+	 */
+	const __u64 *sets;
 	__u32	flags;		/* IA_JOB_F_* (maps.h) */
 	struct ia_xdp_hop up;	/* parent (or destination) egress */
 	__u32	ndown;		/* ports leading to the job's workers, for results */
@@ -96,8 +103,49 @@ int ia_xdp_job_counters(struct ia_xdp *x, __u32 job, struct ia_counters *out);
 int ia_xdp_port_counters(struct ia_xdp *x, int ifindex, struct ia_counters *out);
 const char *ia_ctr_name(enum ia_ctr c);
 
+/*
+ * The tail (docs/memory.md, "Loader API for the tail"). One call sets the
+ * switch's tail pool and publishes its directory: the pool's size and, per
+ * lending blue job here, how many of the top slots of its head PS jobs may
+ * claim. A new size starts an empty pool (partials of the old one are
+ * dropped: their members retransmit to the PS); a job's lend may change
+ * freely (its own chunks take its slots back per packet). Deleting a job
+ * withdraws its lend. PS jobs are added with role IA_ROLE_TAIL.
+ */
+struct ia_xdp_lend {
+	__u32	job;		/* a blue job of this switch */
+	__u32	count;		/* top slots of its head lent, 1..its window */
+};
+
+struct ia_xdp_tail {
+	__u32	slots;		/* tail pool, 0..IA_MAX_TAIL */
+	__u64	age_ns;		/* flush a partial older than this; 0: IA_TAIL_AGE_NS */
+	__u32	nlend;		/* 0..IA_TDIR_SEGS */
+	const struct ia_xdp_lend *lend;
+};
+
+int ia_xdp_tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t);
+
+struct ia_xdp_tail_info {
+	__u32	slots;		/* published tail pool */
+	__u32	lent;		/* published lent head slots (sum of counts) */
+	__u32	nlend;		/* lending jobs */
+	__u32	gen;		/* publications so far */
+	__u64	age_ns;
+	__u64	lends;		/* head slots lent, summed over publications (increases) */
+	__u64	reclaims;	/* head slots taken back, likewise (decreases) */
+	/* The datapath's counters summed over every job of the switch (IA_C_TAIL_* ...). */
+	struct ia_counters c;
+};
+
+int ia_xdp_tail_info(struct ia_xdp *x, struct ia_xdp_tail_info *out);
+/* A job's lent slot count as published (0 if it lends none). */
+int ia_xdp_tail_lent(struct ia_xdp *x, __u32 job, __u32 *count);
+
 /* A copy of one aggregator slot of a blue job (unlocked: consistent while no traffic runs). */
 int ia_xdp_slot_read(struct ia_xdp *x, __u32 job, __u32 idx, struct ia_slot *out);
+/* Likewise for tail slot idx of the switch's pool. */
+int ia_xdp_tail_slot_read(struct ia_xdp *x, __u32 idx, struct ia_slot *out);
 
 /* Why err happened, if this thread's last failing call said, else strerror() (+ ENOTSUPP). */
 const char *ia_xdp_strerror(int err);

@@ -17,7 +17,7 @@ struct ia_xdp_inner {
 	__u32 key_size, value_size, flags, key_type_id, value_type_id;
 };
 
-enum { IA_INNER_SLOTS, IA_INNER_MTAB, IA_INNER_JFAST, IA_INNER__N };
+enum { IA_INNER_SLOTS, IA_INNER_MTAB, IA_INNER_JFAST, IA_INNER_TDIR, IA_INNER__N };
 
 /* The programs a switch attaches; one pinned instance of each per switch. */
 enum { IA_PROG_XDP, IA_PROG_EGRESS, IA_PROG_PASS, IA_PROG__N };
@@ -44,6 +44,14 @@ int ia_xdp_own_claim(struct ia_xdp *x, __u32 kind, __u32 first, __u32 n, __u32 b
 		     __u32 value, __u32 *out);
 void ia_xdp_own_release(struct ia_xdp *x, __u32 kind, __u32 index);
 int ia_xdp_zero_counters(struct ia_xdp *x, int map_fd, const void *key, __u64 flags);
+
+/* xdp_push.c: an inner map like template kind's, nvals entries filled, as outer[key]. */
+int ia_xdp_add_inner(struct ia_xdp *x, struct bpf_map *outer, int kind, __u32 key,
+		     const char *name, __u32 n, __u32 nvals, const void *vals);
+int ia_xdp_sum_counters(struct ia_xdp *x, int map_fd, const void *key, struct ia_counters *out);
+
+/* xdp_tail.c: withdraws a deleted job's lend from the directory. */
+int ia_xdp_tail_forget(struct ia_xdp *x, __u32 job);
 
 /* xdp_attach.c: the port index of ifindex, or -ENOENT. */
 int ia_xdp_port_index(struct ia_xdp *x, __u32 ifindex, __u32 *idx);

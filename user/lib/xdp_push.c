@@ -25,7 +25,7 @@ int ia_xdp_zero_counters(struct ia_xdp *x, int map_fd, const void *key, __u64 fl
 	return err;
 }
 
-static int sum_counters(struct ia_xdp *x, int map_fd, const void *key, struct ia_counters *out)
+int ia_xdp_sum_counters(struct ia_xdp *x, int map_fd, const void *key, struct ia_counters *out)
 {
 	struct ia_counters *v = calloc(x->ncpus, sizeof(*v));
 	int err, cpu, i;
@@ -109,6 +109,8 @@ int ia_xdp_job_del(struct ia_xdp *x, __u32 job)
 	__u32 slot[IA_MAX_JOBS];
 	int n = job_slots(x, job, slot), err, i;
 
+	/* Its lend goes first: no PS chunk may still be sent into its head. */
+	ia_xdp_tail_forget(x, job);
 	/* Unpublish first (both copies): the datapath stops using the job before its state goes. */
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(bpf_map__fd(x->skel->maps.ia_jfast), &slot[i]);
@@ -132,7 +134,7 @@ static int valid_job(const struct ia_xdp_job *j)
 {
 	__u32 i;
 
-	if (j->role != IA_ROLE_RED && j->role != IA_ROLE_BLUE)
+	if (j->role != IA_ROLE_RED && j->role != IA_ROLE_BLUE && j->role != IA_ROLE_TAIL)
 		return -EINVAL;
 	if (!j->nmembers || j->nmembers > IA_MAX_FANIN || !j->members)
 		return -EINVAL;
@@ -140,6 +142,15 @@ static int valid_job(const struct ia_xdp_job *j)
 		return -EINVAL;
 	if (j->up.ifindex <= 0 || (j->ndown && !j->down))
 		return -EINVAL;
+	/* Tail: every member carries a set of ranks, as many as its nworkers. */
+	if (j->role == IA_ROLE_TAIL) {
+		if (!j->sets)
+			return -EINVAL;
+		for (i = 0; i < j->nmembers; i++)
+			if (!j->sets[i] ||
+			    (__u32)__builtin_popcountll(j->sets[i]) != j->members[i].nworkers)
+				return -EINVAL;
+	}
 	for (i = 0; i < j->ndown; i++)
 		if (j->down[i].ifindex <= 0 || j->down[i].ifindex == j->up.ifindex)
 			return -EINVAL;
@@ -152,7 +163,7 @@ static int valid_job(const struct ia_xdp_job *j)
  * fills its first nvals entries, and makes it outer[key]'s inner map, its
  * only reference.
  */
-static int add_inner(struct ia_xdp *x, struct bpf_map *outer, int kind, __u32 key,
+int ia_xdp_add_inner(struct ia_xdp *x, struct bpf_map *outer, int kind, __u32 key,
 		     const char *name, __u32 n, __u32 nvals, const void *vals)
 {
 	const struct ia_xdp_inner *t = &x->inner[kind];
@@ -182,7 +193,7 @@ static int add_slots(struct ia_xdp *x, const struct ia_xdp_job *j, __u32 slot)
 	char name[BPF_OBJ_NAME_LEN];
 
 	snprintf(name, sizeof(name), "ia_slots_%u", j->id);
-	return add_inner(x, x->skel->maps.ia_slots, IA_INNER_SLOTS, slot, name, j->window, 0, NULL);
+	return ia_xdp_add_inner(x, x->skel->maps.ia_slots, IA_INNER_SLOTS, slot, name, j->window, 0, NULL);
 }
 
 /*
@@ -204,6 +215,7 @@ static __u32 mtab_fill(const struct ia_xdp_job *j, __u32 bits, struct ia_mslot *
 		t[k].sender = j->members[i].id;
 		t[k].m.index = i;
 		t[k].m.nworkers = j->members[i].nworkers;
+		t[k].m.set = j->role == IA_ROLE_TAIL ? j->sets[i] : 0;
 		if (d + 1 > longest)
 			longest = d + 1;
 	}
@@ -231,7 +243,7 @@ static int add_mtab(struct ia_xdp *x, const struct ia_xdp_job *j, struct ia_job_
 	if (cfg->mprobe) {
 		cfg->mbits = bits - 1;
 		snprintf(name, sizeof(name), "ia_mtab_%u", j->id);
-		err = add_inner(x, x->skel->maps.ia_mtab, IA_INNER_MTAB, cfg->slot, name,
+		err = ia_xdp_add_inner(x, x->skel->maps.ia_mtab, IA_INNER_MTAB, cfg->slot, name,
 				1u << cfg->mbits, 1u << cfg->mbits, t);
 	}
 	free(t);
@@ -284,6 +296,10 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 		struct ia_member_key k = { .job = j->id, .sender = j->members[i].id };
 		struct ia_member m = { .index = i, .nworkers = j->members[i].nworkers };
 
+		if (j->role == IA_ROLE_TAIL) {
+			m.set = j->sets[i];
+			cfg.full |= m.set;
+		}
 		if (!m.nworkers) {
 			err = -EINVAL;
 			goto err;
@@ -294,6 +310,9 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 		if (err)
 			goto err;	/* -EEXIST: a sender listed twice */
 	}
+	/* A tail switch's members overlap (a worker and the switch it is below). */
+	if (j->role == IA_ROLE_TAIL)
+		cfg.nworkers = __builtin_popcountll(cfg.full);
 	for (i = 0; i < j->ndown; i++) {
 		struct ia_down_key k = { .job = j->id, .ifindex = j->down[i].ifindex };
 		struct ia_down d = { .daddr = j->down[i].daddr };
@@ -318,7 +337,7 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 	if (cfg.slot == j->id % IA_MAX_JOBS) {
 		ent.cfg = cfg;
 		snprintf(name, sizeof(name), "ia_jfast_%u", j->id);
-		err = add_inner(x, x->skel->maps.ia_jfast, IA_INNER_JFAST, cfg.slot, name, 1, 1,
+		err = ia_xdp_add_inner(x, x->skel->maps.ia_jfast, IA_INNER_JFAST, cfg.slot, name, 1, 1,
 				&ent);
 		if (err)
 			goto err;
@@ -346,7 +365,7 @@ int ia_xdp_job_counters(struct ia_xdp *x, __u32 job, struct ia_counters *out)
 	__u32 slot;
 	int err = job_slot(x, job, &slot);
 
-	return err ?: sum_counters(x, bpf_map__fd(x->skel->maps.ia_jstats), &slot, out);
+	return err ?: ia_xdp_sum_counters(x, bpf_map__fd(x->skel->maps.ia_jstats), &slot, out);
 }
 
 int ia_xdp_port_counters(struct ia_xdp *x, int ifindex, struct ia_counters *out)
@@ -354,7 +373,7 @@ int ia_xdp_port_counters(struct ia_xdp *x, int ifindex, struct ia_counters *out)
 	__u32 idx;
 	int err = ia_xdp_port_index(x, ifindex, &idx);
 
-	return err ?: sum_counters(x, bpf_map__fd(x->skel->maps.ia_pstats), &idx, out);
+	return err ?: ia_xdp_sum_counters(x, bpf_map__fd(x->skel->maps.ia_pstats), &idx, out);
 }
 
 int ia_xdp_slot_read(struct ia_xdp *x, __u32 job, __u32 idx, struct ia_slot *out)
