@@ -42,6 +42,7 @@ GEN_DEPS :=
 -include bpf/bpf.mk
 -include kmod/kmod.mk
 -include user/inaggd/inaggd.mk
+-include user/agent/agent.mk
 -include packaging/packaging.mk
 
 # Test-only tc impairment of host links (tests/impair/): object and skeleton.

@@ -18,6 +18,7 @@
 /* The fields of one switch object, checked once it is closed. */
 struct jswitch {
 	struct ia_jval name, parent, rate, load, available, capacity, slots;
+	struct ia_jval site;	/* where it lives: read by remote_site.c, not here */
 	struct ia_jval unknown;	/* first unknown key */
 	const char *twice;	/* first key given twice */
 };
@@ -31,10 +32,10 @@ static char *store_in_topo(void *topo, const char *s, size_t len)
 static int switch_field(struct ia_jreader *r, const struct ia_jval *key, void *arg)
 {
 	static const char *const names[] = { "name", "parent", "rate", "load", "available",
-					     "capacity", "slots" };
+					     "capacity", "slots", "site" };
 	struct jswitch *js = arg;
 	struct ia_jval *fields[] = { &js->name, &js->parent, &js->rate, &js->load, &js->available,
-				  &js->capacity, &js->slots };
+				  &js->capacity, &js->slots, &js->site };
 	struct ia_jval ignored;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -125,6 +126,9 @@ static int make_switch(struct ia_topo *t, const struct jswitch *js, int i, char 
 	if (js->unknown.type != IA_J_ABSENT)
 		return ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"%s\": unknown", name,
 			       ia_jr_shown(&js->unknown, text, sizeof(text)));
+	if (js->site.type != IA_J_ABSENT && js->site.type != IA_J_OBJECT)
+		return ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"site\": an object",
+			       name);
 	if (js->twice)
 		return ia_fail(err, errlen, -EINVAL, "switch \"%s\": field \"%s\": given twice",
 			       name, js->twice);

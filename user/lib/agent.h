@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The switch agent (docs/remote.md): what runs on a router, or for one
+ * switch namespace, and applies the job transaction's per-switch steps
+ * locally with the library calls inaggd used to make itself: the ledger
+ * (admit, release, room), the BPF maps (push, unpush, counters), the ports.
+ *
+ * Protocol: one JSON object per line in, one per line out, in order.
+ * Every request has "op" and may have "seq" (echoed). A reply has "ok";
+ * a failure also "errno" (positive) and "error" (one line). Operations:
+ *
+ *   hello                      -> proto, switch, boot_id, epoch, backend,
+ *                                 jobs (ids held), lost (ids a reboot lost)
+ *   setup  jobs, slots         -> the ledger's limits, tail follows
+ *   admit  job, class, slots   -> (idempotent: the same admission again is ok)
+ *   release job                -> ENOENT if not held
+ *   admitted job               -> admitted (bool)
+ *   room   slots               -> room (bool)
+ *   ports  ports: [{name, neigh?}] -> ports: [{name, ifindex, mac, peer?}]
+ *   push   job, role, window, self_id, flags, members: [[id, nworkers]],
+ *          up: {port, peer, saddr?, daddr?}, down: [{port, peer, daddr?}]
+ *   unpush job                 -> ENOENT if not configured
+ *   pushed job                 -> pushed (bool)
+ *   counters job | port        -> counters: [IA_C__COUNT numbers]
+ *   state                      -> the agent's record (below)
+ *
+ * The record (state file) holds the boot id, an epoch that grows at each
+ * start, and per job its admission and its last push request, written
+ * (rename) before each reply that changed something. A restarted agent
+ * knows its jobs; one that finds another boot id reports the jobs of the
+ * old boot as lost (the ledger and maps did not survive) and forgets them.
+ */
+#ifndef INAGG_AGENT_H
+#define INAGG_AGENT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+struct ia_xdp;
+
+#define IA_AGENT_PROTO 1
+#define IA_AGENT_LINE_MAX (256 * 1024)
+
+struct ia_agent {
+	char sw[128];			/* pin name of the switch's maps */
+	char netns[128];		/* "" : the agent's own namespace */
+	char state_path[PATH_MAX];	/* "" : no record kept */
+	char boot_id[64];
+	uint64_t epoch;
+	json_object *jobs;		/* "ID": {class, slots, admitted, push} */
+	json_object *lost;		/* ids of jobs a reboot lost */
+	struct ia_xdp *xdp;		/* the switch's maps, kept open once opened */
+};
+
+/*
+ * sw: pin name; netns: namespace to work in (entered for good), or NULL;
+ * state: the record's file, or NULL. Reads the record, bumps the epoch and
+ * writes it back.
+ */
+int ia_agent_open(struct ia_agent *a, const char *sw, const char *netns, const char *state,
+		  char *err, size_t errlen);
+void ia_agent_close(struct ia_agent *a);
+/* One request, one reply (never NULL; the caller puts it). */
+json_object *ia_agent_handle(struct ia_agent *a, json_object *req);
+/* Reads requests from fd in and answers on fd out until end of input. 0 or -errno. */
+int ia_agent_serve(struct ia_agent *a, int in, int out);
+
+/* Reply helpers, also for agent_push.c. */
+json_object *ia_agent_ok(void);
+json_object *ia_agent_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The record of job id ("ID" key), made if create. */
+json_object *ia_agent_job(struct ia_agent *a, uint32_t id, bool create);
+int ia_agent_save(struct ia_agent *a);
+
+/* agent_push.c: the maps and the ports. */
+json_object *ia_agent_push(struct ia_agent *a, json_object *req);
+json_object *ia_agent_unpush(struct ia_agent *a, json_object *req);
+json_object *ia_agent_pushed(struct ia_agent *a, json_object *req);
+json_object *ia_agent_counters(struct ia_agent *a, json_object *req);
+json_object *ia_agent_ports(struct ia_agent *a, json_object *req);
+
+/* MAC text "aa:bb:cc:dd:ee:ff" both ways. */
+int ia_mac_parse(const char *s, unsigned char mac[6]);
+void ia_mac_format(const unsigned char mac[6], char buf[18]);
+
+#endif
