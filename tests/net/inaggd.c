@@ -201,6 +201,7 @@ static const struct {
 	{ "submit", { "k", "algorithm", "window", "job", "workers", "class", "head" }, "k", "\"k\": 1" },
 	{ "end", { "job" }, "job", "\"job\": 1" },
 	{ "show", { "job" }, "job", "\"job\": 1" },
+	{ "window", { "job", "window" }, "job", "\"job\": 1" },
 	{ "stats", { "job", "chunks" }, "job", "\"job\": 1" },
 	{ "list", { NULL }, NULL, NULL },
 };
@@ -695,6 +696,94 @@ TEST_F_TIMEOUT(d, stats_show_head_occupancy_and_utilisation, 120)
 	EXPECT_EQ(8, num_at(w, "s1.1"));	/* open */
 	EXPECT_EQ(IA_SLOTS_DEFAULT - 16, num_at(w, "s1.2"));	/* tail */
 	EXPECT_LT(0, num_at(o, "memory.samples"));
+	json_object_put(o);
+}
+
+/* Job id's lent head slots in switch sN's ledger, -1 if it holds no entry. */
+static long long ledger_lent(FIXTURE_DATA(d) *self, int v, unsigned int id)
+{
+	struct ia_ledger_job lj;
+	struct ia_ledger *l;
+	char ns[64];
+	int ret;
+
+	snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
+	if (ia_ledger_open(&l, IA_LEDGER_AUTO, ns))
+		return -1;
+	ret = ia_ledger_job(l, id, &lj);
+	ia_ledger_close(l);
+	return ret ? -1 : (long long)lj.lent;
+}
+
+/* Polls (up to 20 s) until job id lends want slots at switch v; what it lends then. */
+static long long wait_lent(FIXTURE_DATA(d) *self, int v, unsigned int id, long long want)
+{
+	long long got = -1;
+
+	for (int i = 0; i < 200 && (got = ledger_lent(self, v, id)) != want; i++)
+		usleep(100000);
+	return got;
+}
+
+/*
+ * Lending follows the window (docs/memory.md): an idle INA job with a head
+ * of 64 and workers keeping 32 chunks in flight lends 64 - (32 + 64/8) = 24
+ * slots of its head at its blue switch after a few quiet samples; reported
+ * at window 4 it lends 52; back at 32 it takes 28 back at once. The
+ * ledger, `stats` and `show` agree, and an end releases it all.
+ */
+TEST_F_TIMEOUT(d, lends_follow_the_window, 120)
+{
+	json_object *o, *h;
+	bool seen = false;
+
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 1, \"class\": \"ina\", \"head\": 64,"
+		" \"workers\": {\"s1\": 2}}\n", true);
+	ASSERT_NE(NULL, o);
+	ASSERT_STREQ("[ \"s1\" ]", str_at(o, "job", "blue"));
+	json_object_put(o);
+	EXPECT_EQ(24, wait_lent(self, 1, 1, 24));
+	EXPECT_EQ(-1, ledger_lent(self, 2, 1));	/* not on its path */
+	o = ask(self, "{\"cmd\": \"stats\", \"history\": 4096}\n", true);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(24, num_at(o, "memory.switches.1.lent_slots"));
+	EXPECT_EQ(0, num_at(o, "memory.switches.0.lent_slots"));
+	/* The history's lent column saw it. */
+	ASSERT_TRUE(json_object_object_get_ex(o, "memory", &h));
+	ASSERT_TRUE(json_object_object_get_ex(h, "history", &h));
+	for (size_t i = 0; i < json_object_array_length(h); i++)
+		seen |= num_at(json_object_array_get_idx(h, i), "s1.3") == 24;
+	EXPECT_TRUE(seen);
+	json_object_put(o);
+	o = ask(self, "{\"cmd\": \"show\", \"job\": 1}\n", true);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(24, num_at(o, "job.links.1.lent"));	/* links: s0, s1 */
+	json_object_put(o);
+
+	/* The senders slow down to 4 chunks in flight: more is lent. */
+	o = ask(self, "{\"cmd\": \"window\", \"job\": 1, \"window\": 4}\n", true);
+	ASSERT_NE(NULL, o);
+	json_object_put(o);
+	EXPECT_EQ(52, wait_lent(self, 1, 1, 52));
+	/* Back to 32: reclaimed on the next sample. */
+	o = ask(self, "{\"cmd\": \"window\", \"job\": 1, \"window\": 32}\n", true);
+	ASSERT_NE(NULL, o);
+	json_object_put(o);
+	EXPECT_EQ(24, wait_lent(self, 1, 1, 24));
+
+	/* Above the worker window, and for a job with no head: refused. */
+	o = ask(self, "{\"cmd\": \"window\", \"job\": 1, \"window\": 33}\n", false);
+	ASSERT_NE(NULL, o);
+	EXPECT_NE(NULL, strstr(str_at(o, "error", NULL), "above the job's worker window (32)"));
+	json_object_put(o);
+	o = ask(self, "{\"cmd\": \"end\", \"job\": 1}\n", true);
+	json_object_put(o);
+	EXPECT_EQ(-1, ledger_lent(self, 1, 1));
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 3, \"class\": \"ps\"}\n", true);
+	json_object_put(o);
+	o = ask(self, "{\"cmd\": \"window\", \"job\": 1, \"window\": 1}\n", false);
+	ASSERT_NE(NULL, o);
+	EXPECT_NE(NULL, strstr(str_at(o, "error", NULL), "only an INA job"));
 	json_object_put(o);
 }
 

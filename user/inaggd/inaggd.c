@@ -158,7 +158,7 @@ static int claim_network(const char *tag, char *err, size_t errlen)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: inaggd -t TOPOLOGY -n TAG [-s SOCKET] [-S STATE] [-K] [-m MS] [-v] [-q]\n"
+		"Usage: inaggd -t TOPOLOGY -n TAG [-s SOCKET] [-S STATE] [-K] [-m MS] [-L N] [-v] [-q]\n"
 		"  -t, --topology FILE  the network's topology (as given to inagg net up)\n"
 		"  -n, --net TAG        the network built by 'inagg net up -n TAG'\n"
 		"  -s, --socket PATH    control socket (default " IA_CTL_SOCK ")\n"
@@ -167,7 +167,10 @@ static void usage(FILE *f)
 		"                       rate emulation (inagg net up --rate-mbit) applies to them\n"
 		"  -m, --sample MS      memory statistics (occupancy, utilisation) sampled every\n"
 		"                       MS ms while jobs run (default 100; 0: never)\n"
-		"  -v, --verbose        debug messages;  -q, --quiet  warnings and errors only\n");
+		"  -L, --lend-hold N    an INA head lends what it has not needed for N samples\n"
+		"                       in a row (default %d; 0: never lends)\n"
+		"  -v, --verbose        debug messages;  -q, --quiet  warnings and errors only\n",
+		IA_LEND_HOLD_DEFAULT);
 }
 
 int main(int argc, char **argv)
@@ -177,16 +180,18 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },   { "state", required_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },	      { "quiet", no_argument, NULL, 'q' },
 		{ "kernel-forward", no_argument, NULL, 'K' }, { "sample", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },	      { NULL }
+		{ "lend-hold", required_argument, NULL, 'L' }, { "help", no_argument, NULL, 'h' },
+		{ NULL }
 	};
-	struct daemon d = { .sock_path = IA_CTL_SOCK, .sample_ms = 100 };
+	struct daemon d = { .sock_path = IA_CTL_SOCK, .sample_ms = 100,
+			    .lend_hold = IA_LEND_HOLD_DEFAULT };
 	char err[IA_ERRLEN], state[PATH_MAX];
 	const char *topo = NULL, *tag = NULL;
 	int c, lfd, sfd, ret;
 	sigset_t mask;
 
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
-	while ((c = getopt_long(argc, argv, "t:n:s:S:m:vqKh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:n:s:S:m:L:vqKh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': topo = optarg; break;
 		case 'n': tag = optarg; break;
@@ -199,6 +204,13 @@ int main(int argc, char **argv)
 			d.sample_ms = atoi(optarg);
 			if (d.sample_ms < 0 || d.sample_ms > 60000) {
 				log_msg(LOG_ERR, "--sample: 0..60000 ms");
+				return 2;
+			}
+			break;
+		case 'L':
+			d.lend_hold = atoi(optarg);
+			if (d.lend_hold < 0 || d.lend_hold > 100000) {
+				log_msg(LOG_ERR, "--lend-hold: 0..100000 samples");
 				return 2;
 			}
 			break;
@@ -230,7 +242,7 @@ int main(int argc, char **argv)
 		snprintf(state, sizeof(state), IA_RUN_DIR "/inaggd-%s.json", tag);
 		d.state_path = state;
 	}
-	if (ia_jobs_init(&d.jobs, d.t, &switch_job_ops, &d))
+	if (ia_jobs_init(&d.jobs, d.t, &switch_job_ops, &d) || lend_init(&d))
 		return 1;
 	libbpf_set_print(NULL);
 	ret = resolve_ports(&d);
@@ -247,6 +259,7 @@ int main(int argc, char **argv)
 	ret = recover(&d);
 	if (ret)
 		return 1;
+	lend_reset(&d);
 	if (mem_init(&d)) {
 		log_msg(LOG_ERR, "out of memory");
 		return 1;
@@ -272,6 +285,7 @@ int main(int argc, char **argv)
 	unlink(d.sock_path);
 	close(lfd);
 	mem_free(&d);
+	ia_lender_free(&d.lend);
 	for (int v = 0; v < d.t->n; v++)
 		ia_xdp_close(d.xdp[v]);
 	return 0;

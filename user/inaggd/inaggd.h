@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 #include "job.h"
+#include "job_lend.h"
 #include "netbuild.h"
 #include "xdp.h"
 
@@ -44,6 +45,8 @@ struct daemon {
 	__u32 job_flags;	/* IA_JOB_F_* for every switch */
 	int sample_ms;		/* memory statistics every this many ms; 0: none */
 	struct memstat *mem;
+	int lend_hold;		/* samples an INA head stays underused before it lends */
+	struct ia_lender lend;
 };
 
 /* switches.c: the real network behind the job transaction. */
@@ -68,6 +71,12 @@ long long mem_tick(struct daemon *d);
 json_object *mem_json(struct daemon *d, long long history);
 /* Adds head, head_open, utilisation of job id at switch v to l. */
 void mem_job_link(struct daemon *d, __u32 id, int v, json_object *l);
+
+/* lend.c: the lend / reclaim policy's operations (job_lend.h). */
+int lend_init(struct daemon *d);
+void lend_reset(struct daemon *d);
+void lend_end(struct daemon *d, uint32_t id);
+void lend_forget(struct daemon *d, uint32_t id);
 
 /* server.c: the control socket */
 int listen_on(const char *path);

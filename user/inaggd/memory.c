@@ -141,6 +141,7 @@ static void ledger_figures(const struct daemon *d, int v, struct ia_ledger_cap *
 	}
 	c->tail_slots = c->max_slots - c->head_slots;
 	c->used_slots = c->max_slots;
+	c->lent_slots = ia_lender_lent(&d->lend, v);
 }
 
 /* dt: the time this sample stands for (ms), its weight in the utilisation. */
@@ -174,11 +175,13 @@ static void sample(struct daemon *d, long long now, long long dt)
 			}
 			mj->open[v] = use.open;
 			mj->head[v] = use.slots;
+			ia_lender_sample(&d->lend, j, v, use.open);
 			mj->busy[v] += (__u64)use.open * dt;
 			mj->avail[v] += (__u64)use.slots * dt;
 			m->open[v] += use.open;
 		}
 	}
+	ia_lender_publish(&d->lend);
 	for (int v = 0; v < t->n; v++) {
 		ledger_figures(d, v, &m->cap[v]);
 		m->busy[v] += (__u64)m->open[v] * dt;

@@ -95,6 +95,11 @@ static json_object *job_json(const struct daemon *d, const struct ia_job *j, boo
 							  j->blue[v] ? "blue" :
 							  j->held[v] ? "tail" : "red"));
 		json_object_object_add(l, "members", json_object_new_int64(j->plan.sw[v].nmembers));
+		if (j->blue[v]) {
+			const struct ia_lend_state *ls = ia_lender_state(&d->lend, j->id, v);
+
+			json_object_object_add(l, "lent", json_object_new_int64(ls ? ls->lent : 0));
+		}
 		json_object_object_add(l, "messages", json_object_new_int64(j->model.msgs[v]));
 		json_object_array_add(links, l);
 	}
@@ -183,11 +188,42 @@ static struct ia_job *req_job(struct daemon *d, json_object *req, json_object **
 
 static json_object *do_end(struct daemon *d, json_object *req)
 {
+	uint32_t id = ia_ctl_int(req, "job", 0);
 	char err[IA_ERRLEN];
 
-	if (ia_jobs_end(&d->jobs, ia_ctl_int(req, "job", 0), err, sizeof(err)))
+	if (!ia_jobs_find(&d->jobs, id))
+		return error_reply("no job %u", id);
+	lend_end(d, id);
+	if (ia_jobs_end(&d->jobs, id, err, sizeof(err)))
 		return error_reply("%s", err);
+	lend_forget(d, id);
 	return ok_reply();
+}
+
+/*
+ * The window an INA job's senders use now (chunks in flight; 0: the worker
+ * window it was admitted with), as their congestion control reports it:
+ * what its lends follow.
+ */
+static json_object *do_window(struct daemon *d, json_object *req)
+{
+	json_object *reply, *err;
+	struct ia_job *j = req_job(d, req, &err);
+	uint32_t w = ia_ctl_int(req, "window", 0);
+
+	if (!j)
+		return err;
+	if (j->class != IA_JOB_INA)
+		return error_reply("job %u is %s: only an INA job has a head to lend", j->id,
+				   ia_job_class_name(j->class));
+	if (w > ia_job_worker_window(j->window))
+		return error_reply("window %u above the job's worker window (%u)", w,
+				   ia_job_worker_window(j->window));
+	j->live_window = w;
+	reply = ok_reply();
+	json_object_object_add(reply, "job", json_object_new_int64(j->id));
+	json_object_object_add(reply, "window", json_object_new_int64(w));
+	return reply;
 }
 
 static json_object *do_show(struct daemon *d, json_object *req)
@@ -337,6 +373,7 @@ static const struct command {
 	{ "end", do_end, { JOB_ID(true) } },
 	{ "list", do_list, { { NULL } } },
 	{ "show", do_show, { JOB_ID(true) } },
+	{ "window", do_window, { JOB_ID(true), { "window", IA_CTL_INT, true, 0, IA_MAX_WINDOW } } },
 	{ "stats", do_stats, { JOB_ID(false), { "chunks", IA_CTL_INT, false, 1, INT64_MAX - 1 },
 			       { "history", IA_CTL_INT, false, 0, 4096 } } },
 };

@@ -53,6 +53,8 @@ struct ia_job {
 	enum ia_job_class class;	/* INA or PS */
 	uint32_t head;			/* INA: slots of its head on each blue switch; PS: 0 */
 	uint32_t window;		/* chunks in flight x 2 (see ia_job_worker_window()) */
+	uint32_t live_window;		/* INA: chunks its senders keep in flight now, as they
+					 * report it (0: the worker window); lends follow it */
 	enum ia_job_state state;
 	uint32_t *load;			/* workers used per switch */
 	bool *blue;			/* INA: where its heads are */

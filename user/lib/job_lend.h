@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * How much of its head each INA job lends to the tail (docs/memory.md,
+ * "Who decides the head/tail boundary"): the control plane's half. The
+ * daemon feeds one sample per INA job and blue switch (the head slots found
+ * live, and the window its senders use); the lender calls the ledger's
+ * JOB_LEND / JOB_RECLAIM through its ops and, once per switch whose lends
+ * changed, publishes that switch's tail directory.
+ *
+ * The rule, per (job, switch), with a head of H slots and lent L of them:
+ *   need = min(H, max(window, open) + margin), margin = max(1, H / 8);
+ *   need > H - L            -> reclaim at once down to L = H - need;
+ *   need <= H - L for hold samples in a row, and H - peak >= L + step
+ *   (peak: the largest need of those samples, step = max(1, H / 16))
+ *                           -> lend up to L = H - peak (else the next hold
+ *                              samples are judged afresh).
+ * So a job never has fewer than need slots of its own, lends only what it
+ * has not needed for a while, and takes it back on the first sample that
+ * needs it. The datapath evicts PS partials from a head slot the INA job
+ * needs in any case; this only bounds how much of a head PS jobs address.
+ */
+#ifndef INAGG_JOB_LEND_H
+#define INAGG_JOB_LEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <inagg/maps.h>
+
+#include "job.h"
+
+#define IA_LEND_HOLD_DEFAULT 5	/* samples (500 ms at inaggd's 100 ms) */
+
+struct ia_lend_policy {
+	uint32_t hold;		/* samples below H - L before a lend; 0: never lend */
+};
+
+/* One INA job at one switch. */
+struct ia_lend_state {
+	uint32_t lent;		/* as the ledger has it */
+	uint32_t quiet;		/* samples in a row needing no more than H - lent */
+	uint32_t peak;		/* the largest need of those */
+	uint64_t lends, reclaims;	/* how many times each happened */
+	uint64_t lent_total, reclaimed_total;	/* slots */
+};
+
+/*
+ * The decision for one sample: the lent count the job should have now
+ * (equal to s->lent: no change). It counts the sample in s's quiet stretch;
+ * only ia_lend_commit() changes s->lent (once the ledger agreed).
+ */
+uint32_t ia_lend_decide(const struct ia_lend_policy *p, struct ia_lend_state *s, uint32_t head,
+			uint32_t window, uint32_t open);
+void ia_lend_commit(struct ia_lend_state *s, uint32_t lent);
+
+struct ia_lend_ops {
+	int (*lend)(void *ctx, int v, uint32_t id, uint32_t count, char *why, size_t whylen);
+	int (*reclaim)(void *ctx, int v, uint32_t id, uint32_t count, char *why, size_t whylen);
+	/*
+	 * Optional: switch v's tail directory after its lends changed, given
+	 * every INA job's lent count there (ids[i] lends lent[i], n of them).
+	 */
+	int (*publish)(void *ctx, int v, const uint32_t *ids, const uint32_t *lent, int n,
+		       char *why, size_t whylen);
+	void (*note)(void *ctx, int level, const char *msg);
+};
+
+struct ia_lend_job {
+	uint32_t id;			/* 0: unused */
+	struct ia_lend_state *sw;	/* per switch */
+};
+
+struct ia_lender {
+	const struct ia_topo *t;
+	const struct ia_lend_ops *ops;
+	void *ctx;
+	struct ia_lend_policy pol;
+	struct ia_lend_job jobs[IA_MAX_JOBS];
+	bool *dirty;			/* per switch: lends changed, not yet published */
+	uint64_t *lends, *reclaims;	/* per switch, every job's (ended ones too) */
+};
+
+int ia_lender_init(struct ia_lender *L, const struct ia_topo *t, const struct ia_lend_ops *ops,
+		   void *ctx, const struct ia_lend_policy *pol);
+void ia_lender_free(struct ia_lender *L);
+/*
+ * One sample of INA job j at its blue switch v: open head slots live. The
+ * window is j->live_window, else its worker window. Returns 0 or the
+ * ledger's error (the state is then unchanged: tried again next sample).
+ */
+int ia_lender_sample(struct ia_lender *L, const struct ia_job *j, int v, uint32_t open);
+/* Publishes every switch whose lends changed; the first error. */
+int ia_lender_publish(struct ia_lender *L);
+/*
+ * Job id ended (the ledger's release returned its lent slots): forgotten,
+ * its switches' directories marked for publication.
+ */
+void ia_lender_forget(struct ia_lender *L, uint32_t id);
+/* Reclaims everything job id lends anywhere (before a job is reconfigured or ended). */
+int ia_lender_reclaim_all(struct ia_lender *L, uint32_t id);
+/* What job id lends at switch v now, and its state (NULL if none). */
+const struct ia_lend_state *ia_lender_state(const struct ia_lender *L, uint32_t id, int v);
+/* Head slots lent at switch v, every job's. */
+uint32_t ia_lender_lent(const struct ia_lender *L, int v);
+
+#endif
