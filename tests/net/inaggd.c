@@ -30,6 +30,7 @@
 #include "err.h"
 #include "ledger.h"
 #include "netns.h"
+#include "pinned.h"
 #include "topo.h"
 #include "xdp.h"
 #include "../nstest.h"
@@ -785,6 +786,116 @@ TEST_F_TIMEOUT(d, lends_follow_the_window, 120)
 	ASSERT_NE(NULL, o);
 	EXPECT_NE(NULL, strstr(str_at(o, "error", NULL), "only an INA job"));
 	json_object_put(o);
+}
+
+/* Switch sN's published tail; job's published lend in *lent (if lent). */
+static int tail_info(FIXTURE_DATA(d) *self, int v, struct ia_xdp_tail_info *ti,
+		     unsigned int job, __u32 *lent)
+{
+	struct ia_xdp *x = NULL;
+	char ns[64];
+	int h, ret;
+
+	snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
+	h = ia_netns_enter(ns);
+	if (h < 0)
+		return h;
+	ret = ia_xdp_open_existing(ns, &x);
+	if (!ret)
+		ret = ia_xdp_tail_info(x, ti);
+	if (!ret && lent)
+		ret = ia_xdp_tail_lent(x, job, lent);
+	ia_xdp_close(x);
+	ia_netns_return(h);
+	return ret;
+}
+
+/* Job id's configuration at switch sN. */
+static int pinned_cfg(FIXTURE_DATA(d) *self, int v, unsigned int id, struct ia_job_cfg *cfg)
+{
+	struct ia_pinned_job *jobs;
+	char ns[64];
+	size_t n;
+	int ret = -ENOENT;
+
+	snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
+	if (ia_pinned_jobs(ns, &jobs, &n))
+		return -EIO;
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].id == id) {
+			*cfg = jobs[i].cfg;
+			ret = 0;
+		}
+	free(jobs);
+	return ret;
+}
+
+/*
+ * A PS job is a tail job on every switch of its path (docs/memory.md,
+ * "Loader API for the tail"): each switch's set is the ranks below it (s1's
+ * workers ranks 0-1, s2's 2-3), its PS gets every worker and tail switch
+ * with their sets; every switch's tail is published with every slot no head
+ * holds, shrinks by an INA head, and carries the head's lends as the ledger
+ * does.
+ */
+TEST_F_TIMEOUT(d, ps_jobs_tails_and_directories_published, 120)
+{
+	static const unsigned long long full[] = { 0xf, 0x3, 0xc };
+	struct ia_xdp_tail_info ti;
+	struct ia_job_cfg cfg;
+	json_object *o, *w;
+	__u32 lent;
+
+	for (int v = 0; v < 3; v++) {
+		ASSERT_EQ(0, tail_info(self, v, &ti, 0, NULL)) TH_LOG("s%d", v);
+		EXPECT_EQ(topo3_slots[v], ti.slots) TH_LOG("s%d: published at start", v);
+		EXPECT_EQ(0, ti.nlend);
+	}
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 3, \"class\": \"ps\"}\n", true);
+	ASSERT_NE(NULL, o);
+	for (int v = 0; v < 3; v++) {
+		ASSERT_EQ(0, pinned_cfg(self, v, 1, &cfg)) TH_LOG("s%d", v);
+		EXPECT_EQ(IA_ROLE_TAIL, cfg.role) TH_LOG("s%d", v);
+		EXPECT_EQ(full[v], cfg.full) TH_LOG("s%d", v);
+		EXPECT_EQ(__builtin_popcountll(full[v]), cfg.nworkers) TH_LOG("s%d", v);
+	}
+	/* The PS's members: 4 workers, 3 tail switches; s0's set is all four. */
+	ASSERT_TRUE(json_object_object_get_ex(o, "job", &w));
+	ASSERT_TRUE(json_object_object_get_ex(w, "destination", &w));
+	ASSERT_TRUE(json_object_object_get_ex(w, "members", &w));
+	ASSERT_EQ(7, json_object_array_length(w));
+	for (size_t i = 0; i < 7; i++) {
+		json_object *m = json_object_array_get_idx(w, i);
+
+		if (num_at(m, "id") == (double)ia_switch_id(0))
+			EXPECT_EQ(15, num_at(m, "set"));
+		EXPECT_EQ(__builtin_popcountll((unsigned long long)num_at(m, "set")),
+			  num_at(m, "nworkers"));
+	}
+	EXPECT_EQ(3, num_at(o, "job.workers.3.rank"));
+	json_object_put(o);
+	json_object_put(ask(self, "{\"cmd\": \"end\", \"job\": 1}\n", true));
+	EXPECT_EQ(-ENOENT, pinned_cfg(self, 1, 1, &cfg));
+
+	/* An INA head of 64 on s1 (job 1 again): its tail 64 smaller, its lend published. */
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 1, \"class\": \"ina\", \"head\": 64,"
+		" \"workers\": {\"s1\": 2}}\n", true);
+	ASSERT_NE(NULL, o);
+	json_object_put(o);
+	ASSERT_EQ(0, tail_info(self, 1, &ti, 1, NULL));
+	EXPECT_EQ(IA_SLOTS_DEFAULT - 64, ti.slots);
+	EXPECT_EQ(24, wait_lent(self, 1, 1, 24));
+	usleep(300000);	/* the sample that lent published too */
+	ASSERT_EQ(0, tail_info(self, 1, &ti, 1, &lent));
+	EXPECT_EQ(24, lent);
+	EXPECT_EQ(24, ti.lent);
+	EXPECT_EQ(1, ti.nlend);
+	EXPECT_LE(24, ti.lends);
+	json_object_put(ask(self, "{\"cmd\": \"end\", \"job\": 1}\n", true));
+	ASSERT_EQ(0, tail_info(self, 1, &ti, 1, &lent));
+	EXPECT_EQ(IA_SLOTS_DEFAULT, ti.slots);
+	EXPECT_EQ(0, ti.lent);
+	EXPECT_EQ(0, lent);
 }
 
 /* Another user holding a ledger's lock cannot freeze submissions. */

@@ -426,6 +426,80 @@ TEST_F(job, ps_holds_no_head_and_its_tails_are_its_path)
 				 "\"s5\",\"s6\"]"));
 }
 
+static int find_member(const struct ia_sender *m, uint32_t n, uint32_t id)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (m[i].id == id)
+			return i;
+	return -1;
+}
+
+/*
+ * A PS job's member sets (job_tail.c) on Fig. 1: ranks in topology order
+ * (s3: 0-1, s4: 2-7, s5: 8-12, s6: 13-17); each switch accepts every worker
+ * below it and every tail switch below it, a tail switch with the set of
+ * ranks below it; a switch whose tail was refused (s2) is nobody's member
+ * and has no tail, yet still accepts what passes it.
+ */
+TEST_F(job, ps_member_sets_follow_the_tails)
+{
+	struct ia_sender m[64];
+	uint64_t sets[64];
+	struct ia_job *j;
+	uint32_t n;
+	int i;
+
+	self->w.refuse_on = 2;
+	ASSERT_EQ(0, submit_class(self, 0, 7, IA_JOB_PS, 0, &j));
+	EXPECT_EQ(18u, j->plan.nworkers);
+	EXPECT_EQ(0, ia_job_rank(self->t, j, 3, 0));
+	EXPECT_EQ(7, ia_job_rank(self->t, j, 4, 5));
+	EXPECT_EQ(17, ia_job_rank(self->t, j, 6, 4));
+	EXPECT_EQ(-1, ia_job_rank(self->t, j, 6, 5));
+	EXPECT_EQ(0x3ull, ia_job_tail_set(self->t, j, 3));
+	EXPECT_EQ(0xffull, ia_job_tail_set(self->t, j, 1));
+	EXPECT_EQ(0x3ffffull, ia_job_tail_set(self->t, j, 0));
+	EXPECT_TRUE(ia_job_tail_at(self->t, j, 1));
+	EXPECT_FALSE(ia_job_tail_at(self->t, j, 2));
+	/* s1: its 8 workers, s3 and s4. */
+	ASSERT_EQ(0, ia_job_tail_members(self->t, j, 1, m, sets, &n));
+	EXPECT_EQ(10u, n);
+	i = find_member(m, n, ia_switch_id(3));
+	ASSERT_LE(0, i);
+	EXPECT_EQ(0x3ull, sets[i]);
+	EXPECT_EQ(2u, m[i].nworkers);
+	i = find_member(m, n, ia_worker_id(ia_net_worker_index(self->t, 4, 0)));
+	ASSERT_LE(0, i);
+	EXPECT_EQ(1ull << 2, sets[i]);
+	EXPECT_EQ(1u, m[i].nworkers);
+	/* s2 (red): its 10 workers, s5 and s6. */
+	ASSERT_EQ(0, ia_job_tail_members(self->t, j, 2, m, sets, &n));
+	EXPECT_EQ(12u, n);
+	/* s0: 18 workers, s1, s3, s4, s5, s6 (not s2, which has no tail). */
+	ASSERT_EQ(0, ia_job_tail_members(self->t, j, 0, m, sets, &n));
+	EXPECT_EQ(23u, n);
+	EXPECT_EQ(-1, find_member(m, n, ia_switch_id(2)));
+	i = find_member(m, n, ia_switch_id(1));
+	ASSERT_LE(0, i);
+	EXPECT_EQ(8u, m[i].nworkers);
+	/* The destination: every worker, every tail switch, s0 too. */
+	ASSERT_EQ(0, ia_job_tail_members(self->t, j, -1, m, sets, &n));
+	EXPECT_EQ(24u, n);
+	i = find_member(m, n, ia_switch_id(0));
+	ASSERT_LE(0, i);
+	EXPECT_EQ(0x3ffffull, sets[i]);
+	EXPECT_EQ(18u, m[i].nworkers);
+	/* Every set is its nworkers' popcount, as the loader checks. */
+	for (uint32_t k = 0; k < n; k++)
+		EXPECT_EQ(m[k].nworkers, (uint32_t)__builtin_popcountll(sets[k]));
+	/* An INA job has no sets. */
+	ASSERT_EQ(0, ia_jobs_end(&self->js, 1, self->err, sizeof(self->err)));
+	self->w.refuse_on = -1;
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &j));
+	EXPECT_EQ(-EINVAL, ia_job_tail_members(self->t, j, 0, m, sets, &n));
+	EXPECT_FALSE(ia_job_tail_at(self->t, j, 0));
+}
+
 /*
  * Ledgers that say they have room and refuse everything: an automatic job is
  * refused a head on every switch it was placed on, then a tail on every

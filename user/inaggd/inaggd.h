@@ -69,6 +69,9 @@ void mem_free(struct daemon *d);
 long long mem_tick(struct daemon *d);
 /* {"sample_ms", "samples", "switches": [...], "history" (the last history samples)}. */
 json_object *mem_json(struct daemon *d, long long history);
+/* Switch v's ledger figures as the daemon keeps them (heads, tail, lent). */
+struct ia_ledger_cap;
+void mem_ledger_figures(const struct daemon *d, int v, struct ia_ledger_cap *c);
 /* Adds head, head_open, utilisation of job id at switch v to l. */
 void mem_job_link(struct daemon *d, __u32 id, int v, json_object *l);
 

@@ -37,10 +37,42 @@ static int sw_reclaim(void *ctx, int v, uint32_t id, uint32_t count, char *why, 
 	return ledger_call(ctx, v, id, count, true, why, whylen);
 }
 
+/*
+ * Switch v's tail pool (every slot no head holds, as the ledger has it) and
+ * its directory (the lends), published whole in one call.
+ */
+static int sw_publish(void *ctx, int v, const uint32_t *ids, const uint32_t *lent, int n,
+		      char *why, size_t whylen)
+{
+	struct daemon *d = ctx;
+	struct ia_xdp_lend ls[IA_TDIR_SEGS];
+	struct ia_ledger_cap c;
+	struct ia_xdp *x = sw_xdp(d, v);
+	int ret;
+
+	if (!x)
+		return ia_fail(why, whylen, -ENOENT, "switch maps not found");
+	mem_ledger_figures(d, v, &c);
+	for (int i = 0; i < n && i < IA_TDIR_SEGS; i++)
+		ls[i] = (struct ia_xdp_lend){ .job = ids[i], .count = lent[i] };
+	struct ia_xdp_tail tl = {
+		.slots = c.tail_slots < IA_MAX_TAIL ? c.tail_slots : IA_MAX_TAIL,
+		.nlend = n < IA_TDIR_SEGS ? n : IA_TDIR_SEGS,
+		.lend = ls,
+	};
+
+	ret = ia_xdp_tail_set(x, &tl);
+	if (ret) {
+		ia_fail(why, whylen, ret, "%s", ia_xdp_strerror(ret));
+		sw_xdp_drop(d, v);	/* set up again? opened afresh next time */
+	}
+	return ret;
+}
+
 static const struct ia_lend_ops lend_ops = {
 	.lend = sw_lend,
 	.reclaim = sw_reclaim,
-	.publish = NULL,	/* the tail directory, with the loader's API for it */
+	.publish = sw_publish,
 	.note = note,
 };
 
@@ -74,6 +106,10 @@ void lend_reset(struct daemon *d)
 			ia_ledger_close(l);
 		}
 	}
+	/* Every switch's tail and directory as this daemon sees them. */
+	for (int v = 0; v < d->t->n; v++)
+		ia_lender_touch(&d->lend, v);
+	ia_lender_publish(&d->lend);
 }
 
 /* Before a job ends: its lends back and published, so no directory names its head. */

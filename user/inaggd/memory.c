@@ -126,7 +126,7 @@ static struct mem_job *job_of(struct daemon *d, __u32 id, bool make)
 }
 
 /* Switch v's ledger as the daemon keeps it: its heads, the tail every other slot. */
-static void ledger_figures(const struct daemon *d, int v, struct ia_ledger_cap *c)
+void mem_ledger_figures(const struct daemon *d, int v, struct ia_ledger_cap *c)
 {
 	const struct ia_switch *s = &d->t->sw[v];
 
@@ -183,7 +183,7 @@ static void sample(struct daemon *d, long long now, long long dt)
 	}
 	ia_lender_publish(&d->lend);
 	for (int v = 0; v < t->n; v++) {
-		ledger_figures(d, v, &m->cap[v]);
+		mem_ledger_figures(d, v, &m->cap[v]);
 		m->busy[v] += (__u64)m->open[v] * dt;
 		m->avail[v] += (__u64)m->cap[v].max_slots * dt;
 		m->hist[slot * t->n + v][0] = m->cap[v].head_slots;
@@ -235,7 +235,7 @@ static json_object *mem_switch_json(struct daemon *d, int v)
 	struct ia_ledger_cap now, *c = &now;
 
 	/* The figures as they are now; occupancy as last sampled. */
-	ledger_figures(d, v, &now);
+	mem_ledger_figures(d, v, &now);
 
 	json_object_object_add(o, "switch", json_object_new_string(d->t->sw[v].name));
 	json_object_object_add(o, "slots", json_object_new_int64(c->max_slots));

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <inagg/wire.h>
+
 #include "ctl.h"
 #include "inaggd.h"
 
@@ -59,6 +61,27 @@ static json_object *job_json(const struct daemon *d, const struct ia_job *j, boo
 		  sizeof(buf));
 	json_object_object_add(dest, "down", json_object_new_string(buf));
 	json_object_object_add(dest, "senders", json_object_new_int64(j->plan.ndest));
+	/* A PS job's PS merges by member set: who may send it what (job_tail.c). */
+	if (j->class == IA_JOB_PS && j->plan.nworkers <= IA_MAX_RANKS) {
+		struct ia_sender *m = calloc(j->plan.nworkers + t->n, sizeof(*m));
+		uint64_t *sets = calloc(j->plan.nworkers + t->n, sizeof(*sets));
+		json_object *arr = json_object_new_array();
+		uint32_t n = 0;
+
+		if (m && sets && !ia_job_tail_members(t, j, -1, m, sets, &n))
+			for (uint32_t i = 0; i < n; i++) {
+				json_object *mo = json_object_new_object();
+
+				json_object_object_add(mo, "id", json_object_new_int64(m[i].id));
+				json_object_object_add(mo, "nworkers",
+						       json_object_new_int64(m[i].nworkers));
+				json_object_object_add(mo, "set", json_object_new_uint64(sets[i]));
+				json_object_array_add(arr, mo);
+			}
+		json_object_object_add(dest, "members", arr);
+		free(m);
+		free(sets);
+	}
 	json_object_object_add(o, "destination", dest);
 
 	json_object *workers = json_object_new_array();
@@ -73,6 +96,9 @@ static json_object *job_json(const struct daemon *d, const struct ia_job *j, boo
 			inet_ntop(AF_INET, &(struct in_addr){ ia_net_worker_addr(g).s_addr }, buf,
 				  sizeof(buf));
 			json_object_object_add(wo, "id", json_object_new_int64(ia_worker_id(g)));
+			if (j->class == IA_JOB_PS && j->plan.nworkers <= IA_MAX_RANKS)
+				json_object_object_add(wo, "rank", json_object_new_int64(
+								   ia_job_rank(t, j, v, w)));
 			json_object_object_add(wo, "switch", json_object_new_string(t->sw[v].name));
 			json_object_object_add(wo, "netns", json_object_new_string(ns));
 			json_object_object_add(wo, "address", json_object_new_string(buf));
@@ -122,7 +148,7 @@ static json_object *do_submit(struct daemon *d, json_object *req)
 	char err[IA_ERRLEN];
 	uint32_t *load = NULL;
 	struct ia_job *j;
-	int nrefused, a;
+	int nrefused, a, ret;
 
 	a = ia_algo_parse(ia_ctl_str(req, "algorithm", "smc"));
 	if (a < 0 || a == IA_ALGO_BRUTE)
@@ -154,7 +180,10 @@ static json_object *do_submit(struct daemon *d, json_object *req)
 		}
 		rq.load = load;
 	}
-	if (ia_jobs_submit(&d->jobs, &rq, &j, refused, &nrefused, err, sizeof(err))) {
+	ret = ia_jobs_submit(&d->jobs, &rq, &j, refused, &nrefused, err, sizeof(err));
+	/* The tails that admissions and releases resized, published before the reply. */
+	ia_lender_publish(&d->lend);
+	if (ret) {
 		reply = error_reply("%s", err);
 		goto out;
 	}

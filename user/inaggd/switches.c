@@ -12,6 +12,8 @@
 
 #include <bpf/libbpf.h>
 
+#include <inagg/wire.h>
+
 #include "inaggd.h"
 #include "ledger.h"
 
@@ -141,6 +143,7 @@ static int sw_admit(void *ctx, int v, uint32_t id, enum ia_job_class class, uint
 		ia_ledger_close(l);
 		return ret;
 	}
+	ia_lender_touch(&((struct daemon *)ctx)->lend, v);	/* the tail shrank */
 	return ledger_done(l, tail_follow(l, 0), why, whylen);
 }
 
@@ -154,6 +157,7 @@ static int sw_release(void *ctx, int v, uint32_t id, char *why, size_t whylen)
 	ret = ia_ledger_release(l, id);
 	if (ret)
 		return ledger_done(l, ret, why, whylen);
+	ia_lender_touch(&((struct daemon *)ctx)->lend, v);	/* the tail grew */
 	return ledger_done(l, tail_follow(l, 0), why, whylen);
 }
 
@@ -239,13 +243,20 @@ static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t w
 	struct ia_xdp_hop *down = calloc(ps->ndown + t->sw[v].load + 1, sizeof(*down));
 	struct in_addr none = { 0 };
 	struct ia_xdp *x = NULL;
-	__u32 prog_id = 0;
+	__u32 prog_id = 0, ntm = 0;
 	int h, ret, ndown = 0;
+	/* A PS job: its tail here, or red; either way its members carry sets (job_tail.c). */
+	bool tail = ia_job_tail_at(t, j, v), sets = j->class == IA_JOB_PS &&
+						     j->plan.nworkers <= IA_MAX_RANKS;
+	struct ia_sender *tm = sets ? calloc(j->plan.nworkers + t->n, sizeof(*tm)) : NULL;
+	uint64_t *ts = sets ? calloc(j->plan.nworkers + t->n, sizeof(*ts)) : NULL;
 
-	if (!down) {
+	if (!down || (sets && (!tm || !ts))) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (sets)
+		ia_job_tail_members(t, j, v, tm, ts, &ntm);
 	for (uint32_t i = 0; i < ps->ndown; i++)
 		down[ndown++] = hop(&s->down[ia_topo_child_pos(t, ps->down[i])], none, none);
 	for (uint32_t w = 0; w < j->load[v]; w++)
@@ -254,14 +265,16 @@ static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t w
 
 	struct ia_xdp_job cfg = {
 		.id = j->id,
-		.role = ps->blue ? IA_ROLE_BLUE : IA_ROLE_RED,
+		.role = ps->blue ? IA_ROLE_BLUE : tail ? IA_ROLE_TAIL : IA_ROLE_RED,
 		.window = j->head,	/* the BPF memory: what the ledger admitted */
 		.self_id = ia_switch_id(v),
-		.nmembers = ps->nmembers,
-		.members = ps->members,
+		.nmembers = sets ? ntm : ps->nmembers,
+		.members = sets ? tm : ps->members,
+		.sets = tail ? (const __u64 *)ts : NULL,
 		.flags = d->job_flags,
-		.up = ps->blue ? hop(&s->up, ia_net_uplink_addr(v, false), ia_net_dest_addr(t)) :
-				 hop(&s->up, none, none),
+		.up = ps->blue || tail ?
+			      hop(&s->up, ia_net_uplink_addr(v, false), ia_net_dest_addr(t)) :
+			      hop(&s->up, none, none),
 		.ndown = ndown,
 		.down = down,
 	};
@@ -286,6 +299,8 @@ static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t w
 	ia_netns_return(h);
 out:
 	free(down);
+	free(tm);
+	free(ts);
 	return ret;
 }
 

@@ -158,6 +158,21 @@ json_object *ia_job_to_json(const struct ia_jobs *js, const struct ia_job *j);
 json_object *ia_jobs_to_json(const struct ia_jobs *js);
 
 /*
+ * A PS job's member sets (job_tail.c, docs/memory.md): its workers have
+ * ranks 0..IA_MAX_RANKS-1 in topology order; a tail switch's set is every
+ * rank below it. ia_job_tail_at(): the job aggregates in v's tail (admitted
+ * there, at most IA_MAX_RANKS workers). ia_job_tail_members(): the senders
+ * switch v (v < 0: the destination) accepts, each with its set: every
+ * worker below it and every tail switch below it; room for the job's
+ * workers plus t->n; -EINVAL for an INA job or one with too many workers.
+ */
+bool ia_job_tail_at(const struct ia_topo *t, const struct ia_job *j, int v);
+int ia_job_rank(const struct ia_topo *t, const struct ia_job *j, int v, uint32_t w);
+uint64_t ia_job_tail_set(const struct ia_topo *t, const struct ia_job *j, int v);
+int ia_job_tail_members(const struct ia_topo *t, const struct ia_job *j, int v,
+			struct ia_sender *m, uint64_t *sets, uint32_t *n);
+
+/*
  * Internal, for job.c and job_json.c: a job's arrays for n switches (freed
  * with ia_job_free(), which also clears it), and a saved record read back
  * into j: -EINVAL without an id (unusable); any other failure leaves what is

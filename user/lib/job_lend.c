@@ -144,6 +144,21 @@ static int apply(struct ia_lender *L, uint32_t id, int v, struct ia_lend_state *
 	return 0;
 }
 
+static int lenders(const struct ia_lender *L, int v)
+{
+	int n = 0;
+
+	for (int i = 0; i < IA_MAX_JOBS; i++)
+		n += L->jobs[i].id && L->jobs[i].sw[v].lent;
+	return n;
+}
+
+void ia_lender_touch(struct ia_lender *L, int v)
+{
+	if (L->dirty)
+		L->dirty[v] = true;
+}
+
 int ia_lender_sample(struct ia_lender *L, const struct ia_job *j, int v, uint32_t open)
 {
 	uint32_t window = ia_job_worker_window(j->window);
@@ -162,6 +177,9 @@ int ia_lender_sample(struct ia_lender *L, const struct ia_job *j, int v, uint32_
 	probe = lj->sw[v];
 	uint32_t lent = ia_lend_decide(&L->pol, &probe, j->head, window, open);
 
+	/* A directory has room for IA_TDIR_SEGS lending jobs: a new one waits for room. */
+	if (!lj->sw[v].lent && lent && lenders(L, v) >= IA_TDIR_SEGS)
+		lent = 0;
 	if (lent == lj->sw[v].lent) {
 		lj->sw[v] = probe;
 		return 0;

@@ -16,7 +16,8 @@
  *                              samples are judged afresh).
  * So a job never has fewer than need slots of its own, lends only what it
  * has not needed for a while, and takes it back on the first sample that
- * needs it. The datapath evicts PS partials from a head slot the INA job
+ * needs it. At most IA_TDIR_SEGS jobs lend at one switch (a directory's
+ * segments); another one waits until one of them has taken all back. The datapath evicts PS partials from a head slot the INA job
  * needs in any case; this only bounds how much of a head PS jobs address.
  */
 #ifndef INAGG_JOB_LEND_H
@@ -89,6 +90,8 @@ void ia_lender_free(struct ia_lender *L);
  * ledger's error (the state is then unchanged: tried again next sample).
  */
 int ia_lender_sample(struct ia_lender *L, const struct ia_job *j, int v, uint32_t open);
+/* Switch v's tail changed size (an admission or release): its directory is published again. */
+void ia_lender_touch(struct ia_lender *L, int v);
 /* Publishes every switch whose lends changed; the first error. */
 int ia_lender_publish(struct ia_lender *L);
 /*
