@@ -745,6 +745,21 @@ TEST_F_TIMEOUT(d, lends_follow_the_window, 120)
 	json_object_put(o);
 	EXPECT_EQ(24, wait_lent(self, 1, 1, 24));
 	EXPECT_EQ(-1, ledger_lent(self, 2, 1));	/* not on its path */
+	usleep(300000);	/* the sample that lent published too */
+	/* Per job link and per switch: the lend, counted; the tail's counters there. */
+	o = ask(self, "{\"cmd\": \"stats\", \"job\": 1}\n", true);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(24, num_at(o, "links.1.tail.lent"));
+	EXPECT_EQ(1, num_at(o, "links.1.tail.lends"));
+	EXPECT_EQ(0, num_at(o, "links.1.tail.reclaims"));
+	EXPECT_EQ(0, num_at(o, "links.1.tail.tail_hits"));
+	EXPECT_EQ(0, num_at(o, "tail.tail_claims"));
+	EXPECT_EQ(1, num_at(o, "memory.switches.1.tail.lends"));
+	EXPECT_EQ(24, num_at(o, "memory.switches.1.tail.published_lent"));
+	EXPECT_EQ(24, num_at(o, "memory.switches.1.tail.lent_slots_total"));
+	EXPECT_EQ(IA_SLOTS_DEFAULT - 64, num_at(o, "memory.switches.1.tail.published_slots"));
+	EXPECT_EQ(0, num_at(o, "memory.switches.1.tail_live"));
+	json_object_put(o);
 	o = ask(self, "{\"cmd\": \"stats\", \"history\": 4096}\n", true);
 	ASSERT_NE(NULL, o);
 	EXPECT_EQ(24, num_at(o, "memory.switches.1.lent_slots"));
@@ -771,6 +786,13 @@ TEST_F_TIMEOUT(d, lends_follow_the_window, 120)
 	ASSERT_NE(NULL, o);
 	json_object_put(o);
 	EXPECT_EQ(24, wait_lent(self, 1, 1, 24));
+	usleep(300000);
+	o = ask(self, "{\"cmd\": \"stats\"}\n", true);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(2, num_at(o, "memory.switches.1.tail.lends"));
+	EXPECT_EQ(1, num_at(o, "memory.switches.1.tail.reclaims"));
+	EXPECT_EQ(28, num_at(o, "memory.switches.1.tail.reclaimed_slots_total"));
+	json_object_put(o);
 
 	/* Above the worker window, and for a job with no head: refused. */
 	o = ask(self, "{\"cmd\": \"window\", \"job\": 1, \"window\": 33}\n", false);

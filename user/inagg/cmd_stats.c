@@ -35,7 +35,9 @@ const struct opt_cmd stats_show_cmd = {
 		 "came down, foreign traffic passed to the kernel, and drops by reason.\n"
 		 "Memory (docs/memory.md): per switch its slots, heads, head slots holding a\n"
 		 "live aggregation, tail, lent slots and utilisation (slot-time live over\n"
-		 "slot-time available); with -J, the job's head on each switch likewise.\n",
+		 "slot-time available); with -J, the job's head on each switch likewise.\n"
+		 "Tail: per switch and per job link, claims, hits, collisions, completes,\n"
+		 "flushes, evictions of PS partials from heads, lends and reclaims.\n",
 };
 
 static void print_uplinks(json_object *reply)
@@ -55,7 +57,22 @@ static void print_uplinks(json_object *reply)
 	}
 }
 
-/* Per switch memory, and the history as a table (t_ms, then each switch's four figures). */
+/* A tail counter of object o ("" -> 0 when absent). */
+static const char *tc(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "0";
+}
+
+#define TAIL_HDR "%9s %9s %9s %9s %9s %8s %6s %6s"
+#define TAIL_ROW(o) tc(o, "tail_claims"), tc(o, "tail_hits"), tc(o, "tail_collisions"), \
+		    tc(o, "tail_completes"), tc(o, "tail_flushes"), tc(o, "tail_evictions"), \
+		    tc(o, "lends"), tc(o, "reclaims")
+#define TAIL_COLS "claims", "hits", "colls", "completes", "flushes", "evicts", "lends", \
+		  "reclaims"
+
+/* Per switch memory, and the history as a table (t_ms, then each switch's five figures). */
 static void print_memory(json_object *reply)
 {
 	json_object *m, *v;
@@ -64,20 +81,29 @@ static void print_memory(json_object *reply)
 		return;
 	printf("memory, sampled every %s ms (%s samples):\n", rpc_str(m, "sample_ms"),
 	       rpc_str(m, "samples"));
-	printf("  %-8s %8s %5s %8s %8s %8s %8s %6s\n", "switch", "slots", "jobs", "heads", "live",
-	       "tail", "lent", "util");
+	printf("  %-8s %8s %5s %8s %8s %8s %8s %8s %6s\n", "switch", "slots", "jobs", "heads",
+	       "live", "tail", "live", "lent", "util");
 	json_object_object_get_ex(m, "switches", &v);
 	for (size_t i = 0; v && i < json_object_array_length(v); i++) {
 		json_object *s = json_object_array_get_idx(v, i);
 
-		printf("  %-8s %8s %5s %8s %8s %8s %8s %6.3f\n", rpc_str(s, "switch"),
+		printf("  %-8s %8s %5s %8s %8s %8s %8s %8s %6.3f\n", rpc_str(s, "switch"),
 		       rpc_str(s, "slots"), rpc_str(s, "jobs"), rpc_str(s, "head_slots"),
-		       rpc_str(s, "head_open"), rpc_str(s, "tail_slots"), rpc_str(s, "lent_slots"),
+		       rpc_str(s, "head_open"), rpc_str(s, "tail_slots"), rpc_str(s, "tail_live"),
+		       rpc_str(s, "lent_slots"),
 		       json_object_get_double(json_object_object_get(s, "utilisation")));
+	}
+	printf("tail, per switch (its jobs now; lends and reclaims by the daemon):\n");
+	printf("  %-8s " TAIL_HDR "\n", "switch", TAIL_COLS);
+	for (size_t i = 0; v && i < json_object_array_length(v); i++) {
+		json_object *s = json_object_array_get_idx(v, i);
+
+		printf("  %-8s " TAIL_HDR "\n", rpc_str(s, "switch"),
+		       TAIL_ROW(json_object_object_get(s, "tail")));
 	}
 	if (!json_object_object_get_ex(m, "history", &v))
 		return;
-	printf("history: t_ms, then per switch head live tail lent\n");
+	printf("history: t_ms, then per switch head live tail lent tail-live\n");
 	for (size_t i = 0; i < json_object_array_length(v); i++) {
 		json_object *h = json_object_array_get_idx(v, i);
 
@@ -111,6 +137,13 @@ static void print_job_links(json_object *reply)
 		       rpc_str(l, "model_messages"), rpc_str(l, "duplicates"), rpc_str(l, "head"),
 		       rpc_str(l, "head_open"),
 		       json_object_get_double(json_object_object_get(l, "utilisation")));
+	}
+	printf("  tail:    " TAIL_HDR "\n", TAIL_COLS);
+	for (size_t i = 0; v && i < json_object_array_length(v); i++) {
+		json_object *l = json_object_array_get_idx(v, i);
+
+		printf("  %-8s " TAIL_HDR "\n", rpc_str(l, "switch"),
+		       TAIL_ROW(json_object_object_get(l, "tail")));
 	}
 }
 

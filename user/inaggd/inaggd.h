@@ -72,6 +72,8 @@ json_object *mem_json(struct daemon *d, long long history);
 /* Switch v's ledger figures as the daemon keeps them (heads, tail, lent). */
 struct ia_ledger_cap;
 void mem_ledger_figures(const struct daemon *d, int v, struct ia_ledger_cap *c);
+/* The datapath's tail counters of c, by name, into o. */
+void mem_tail_counters(const struct ia_counters *c, json_object *o);
 /* Adds head, head_open, utilisation of job id at switch v to l. */
 void mem_job_link(struct daemon *d, __u32 id, int v, json_object *l);
 

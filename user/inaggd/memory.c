@@ -22,6 +22,8 @@
 #include "xdp_mem.h"
 
 #define MEM_HISTORY 4096
+#define MEM_FIELDS 5		/* per switch and sample: head, head_open, tail, lent, tail_live */
+#define TAIL_PROBES 128		/* tail slots read per sample: its occupancy is estimated */
 
 static long long now_ms(void)
 {
@@ -43,10 +45,11 @@ struct memstat {
 	__u64 *busy, *avail;	/* per switch, slot-ms */
 	struct ia_ledger_cap *cap;	/* per switch, last sample */
 	__u32 *open;		/* per switch: head slots live, last sample */
+	__u32 *tail_live;	/* per switch: tail slots holding a partial, last sample (estimate) */
 	struct mem_job jobs[IA_MAX_JOBS];
-	/* History: ring of samples, each t_ms and per switch {head, open, tail, lent}. */
+	/* History: ring of samples, each t_ms and per switch MEM_FIELDS figures. */
 	long long *hist_t;
-	__u32 (*hist)[4];
+	__u32 (*hist)[MEM_FIELDS];
 	__u64 hist_n;
 };
 
@@ -62,9 +65,11 @@ int mem_init(struct daemon *d)
 	m->avail = calloc(n, sizeof(*m->avail));
 	m->cap = calloc(n, sizeof(*m->cap));
 	m->open = calloc(n, sizeof(*m->open));
+	m->tail_live = calloc(n, sizeof(*m->tail_live));
 	m->hist_t = calloc(MEM_HISTORY, sizeof(*m->hist_t));
 	m->hist = calloc((size_t)MEM_HISTORY * n, sizeof(*m->hist));
-	if (!m->busy || !m->avail || !m->cap || !m->open || !m->hist_t || !m->hist)
+	if (!m->busy || !m->avail || !m->cap || !m->open || !m->tail_live || !m->hist_t ||
+	    !m->hist)
 		return -ENOMEM;
 	m->start_ms = now_ms();
 	m->next_ms = m->start_ms;
@@ -92,6 +97,7 @@ void mem_free(struct daemon *d)
 	free(m->avail);
 	free(m->cap);
 	free(m->open);
+	free(m->tail_live);
 	free(m->hist_t);
 	free(m->hist);
 	free(m);
@@ -144,6 +150,28 @@ void mem_ledger_figures(const struct daemon *d, int v, struct ia_ledger_cap *c)
 	c->lent_slots = ia_lender_lent(&d->lend, v);
 }
 
+/*
+ * Tail slots of switch v holding a PS partial aggregate: TAIL_PROBES slots
+ * spread evenly over the published pool, scaled to its size (reading all
+ * of a large pool every sample would cost more than the daemon may spend).
+ */
+static __u32 tail_live(struct daemon *d, int v)
+{
+	struct ia_xdp_tail_info ti;
+	struct ia_slot *s;
+	struct ia_xdp *x = sw_xdp(d, v);
+	__u32 n, held = 0;
+
+	if (!x || ia_xdp_tail_info(x, &ti) || !ti.slots || !(s = malloc(sizeof(*s))))
+		return 0;
+	n = ti.slots < TAIL_PROBES ? ti.slots : TAIL_PROBES;
+	for (__u32 k = 0; k < n; k++)
+		if (!ia_xdp_tail_slot_read(x, (__u64)k * ti.slots / n, s))
+			held += s->state == IA_SLOT_TAIL;
+	free(s);
+	return (__u64)held * ti.slots / n;
+}
+
 /* dt: the time this sample stands for (ms), its weight in the utilisation. */
 static void sample(struct daemon *d, long long now, long long dt)
 {
@@ -183,13 +211,18 @@ static void sample(struct daemon *d, long long now, long long dt)
 	}
 	ia_lender_publish(&d->lend);
 	for (int v = 0; v < t->n; v++) {
+		__u32 *h = m->hist[slot * t->n + v];
+
 		mem_ledger_figures(d, v, &m->cap[v]);
-		m->busy[v] += (__u64)m->open[v] * dt;
+		m->tail_live[v] = tail_live(d, v);
+		/* Live aggregation in heads and in the tail alike. */
+		m->busy[v] += (__u64)(m->open[v] + m->tail_live[v]) * dt;
 		m->avail[v] += (__u64)m->cap[v].max_slots * dt;
-		m->hist[slot * t->n + v][0] = m->cap[v].head_slots;
-		m->hist[slot * t->n + v][1] = m->open[v];
-		m->hist[slot * t->n + v][2] = m->cap[v].tail_slots;
-		m->hist[slot * t->n + v][3] = m->cap[v].lent_slots;
+		h[0] = m->cap[v].head_slots;
+		h[1] = m->open[v];
+		h[2] = m->cap[v].tail_slots;
+		h[3] = m->cap[v].lent_slots;
+		h[4] = m->tail_live[v];
 	}
 	m->hist_t[slot] = now - m->start_ms;
 	m->hist_n++;
@@ -228,6 +261,36 @@ static json_object *ratio(__u64 a, __u64 b)
 	return json_object_new_double(b ? (double)a / b : 0);
 }
 
+/* Tail counters by their names (ia_ctr_name()), from c, into o. */
+void mem_tail_counters(const struct ia_counters *c, json_object *o)
+{
+	for (int i = IA_C_TAIL_CLAIM; i <= IA_C_TAIL_RETX; i++)
+		json_object_object_add(o, ia_ctr_name(i), json_object_new_int64(c->c[i]));
+}
+
+/*
+ * Switch v's tail as published and counted by the datapath (its jobs now),
+ * and the lends and reclaims the daemon made there.
+ */
+static json_object *tail_json(struct daemon *d, int v)
+{
+	json_object *o = json_object_new_object();
+	struct ia_xdp_tail_info ti = { 0 };
+	struct ia_xdp *x = sw_xdp(d, v);
+
+	if (x && ia_xdp_tail_info(x, &ti))
+		memset(&ti, 0, sizeof(ti));
+	json_object_object_add(o, "published_slots", json_object_new_int64(ti.slots));
+	json_object_object_add(o, "published_lent", json_object_new_int64(ti.lent));
+	json_object_object_add(o, "generation", json_object_new_int64(ti.gen));
+	mem_tail_counters(&ti.c, o);
+	json_object_object_add(o, "lends", json_object_new_int64(d->lend.lends[v]));
+	json_object_object_add(o, "reclaims", json_object_new_int64(d->lend.reclaims[v]));
+	json_object_object_add(o, "lent_slots_total", json_object_new_int64(ti.lends));
+	json_object_object_add(o, "reclaimed_slots_total", json_object_new_int64(ti.reclaims));
+	return o;
+}
+
 static json_object *mem_switch_json(struct daemon *d, int v)
 {
 	struct memstat *m = d->mem;
@@ -244,7 +307,9 @@ static json_object *mem_switch_json(struct daemon *d, int v)
 	json_object_object_add(o, "head_open", json_object_new_int64(m->open[v]));
 	json_object_object_add(o, "tail_slots", json_object_new_int64(c->tail_slots));
 	json_object_object_add(o, "lent_slots", json_object_new_int64(c->lent_slots));
+	json_object_object_add(o, "tail_live", json_object_new_int64(m->tail_live[v]));
 	json_object_object_add(o, "utilisation", ratio(m->busy[v], m->avail[v]));
+	json_object_object_add(o, "tail", tail_json(d, v));
 	return o;
 }
 
@@ -271,7 +336,7 @@ json_object *mem_json(struct daemon *d, long long history)
 	json_object_object_add(o, "switches", sw);
 	if (history <= 0)
 		return o;
-	/* Oldest first: {"t_ms": T, "<switch>": [head, head_open, tail, lent], ...}. */
+	/* Oldest first: {"t_ms": T, "<switch>": [head, head_open, tail, lent, tail_live], ...}. */
 	json_object *h = json_object_new_array();
 	__u64 n = m->hist_n < MEM_HISTORY ? m->hist_n : MEM_HISTORY;
 
@@ -285,7 +350,7 @@ json_object *mem_json(struct daemon *d, long long history)
 		for (int v = 0; v < t->n; v++) {
 			json_object *a = json_object_new_array();
 
-			for (int f = 0; f < 4; f++)
+			for (int f = 0; f < MEM_FIELDS; f++)
 				json_object_array_add(a, json_object_new_int64(
 								 m->hist[slot * t->n + v][f]));
 			json_object_object_add(s, t->sw[v].name, a);

@@ -317,9 +317,10 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 	const struct ia_topo *t = d->t;
 	json_object *err, *reply, *links;
 	long long chunks = ia_ctl_int(req, "chunks", 0);
-	struct ia_counters *c;
+	struct ia_counters *c, total = { 0 };
 	struct ia_job *j;
 	double worst = 0, worst_model = 0;
+	json_object *tail;
 
 	if (!json_object_object_get_ex(req, "job", NULL))
 		return link_stats(d, req);
@@ -346,11 +347,17 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 
 		if (!ps->on_path)
 			continue;
+		bool is_tail = ia_job_tail_at(t, j, v);
+
 		/*
 		 * What left by the uplink, forwarded (red) or emitted (blue), less
 		 * retransmissions and re-emissions: the model counts each message once.
+		 * A tail sends up its complete aggregates, its flushed partials and what
+		 * it passed on.
 		 */
-		sent = (ps->blue ? c[v].c[IA_C_EMIT] + c[v].c[IA_C_REEMIT] : c[v].c[IA_C_FWD]) -
+		sent = (ps->blue ? c[v].c[IA_C_EMIT] + c[v].c[IA_C_REEMIT] :
+			is_tail ? c[v].c[IA_C_EMIT] + c[v].c[IA_C_TAIL_FLUSH] + c[v].c[IA_C_FWD] :
+				  c[v].c[IA_C_FWD]) -
 		       c[v].c[IA_C_RECOVERY_TX];
 		per = chunks ? (double)sent / chunks : 0;
 		model = (double)j->model.msgs[v];
@@ -360,7 +367,8 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 			worst_model = model / rate;
 		l = json_object_new_object();
 		json_object_object_add(l, "switch", json_object_new_string(t->sw[v].name));
-		json_object_object_add(l, "role", json_object_new_string(ps->blue ? "blue" : "red"));
+		json_object_object_add(l, "role", json_object_new_string(ps->blue ? "blue" :
+									  is_tail ? "tail" : "red"));
 		json_object_object_add(l, "received", json_object_new_int64(c[v].c[IA_C_RX]));
 		json_object_object_add(l, "sent_up", json_object_new_int64(sent));
 		json_object_object_add(l, "resent_up",
@@ -370,7 +378,30 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 		json_object_object_add(l, "model_messages", json_object_new_int64(j->model.msgs[v]));
 		json_object_object_add(l, "rate", json_object_new_double(rate));
 		json_object_object_add(l, "congestion", json_object_new_double(per / rate));
+		json_object_object_add(l, "aggregated", json_object_new_int64(
+								 c[v].c[IA_C_AGGREGATED]));
+		json_object_object_add(l, "forwarded", json_object_new_int64(c[v].c[IA_C_FWD]));
 		mem_job_link(d, j->id, v, l);
+		tail = json_object_new_object();
+		mem_tail_counters(&c[v], tail);
+		if (ps->blue) {
+			const struct ia_lend_state *ls = ia_lender_state(&d->lend, j->id, v);
+
+			json_object_object_add(tail, "lent", json_object_new_int64(ls ? ls->lent : 0));
+			json_object_object_add(tail, "lends", json_object_new_int64(ls ? ls->lends : 0));
+			json_object_object_add(tail, "reclaims",
+					       json_object_new_int64(ls ? ls->reclaims : 0));
+		}
+		json_object_object_add(l, "tail", tail);
+		/* Every counter of the job here that is not 0, by name. */
+		tail = json_object_new_object();
+		for (int i = 0; i < IA_C__COUNT; i++) {
+			total.c[i] += c[v].c[i];
+			if (c[v].c[i])
+				json_object_object_add(tail, ia_ctr_name(i),
+						       json_object_new_int64(c[v].c[i]));
+		}
+		json_object_object_add(l, "counters", tail);
 		json_object_array_add(links, l);
 	}
 	json_object_object_add(reply, "job", json_object_new_int64(j->id));
@@ -378,6 +409,10 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 	json_object_object_add(reply, "links", links);
 	json_object_object_add(reply, "congestion", json_object_new_double(worst));
 	json_object_object_add(reply, "model_congestion", json_object_new_double(worst_model));
+	/* The job's tail counters over all its switches. */
+	tail = json_object_new_object();
+	mem_tail_counters(&total, tail);
+	json_object_object_add(reply, "tail", tail);
 	json_object_object_add(reply, "memory", mem_json(d, ia_ctl_int(req, "history", 0)));
 	free(c);
 	return reply;
