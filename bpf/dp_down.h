@@ -44,6 +44,7 @@ static __always_inline int result_out(struct xdp_md *ctx)
 		ip_csum(ip);
 		udp->check = 0;
 	}
+	mark_egress(ip, udp, h, k.ifindex);
 	ctr(pstats(k.ifindex), IA_C_TX);
 	cfg = job_cfg(k.job);
 	if (cfg)

@@ -23,7 +23,8 @@ static __always_inline int drop(struct ia_counters *p, struct ia_counters *j, in
 	return XDP_DROP;
 }
 
-static __always_inline struct ia_counters *pstats(__u32 ifindex)
+/* The port index of ifindex; 0 if it is not a port of this switch. */
+static __always_inline __u32 port_index(__u32 ifindex)
 {
 	__u32 *idx;
 
@@ -31,9 +32,16 @@ static __always_inline struct ia_counters *pstats(__u32 ifindex)
 		idx = bpf_map_lookup_elem(&ia_ports, &ifindex);
 	else
 		idx = bpf_map_lookup_elem(&ia_ports_far, &ifindex);
-	if (!idx || !*idx)
+	return idx ? *idx : 0;
+}
+
+static __always_inline struct ia_counters *pstats(__u32 ifindex)
+{
+	__u32 idx = port_index(ifindex);
+
+	if (!idx)
 		return NULL;	/* not a port of this switch */
-	return bpf_map_lookup_elem(&ia_pstats, idx);
+	return bpf_map_lookup_elem(&ia_pstats, &idx);
 }
 
 static __always_inline struct ia_counters *jstats(const struct ia_job_cfg *cfg)

@@ -19,6 +19,7 @@
  *   ia_pstats    PERCPU_ARRAY   port index -> struct ia_counters
  *   ia_owners    HASH           {IA_OWN_*, index} -> job id / ifindex (loader only)
  *   ia_dports    DEVMAP_HASH    ifindex -> port + egress program (broadcast set)
+ *   ia_vq        ARRAY          port index -> struct ia_vq (virtual queue: marks, bpf/dp_mark.h)
  *
  * Per-job and per-port state is array-indexed: a job slot (ia_job_cfg.slot)
  * and a port index are assigned by the loader. The job and member hashes are
@@ -270,6 +271,30 @@ enum ia_ctr {
 
 struct ia_counters {
 	__u64	c[IA_C__COUNT];
+};
+
+/*
+ * A port's virtual egress queue (docs/cc.md): every inagg message leaving
+ * by the port adds its frame's bytes, the queue drains at the port's
+ * configured rate, and a message that finds more than thresh_ns of backlog
+ * is marked (IA_F_MARK, and IP CE under ECT). It exists because redirected
+ * frames bypass the qdisc. The loader writes the whole value (BPF_F_LOCK);
+ * ps_per_byte 0: no queue, nothing marked.
+ */
+struct ia_vq {
+	struct bpf_spin_lock lock;
+	__u32	thresh;		/* as configured, bytes (the loader's; the datapath uses *_ns) */
+	__u64	rate_bps;	/* as configured, bit/s */
+	__u64	limit;		/* as configured, bytes */
+	__u64	ps_per_byte;	/* drain rate: picoseconds per byte (8e12 / bit/s) */
+	__u64	thresh_ns;	/* mark above this backlog (in drain time) */
+	__u64	limit_ns;	/* backlog at most: a message past it is not queued (a full buffer) */
+	__u64	finish;		/* ktime ns when the queue is empty */
+	__u64	rem_ps;		/* drain time below 1 ns, carried */
+	__u64	msgs;		/* messages accounted */
+	__u64	bytes;
+	__u64	marked;		/* of which marked */
+	__u64	full;		/* of which found the queue at its limit */
 };
 
 #endif /* INAGG_MAPS_H */

@@ -48,7 +48,8 @@ int ia_xdp_port_add(struct ia_xdp *x, int ifindex)
 	err = ia_xdp_own_claim(x, IA_OWN_PORT, 0, IA_MAX_PORTS, 1, key, &idx);
 	if (err)
 		return err;
-	err = ia_xdp_zero_counters(x, bpf_map__fd(x->skel->maps.ia_pstats), &idx, BPF_ANY);
+	err = ia_xdp_zero_counters(x, bpf_map__fd(x->skel->maps.ia_pstats), &idx, BPF_ANY) ?:
+	      ia_xdp_vq_reset(x, idx);
 	if (!err)
 		err = bpf_map_update_elem(port_map_fd(x, key), &key, &idx, BPF_ANY);
 	if (err)

@@ -53,6 +53,9 @@ int ia_xdp_sum_counters(struct ia_xdp *x, int map_fd, const void *key, struct ia
 /* xdp_tail.c: withdraws a deleted job's lend from the directory. */
 int ia_xdp_tail_forget(struct ia_xdp *x, __u32 job);
 
+/* xdp_vq.c: a new port's virtual queue: none (a reused index keeps no old rate). */
+int ia_xdp_vq_reset(struct ia_xdp *x, __u32 idx);
+
 /* xdp_attach.c: the port index of ifindex, or -ENOENT. */
 int ia_xdp_port_index(struct ia_xdp *x, __u32 ifindex, __u32 *idx);
 
