@@ -14,14 +14,18 @@ bench) need="$need python3-torch python3-sklearn gnuplot-nox" ;;
 esac
 missing=
 for p in $need; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+	# A package whose triggers another install is running is installed too.
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+		grep -qE '^install ok (installed|triggers-pending|triggers-awaited)' ||
 		missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 echo "installing:$missing" >&2
 [ "$(id -u)" = 0 ] || { echo "deps: need root to install:$missing" >&2; exit 1; }
 export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -qq $missing >/dev/null 2>&1 || {
-	apt-get update -qq >/dev/null
-	apt-get install -y -qq $missing >/dev/null
+# Another apt-get (a second build, unattended upgrades) holds dpkg's lock: wait for it.
+apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+apt_get install -y -qq $missing >/dev/null 2>&1 || {
+	apt_get update -qq >/dev/null
+	apt_get install -y -qq $missing >/dev/null
 }
