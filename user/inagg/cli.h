@@ -47,6 +47,7 @@ CLI_COMMAND(cmd_topo_place, topo_place_cmd);
 CLI_COMMAND(cmd_topo_multi, topo_multi_cmd);
 CLI_COMMAND(cmd_eval, eval_cmd);
 CLI_COMMAND(cmd_eval_fig6, eval_fig6_cmd);
+CLI_COMMAND(cmd_eval_tenants, eval_tenants_cmd);
 CLI_COMMAND(cmd_net_up, net_up_cmd);
 CLI_COMMAND(cmd_net_down, net_down_cmd);
 CLI_COMMAND(cmd_dev_attach, dev_attach_cmd);

@@ -75,6 +75,7 @@ static const struct cmd ledger_cmds[] = {
 static const struct cmd eval_cmds[] = {
 	{ "run", cmd_eval, &eval_cmd, .flags = CMD_DEFAULT },
 	{ "fig6", cmd_eval_fig6, &eval_fig6_cmd },
+	{ "tenants", cmd_eval_tenants, &eval_tenants_cmd },
 	{ NULL }
 };
 

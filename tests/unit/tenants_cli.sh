@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# inagg eval tenants --sim --quick (KTAP): the table is complete in text and
+# JSON (every scheme at every memory point, median with its range), the
+# baseline's ratio is 1, and the command refuses to run without --sim.
+BUILD=${BUILD:-build}
+INAGG=$BUILD/inagg
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+. "$(dirname "$0")/../ktap.sh"
+
+schemes="netpack-atp netpack-a2tp flexina ht-atp flexina-notail"
+
+text_complete() {
+	"$INAGG" eval tenants --sim --quick >"$tmp/t" || return 1
+	[ "$(grep -c '^memory ' "$tmp/t")" -eq 3 ] || return 1
+	for s in $schemes; do
+		[ "$(grep -cE "^  $s +[0-9]" "$tmp/t")" -eq 3 ] || { echo "no 3 rows of $s"; return 1; }
+	done
+}
+t "eval tenants --sim --quick: a row per scheme at each of 3 memory points" text_complete
+
+json_complete() {
+	"$INAGG" -j eval tenants --sim --quick --mem 0.5 >"$tmp/j" || return 1
+	python3 - "$tmp/j" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+pts = d["points"]
+assert len(pts) == 1 and pts[0]["mem"] == 0.5, pts
+rows = {r["scheme"]: r for r in pts[0]["schemes"]}
+assert sorted(rows) == sorted("netpack-atp netpack-a2tp flexina ht-atp flexina-notail".split())
+for name, r in rows.items():
+    for k in ("tput", "vs_netpack_atp", "jct_ina_ms", "jct_ps_ms", "util", "mark_rate",
+              "coll_rate", "jain"):
+        assert r[k + "_min"] <= r[k] <= r[k + "_max"], (name, k)
+    assert r["tput"] > 0, name
+assert rows["netpack-atp"]["vs_netpack_atp"] == 1
+assert pts[0]["ina"] + pts[0]["ps"] == d["jobs"] == 32
+PY
+}
+t "eval tenants -j: every scheme with median, min and max of each figure" json_complete
+
+needs_sim() {
+	! "$INAGG" eval tenants --quick 2>"$tmp/e" && grep -q -- '--sim' "$tmp/e"
+}
+t "eval tenants without --sim says only the simulation is built" needs_sim
+
+finish

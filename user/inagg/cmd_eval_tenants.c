@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inagg eval tenants --sim: many jobs sharing switch memory and a bottleneck,
+ * every scheme of issue 12 on the same job mixes (docs/cc.md, "Simulation").
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sim.h"
+
+#define MAX_ROUNDS	64
+
+struct tenants_args {
+	struct ia_sim_cfg c;
+	bool sim, quick;
+	double mem;		/* 0: the sweep */
+	int rounds;
+};
+
+static void tenants_init(void *args)
+{
+	struct tenants_args *a = args;
+
+	ia_sim_defaults(&a->c);
+	a->rounds = 3;
+}
+
+static const struct opt tenants_opts[] = {
+	OPT_FLAG(0, "sim", struct tenants_args, sim, 0,
+		 "simulate (the live experiment on namespaces is not built yet)"),
+	OPT_INT('d', "depth", "D", struct tenants_args, c.depth, 1, 16, 0,
+		"depth of the complete binary tree (2^(D+1)-1 switches)"),
+	OPT_INT(0, "jobs", "N", struct tenants_args, c.jobs, 1, 100000, 0, "concurrent jobs"),
+	OPT_INT(0, "per-leaf", "N", struct tenants_args, c.per_leaf, 1, 1024, 0,
+		"jobs per leaf switch"),
+	OPT_INT(0, "iters", "N", struct tenants_args, c.iters, 1, 1000, 0,
+		"iterations (allreduces) per job"),
+	OPT_INT('w', "window", "W", struct tenants_args, c.window, 1, 4096, 0,
+		"largest window, chunks (an INA job's head, slots)"),
+	OPT_REAL(0, "mem", "R", struct tenants_args, mem, 0, 100, OPT_NODEF,
+		 "leaf memory / the heads its jobs need (default: 0.25, 0.5 and 1)"),
+	OPT_REAL(0, "link-rate", "R", struct tenants_args, c.rate, 1, 1e12, 0,
+		 "bottleneck, messages per second"),
+	OPT_INT(0, "rounds", "N", struct tenants_args, rounds, 1, MAX_ROUNDS, 0,
+		"job mixes (seeds) per point: median and range"),
+	OPT_INT('s', "seed", "S", struct tenants_args, c.seed, 0, OPT_NOMAX, 0, "first seed"),
+	OPT_FLAG(0, "quick", struct tenants_args, quick, 0,
+		 "32 jobs, 2 iterations, 2 rounds (for make check)"),
+	OPT_END
+};
+
+const struct opt_cmd eval_tenants_cmd = {
+	.opts = tenants_opts,
+	.init = tenants_init,
+	.size = sizeof(struct tenants_args),
+	.about =
+	"Multi-tenant in-network aggregation (FlexINA): jobs on the leaves of a\n"
+	"complete binary tree, each leaf's memory a fraction of what its jobs' heads\n"
+	"need, one bottleneck to the parameter servers. Selective INA makes a job INA\n"
+	"while its head fits, else PS. Schemes: netpack-atp and netpack-a2tp (PS jobs\n"
+	"never use switch memory), flexina (head/tail, lent heads, flexina windows),\n"
+	"ht-atp (head/tail with atp windows) and flexina-notail. Every scheme runs on\n"
+	"the same job mix of each round; the table gives the median and range over\n"
+	"rounds of aggregation throughput (aggregated payload bytes per second), its\n"
+	"ratio to netpack-atp, mean JCTs, memory utilisation, mark and collision\n"
+	"rates and Jain's fairness. docs/cc.md describes the model.\n",
+};
+
+enum { M_TPUT, M_RATIO, M_JCT_INA, M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M__N };
+
+static const char *const m_key[M__N] = {
+	"tput", "vs_netpack_atp", "jct_ina_ms", "jct_ps_ms", "util", "mark_rate", "coll_rate",
+	"jain",
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median, min and max of v[0..n) (sorted in place). */
+static void stats(double *v, int n, double *med, double *lo, double *hi)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	*med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	*lo = v[0];
+	*hi = v[n - 1];
+}
+
+static void print_point(double mem, double (*v)[M__N][MAX_ROUNDS], int rounds,
+			const struct ia_sim_res *last)
+{
+	char key[40];
+	double med, lo, hi;
+
+	out_obj_open(NULL);
+	out_double("mem", "memory %.2f of the heads' demand", mem);
+	out_uint("ina", ": %llu INA", last->n_ina);
+	out_uint("ps", " and %llu PS jobs\n", last->n_ps);
+	out_text("  %-15s %10s %-17s %8s %8s %8s %6s %6s %6s %6s\n", "scheme", "MB/s",
+		 "(range)", "x atp", "JCT ina", "JCT ps", "util", "marks", "colls", "jain");
+	out_arr_open("schemes");
+	for (int s = 0; s < IA_SIM__COUNT; s++) {
+		out_obj_open(NULL);
+		out_str("scheme", "  %-15s", ia_sim_scheme_name(s));
+		for (int m = 0; m < M__N; m++) {
+			stats(v[s][m], rounds, &med, &lo, &hi);
+			if (m == M_TPUT) {
+				/* bytes/s in JSON, MB/s in the table */
+				out_double(m_key[m], NULL, med);
+				snprintf(key, sizeof(key), "(%.1f-%.1f)", lo / 1e6, hi / 1e6);
+				out_text(" %10.1f %-17s", med / 1e6, key);
+			} else {
+				out_double(m_key[m], m == M_RATIO ? " %8.2f" :
+					   m <= M_JCT_PS ? " %8.2f" : " %6.3f", med);
+			}
+			snprintf(key, sizeof(key), "%s_min", m_key[m]);
+			out_double(key, NULL, lo);
+			snprintf(key, sizeof(key), "%s_max", m_key[m]);
+			out_double(key, NULL, hi);
+		}
+		out_text("\n");
+		out_obj_close();
+	}
+	out_arr_close();
+	out_obj_close();
+}
+
+int cmd_eval_tenants(int argc, char **argv)
+{
+	static const double sweep[] = { 0.25, 0.5, 1.0 };
+	double (*v)[M__N][MAX_ROUNDS] = NULL;
+	double start = now_seconds();
+	struct tenants_args a;
+	struct ia_sim_res r = {};
+	int nmem, ret = 0;
+	uint64_t seed0;
+
+	opt_defaults(&eval_tenants_cmd, &a);
+	if (opt_parse(&eval_tenants_cmd, argv[0], argc, argv, &a, NULL, NULL))
+		return 1;
+	if (!a.sim)
+		return out_err("%s: only --sim is built (the live experiment is issue 12 point 4)",
+			       argv[0]);
+	if (a.quick) {
+		a.c.jobs = 32;
+		a.c.iters = 2;
+		a.rounds = 2;
+	}
+	nmem = a.mem > 0 ? 1 : 3;
+	v = calloc(IA_SIM__COUNT, sizeof(*v));
+	if (!v)
+		return out_err("out of memory");
+	seed0 = a.c.seed;
+	out_begin();
+	out_text("Simulation: %u jobs of %u-%u workers, %u-%u chunks, %u iterations, on the ",
+		 a.c.jobs, a.c.wmin, a.c.wmax, a.c.cmin, a.c.cmax, a.c.iters);
+	out_int("switches", "%lld-switch tree", (2LL << a.c.depth) - 1);
+	out_uint("jobs", NULL, a.c.jobs);
+	out_uint("per_leaf", " (%llu jobs per leaf)", a.c.per_leaf);
+	out_double("link_rate", ", bottleneck %.3g messages/s", a.c.rate);
+	out_uint("window", ", window %llu", a.c.window);
+	out_int("rounds", ", median of %lld rounds\n", a.rounds);
+	out_arr_open("points");
+	for (int p = 0; p < nmem && !ret; p++) {
+		a.c.mem = a.mem > 0 ? a.mem : sweep[p];
+		for (int k = 0; k < a.rounds && !ret; k++) {
+			double base = 0;
+
+			a.c.seed = seed0 + k;
+			/* Every scheme on this round's mix, in turn. */
+			for (int s = 0; s < IA_SIM__COUNT && !ret; s++) {
+				ret = ia_sim_run(&a.c, s, &r, NULL);
+				if (s == IA_SIM_NETPACK_ATP)
+					base = r.tput;
+				v[s][M_TPUT][k] = r.tput;
+				v[s][M_RATIO][k] = base > 0 ? r.tput / base : 0;
+				v[s][M_JCT_INA][k] = r.jct_ina * 1e3;
+				v[s][M_JCT_PS][k] = r.jct_ps * 1e3;
+				v[s][M_UTIL][k] = r.util;
+				v[s][M_MARK][k] = r.mark_rate;
+				v[s][M_COLL][k] = r.coll_rate;
+				v[s][M_JAIN][k] = r.jain;
+			}
+		}
+		if (!ret)
+			print_point(a.c.mem, v, a.rounds, &r);
+	}
+	out_arr_close();
+	free(v);
+	if (ret)
+		return out_err("%s: %s", argv[0], strerror(-ret));
+	out_double("seconds", NULL, now_seconds() - start);
+	return out_end() ? 1 : 0;
+}
