@@ -53,10 +53,10 @@ $(BUILD)/man/inaggd.8: $(INAGGD) docs/net.md docs/router-vm.md packaging/mkman.s
 		"md:docs/router-vm.md:Services" "md:docs/router-vm.md:Installed files" \
 		"see:inagg(8), systemd.service(5), /usr/share/doc/inagg/"
 
-install: $(CLI) $(INAGGD) $(MANS)
+install: $(CLI) $(INAGGD) $(AGENT) $(MANS)
 	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DOCDIR)/examples
-	$(INSTALL) -m 0755 $(CLI) $(INAGGD) $(DESTDIR)$(SBINDIR)/
+	$(INSTALL) -m 0755 $(CLI) $(INAGGD) $(AGENT) $(DESTDIR)$(SBINDIR)/
 	for u in $(UNITS); do \
 		sed 's|/usr/sbin/|$(SBINDIR)/|g' $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
@@ -70,7 +70,7 @@ install: $(CLI) $(INAGGD) $(MANS)
 	$(INSTALL) -m 0644 docs/fig1.json $(DESTDIR)$(DOCDIR)/examples/topo.json
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/inagg $(DESTDIR)$(SBINDIR)/inaggd \
+	rm -f $(DESTDIR)$(SBINDIR)/inagg $(DESTDIR)$(SBINDIR)/inaggd $(DESTDIR)$(SBINDIR)/inagg-agent \
 		$(foreach u,$(UNITS),$(DESTDIR)$(UNITDIR)/$(notdir $(u))) \
 		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man8/$(notdir $(m)).gz) \
 		$(DESTDIR)$(COMPLDIR)/inagg $(DESTDIR)$(COMPLDIR)/inaggd
@@ -94,7 +94,7 @@ uninstall-dkms:
 	rm -f $(DESTDIR)$(MODLOADDIR)/inagg.conf
 
 # Both packages are made anew from an install into a staging folder.
-deb: $(CLI) $(INAGGD) $(MANS)
+deb: $(CLI) $(INAGGD) $(AGENT) $(MANS)
 	@rm -rf $(PKG_DIR)/stage $(PKG_DIR)/*.deb
 	@$(MAKE) --no-print-directory -s install PREFIX=/usr DESTDIR=$(abspath $(PKG_DIR))/stage/inagg
 	strip --strip-unneeded $(PKG_DIR)/stage/inagg/usr/sbin/*

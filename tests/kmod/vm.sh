@@ -120,7 +120,7 @@ copy() {
 missing=
 copy "$(command -v ip)" /usr/sbin/ip || missing="$missing ip"
 copy /bin/dash /bin/sh || missing="$missing dash"
-for b in inagg inaggd; do
+for b in inagg inaggd inagg-agent; do
 	copy "$BUILD/$b" "/ia/$b" || missing="$missing $b"
 done
 progs=()

@@ -173,6 +173,17 @@ TEST_F(agent, bad_requests_are_answered)
 		{ "{\"op\": \"push\", \"job\": 1, \"window\": 8, \"role\": \"blue\", \"members\": [],"
 		  " \"down\": [], \"up\": {\"port\": \"lo\", \"peer\": \"nonsense\"}}", EINVAL },
 		{ "{\"op\": \"counters\"}", EINVAL },
+		/* A layout is checked whole before anything changes; nothing reaches a shell. */
+		{ "{\"op\": \"layout\", \"addrs\": []}", EINVAL },
+		{ "{\"op\": \"layout\", \"addrs\": [[\"ia-no-such-if\", \"10.0.0.1/30\"]], \"routes\": []}",
+		  EINVAL },
+		{ "{\"op\": \"layout\", \"addrs\": [[\"lo\", \"10.0.0.1/33\"]], \"routes\": []}", EINVAL },
+		{ "{\"op\": \"layout\", \"addrs\": [[\"lo\", \"10.0.0.1; reboot\"]], \"routes\": []}",
+		  EINVAL },
+		{ "{\"op\": \"layout\", \"addrs\": [], \"routes\": [[\"default\", \"10.0.0.1/30\", \"lo\"]]}",
+		  EINVAL },
+		{ "{\"op\": \"layout\", \"addrs\": [], \"routes\": [[\"$(reboot)\", \"10.0.0.1\", \"lo\"]]}",
+		  EINVAL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

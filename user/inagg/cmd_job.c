@@ -136,6 +136,8 @@ static void print_job(json_object *j)
 			printf(" %s", json_object_get_string(json_object_array_get_idx(arr, i)));
 	}
 	printf("\n");
+	if (json_object_object_get_ex(j, "failed", &arr))
+		printf("  FAILED: %s\n", json_object_get_string(arr));
 	if (!json_object_object_get_ex(j, "congestion", &arr))
 		return;
 	printf("  model congestion %s, %s workers\n", rpc_str(j, "congestion"),
@@ -151,6 +153,17 @@ static void print_job(json_object *j)
 			printf("  %-8s %-4s %4s senders in, %4s messages up per chunk\n",
 			       rpc_str(l, "switch"), rpc_str(l, "role"), rpc_str(l, "members"),
 			       rpc_str(l, "messages"));
+		}
+	/* The agents of its switches (docs/remote.md): which is slow or unreachable. */
+	if (json_object_object_get_ex(j, "routers", &arr))
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			json_object *r = json_object_array_get_idx(arr, i), *why = NULL;
+
+			printf("  router %-8s %-20s %-11s rtt %s ms, %s reboots%s%s\n",
+			       rpc_str(r, "switch"), rpc_str(r, "where"), rpc_str(r, "health"),
+			       rpc_str(r, "rtt_ms"), rpc_str(r, "reboots"),
+			       json_object_object_get_ex(r, "why", &why) ? ": " : "",
+			       why ? json_object_get_string(why) : "");
 		}
 	if (json_object_object_get_ex(j, "workers", &arr))
 		for (size_t i = 0; i < json_object_array_length(arr); i++) {

@@ -12,6 +12,7 @@
 #include "job.h"
 #include "job_lend.h"
 #include "netbuild.h"
+#include "remote.h"
 #include "xdp.h"
 
 enum { LOG_ERR = 3, LOG_WARN = 4, LOG_INFO = 6, LOG_DEBUG = 7 };
@@ -47,6 +48,7 @@ struct daemon {
 	struct memstat *mem;
 	int lend_hold;		/* samples an INA head stays underused before it lends */
 	struct ia_lender lend;
+	struct ia_remote *remote;	/* the switches' agents (switches.c) */
 };
 
 /* switches.c: the real network behind the job transaction. */

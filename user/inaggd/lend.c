@@ -15,8 +15,13 @@ static int ledger_call(struct daemon *d, int v, uint32_t id, uint32_t count, boo
 		       char *why, size_t whylen)
 {
 	struct ia_ledger *l;
-	int ret = ia_ledger_open(&l, IA_LEDGER_AUTO, d->sw[v].ns);
+	int ret;
 
+	/* Not this host's ledger (docs/remote.md, what remains). */
+	if (!*d->sw[v].ns)
+		return ia_fail(why, whylen, -EOPNOTSUPP, "lending on another machine's switch: "
+			       "not through its agent yet");
+	ret = ia_ledger_open(&l, IA_LEDGER_AUTO, d->sw[v].ns);
 	if (ret)
 		return ia_fail(why, whylen, ret, "ledger: %s", strerror(-ret));
 	ret = reclaim ? ia_ledger_reclaim(l, id, count) : ia_ledger_lend(l, id, count);
@@ -97,7 +102,8 @@ void lend_reset(struct daemon *d)
 			struct ia_ledger_job e;
 			struct ia_ledger *l;
 
-			if (!j->held[v] || ia_ledger_open(&l, IA_LEDGER_AUTO, d->sw[v].ns))
+			if (!j->held[v] || !*d->sw[v].ns ||
+			    ia_ledger_open(&l, IA_LEDGER_AUTO, d->sw[v].ns))
 				continue;
 			if (!ia_ledger_job(l, j->id, &e) && e.lent &&
 			    ia_ledger_reclaim(l, j->id, e.lent))

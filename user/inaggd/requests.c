@@ -44,10 +44,15 @@ static json_object *job_json(const struct daemon *d, const struct ia_job *j, boo
 {
 	const struct ia_topo *t = d->t;
 	json_object *o = ia_job_to_json(&d->jobs, j);
+	const char *failed = ia_remote_failed(d->remote, j->id);
 	char buf[64];
 
+	/* A router lost the job's state (docs/remote.md): its results cannot be trusted. */
+	if (failed)
+		json_object_object_add(o, "failed", json_object_new_string(failed));
 	if (!detail)
 		return o;
+	json_object_object_add(o, "routers", ia_remote_links_json(d->remote, j));
 	ia_ratio_format(j->model.congestion, buf, sizeof(buf));
 	json_object_object_add(o, "congestion", json_object_new_double_s(
 							ia_ratio_double(j->model.congestion), buf));
@@ -262,6 +267,8 @@ static json_object *do_show(struct daemon *d, json_object *req)
 
 	if (!j)
 		return err;
+	/* Each router of the job asked now, within its bounds: who is slow, unreachable, rebooted. */
+	ia_remote_probe(d->remote, j);
 	reply = ok_reply();
 	json_object_object_add(reply, "job", job_json(d, j, true));
 	return reply;

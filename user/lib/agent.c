@@ -40,10 +40,17 @@ json_object *ia_agent_err(int err, const char *fmt, ...)
 
 /* ---- the record ---- */
 
+/* $INAGG_AGENT_BOOT_ID stands for the machine's in tests (a router that "rebooted"). */
 static void read_boot_id(char *buf, size_t len)
 {
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	const char *fake = getenv("INAGG_AGENT_BOOT_ID");
+	FILE *f;
 
+	if (fake && *fake) {
+		snprintf(buf, len, "%s", fake);
+		return;
+	}
+	f = fopen("/proc/sys/kernel/random/boot_id", "re");
 	buf[0] = '\0';
 	if (f) {
 		if (fgets(buf, len, f))
@@ -423,10 +430,13 @@ static const struct {
 	const char *name;
 	json_object *(*fn)(struct ia_agent *a, json_object *req);
 } ops[] = {
-	{ "hello", op_hello },	     { "state", op_state },	      { "setup", op_setup },
-	{ "admit", op_admit },	     { "release", op_release },	      { "admitted", op_admitted },
-	{ "room", op_room },	     { "ports", ia_agent_ports },      { "push", ia_agent_push },
-	{ "unpush", ia_agent_unpush }, { "pushed", ia_agent_pushed }, { "counters", ia_agent_counters },
+	{ "hello", op_hello },		{ "state", op_state },
+	{ "setup", op_setup },		{ "admit", op_admit },
+	{ "release", op_release },	{ "admitted", op_admitted },
+	{ "room", op_room },		{ "ports", ia_agent_ports },
+	{ "push", ia_agent_push },	{ "unpush", ia_agent_unpush },
+	{ "pushed", ia_agent_pushed },	{ "counters", ia_agent_counters },
+	{ "layout", ia_agent_layout },
 };
 
 json_object *ia_agent_handle(struct ia_agent *a, json_object *req)
@@ -435,7 +445,8 @@ json_object *ia_agent_handle(struct ia_agent *a, json_object *req)
 	const char *name;
 
 	if (!json_object_is_type(req, json_type_object) ||
-	    !json_object_object_get_ex(req, "op", &op) || !json_object_is_type(op, json_type_string))
+	    !json_object_object_get_ex(req, "op", &op) ||
+	    !json_object_is_type(op, json_type_string))
 		return ia_agent_err(EINVAL, "a request is an object with \"op\"");
 	name = json_object_get_string(op);
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && !r; i++)
@@ -481,7 +492,8 @@ static int answer(struct ia_agent *a, int out, const char *line)
 
 int ia_agent_serve(struct ia_agent *a, int in, int out)
 {
-	static const char too_long[] = "{\"ok\":false,\"errno\":7,\"error\":\"request too long\"}\n";
+	static const char too_long[] =
+		"{\"ok\":false,\"errno\":7,\"error\":\"request too long\"}\n";
 	char *buf = malloc(IA_AGENT_LINE_MAX + 1);
 	size_t len = 0;
 	bool skip = false;	/* inside a line too long: answered, dropped */

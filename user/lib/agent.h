@@ -17,11 +17,14 @@
  *   admitted job               -> admitted (bool)
  *   room   slots               -> room (bool)
  *   ports  ports: [{name, neigh?}] -> ports: [{name, ifindex, mac, peer?}]
- *   push   job, role, window, self_id, flags, members: [[id, nworkers]],
+ *   push   job, role (blue, red, tail), window, self_id, flags, members:
+ *          [[id, nworkers]], sets? (tail: each member's set),
  *          up: {port, peer, saddr?, daddr?}, down: [{port, peer, daddr?}]
  *   unpush job                 -> ENOENT if not configured
  *   pushed job                 -> pushed (bool)
  *   counters job | port        -> counters: [IA_C__COUNT numbers]
+ *   layout addrs: [[port, addr/len]], routes: [[dst, via, port]]
+ *                              -> the ports addressed and routed (iproute2)
  *   state                      -> the agent's record (below)
  *
  * The record (state file) holds the boot id, an epoch that grows at each
@@ -81,6 +84,8 @@ json_object *ia_agent_unpush(struct ia_agent *a, json_object *req);
 json_object *ia_agent_pushed(struct ia_agent *a, json_object *req);
 json_object *ia_agent_counters(struct ia_agent *a, json_object *req);
 json_object *ia_agent_ports(struct ia_agent *a, json_object *req);
+/* agent_layout.c */
+json_object *ia_agent_layout(struct ia_agent *a, json_object *req);
 
 /* MAC text "aa:bb:cc:dd:ee:ff" both ways. */
 int ia_mac_parse(const char *s, unsigned char mac[6]);

@@ -103,7 +103,8 @@ json_object *ia_agent_ports(struct ia_agent *a, json_object *req)
 	char text[18];
 	size_t n;
 
-	if (!json_object_object_get_ex(req, "ports", &in) || !json_object_is_type(in, json_type_array))
+	if (!json_object_object_get_ex(req, "ports", &in) ||
+	    !json_object_is_type(in, json_type_array))
 		return ia_agent_err(EINVAL, "\"ports\": need an array");
 	out = json_object_new_array();
 	n = json_object_array_length(in);
@@ -168,7 +169,7 @@ static int hop_parse(json_object *o, struct ia_xdp_hop *h, char *why, size_t why
 /* The request as ia_xdp_job_add() takes it; members and down are allocated. */
 static int job_parse(json_object *req, struct ia_xdp_job *cfg, char *why, size_t whylen)
 {
-	json_object *members, *down, *up;
+	json_object *members, *down, *up, *sets;
 	struct ia_sender *m;
 	struct ia_xdp_hop *d;
 	const char *role = get_str(req, "role");
@@ -178,11 +179,13 @@ static int job_parse(json_object *req, struct ia_xdp_job *cfg, char *why, size_t
 	memset(cfg, 0, sizeof(*cfg));
 	if (get_u32(req, "job", &cfg->id, true) || get_u32(req, "window", &cfg->window, true) ||
 	    get_u32(req, "self_id", &cfg->self_id, false) ||
-	    get_u32(req, "flags", &cfg->flags, false) || get_u32(req, "base_seq", &cfg->base_seq, false))
+	    get_u32(req, "flags", &cfg->flags, false) ||
+	    get_u32(req, "base_seq", &cfg->base_seq, false))
 		return ia_fail(why, whylen, -EINVAL, "job, window, self_id, flags: need integers");
-	if (!role || (strcmp(role, "blue") && strcmp(role, "red")))
-		return ia_fail(why, whylen, -EINVAL, "role: blue or red");
-	cfg->role = !strcmp(role, "blue") ? IA_ROLE_BLUE : IA_ROLE_RED;
+	if (!role || (strcmp(role, "blue") && strcmp(role, "red") && strcmp(role, "tail")))
+		return ia_fail(why, whylen, -EINVAL, "role: blue, red or tail");
+	cfg->role = !strcmp(role, "blue") ? IA_ROLE_BLUE :
+		    !strcmp(role, "tail") ? IA_ROLE_TAIL : IA_ROLE_RED;
 	if (!json_object_object_get_ex(req, "members", &members) ||
 	    !json_object_is_type(members, json_type_array) ||
 	    !json_object_object_get_ex(req, "down", &down) ||
@@ -200,6 +203,20 @@ static int job_parse(json_object *req, struct ia_xdp_job *cfg, char *why, size_t
 			return ia_fail(why, whylen, -EINVAL, "a member is [id, nworkers]");
 		m[i].id = json_object_get_int64(json_object_array_get_idx(e, 0));
 		m[i].nworkers = json_object_get_int64(json_object_array_get_idx(e, 1));
+	}
+	/* A tail job: each member's member set, in members' order. */
+	if (json_object_object_get_ex(req, "sets", &sets)) {
+		__u64 *st;
+
+		if (!json_object_is_type(sets, json_type_array) ||
+		    json_object_array_length(sets) != cfg->nmembers)
+			return ia_fail(why, whylen, -EINVAL, "sets: one per member");
+		st = calloc(cfg->nmembers ? cfg->nmembers : 1, sizeof(*st));
+		cfg->sets = st;
+		for (size_t i = 0; st && i < cfg->nmembers; i++)
+			st[i] = json_object_get_uint64(json_object_array_get_idx(sets, i));
+		if (!st)
+			return ia_fail(why, whylen, -ENOMEM, "out of memory");
 	}
 	n = json_object_array_length(down);
 	d = calloc(n ? n : 1, sizeof(*d));
@@ -273,6 +290,7 @@ json_object *ia_agent_push(struct ia_agent *a, json_object *req)
 out:
 	json_object_put(rec);
 	free((void *)cfg.members);
+	free((void *)cfg.sets);
 	free((void *)cfg.down);
 	return ret ? ia_agent_err(ret, "%s", *why ? why : strerror(-ret)) : ia_agent_ok();
 }

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The switch agent's "layout" (agent.h): a router's ports get the addresses
+ * and routes of netplan.h, as `inagg net up` gives a switch namespace, so a
+ * fresh router needs nothing but its ports attached. Every value is checked
+ * (an interface of this machine, an IPv4 address) and handed to iproute2 as
+ * its own argument: no shell ever sees it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "err.h"
+#include "netns.h"
+
+extern char **environ;
+
+/* "A.B.C.D" or "A.B.C.D/N" (with prefix only if may_prefix), or "default" for a route. */
+static bool addr_ok(const char *s, bool may_prefix, bool may_default)
+{
+	char buf[INET_ADDRSTRLEN + 4], *slash;
+	struct in_addr in;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return false;
+	if (may_default && !strcmp(s, "default"))
+		return true;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash) {
+		char *end;
+		long n;
+
+		if (!may_prefix)
+			return false;
+		*slash = '\0';
+		n = strtol(slash + 1, &end, 10);
+		if (*end || end == slash + 1 || n < 0 || n > 32)
+			return false;
+	}
+	return inet_pton(AF_INET, buf, &in) == 1;
+}
+
+static int ip(const char *const argv[], char *why, size_t whylen)
+{
+	int status, ret;
+	pid_t pid;
+
+	ret = posix_spawnp(&pid, "ip", NULL, NULL, (char *const *)argv, environ);
+	if (ret)
+		return ia_fail(why, whylen, -ret, "ip: %s", strerror(ret));
+	if (waitpid(pid, &status, 0) < 0)
+		return ia_fail(why, whylen, -errno, "ip: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		snprintf(why, whylen, "ip %s %s %s %s: failed", argv[1], argv[2], argv[3],
+			 argv[4] ? argv[4] : "");
+		return -EIO;
+	}
+	return 0;
+}
+
+static const char *nth(json_object *e, int i)
+{
+	json_object *v = json_object_array_get_idx(e, i);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+json_object *ia_agent_layout(struct ia_agent *a, json_object *req)
+{
+	json_object *addrs, *routes;
+	char why[256] = "";
+	int ifindex, ret = 0, fd;
+	size_t n;
+
+	if (!json_object_object_get_ex(req, "addrs", &addrs) ||
+	    !json_object_is_type(addrs, json_type_array) ||
+	    !json_object_object_get_ex(req, "routes", &routes) ||
+	    !json_object_is_type(routes, json_type_array))
+		return ia_agent_err(EINVAL, "need \"addrs\" [[port, addr/len]] and \"routes\" "
+				    "[[dst, via, port]]");
+	/* All checked before anything changes. */
+	n = json_object_array_length(addrs);
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(addrs, i);
+
+		if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 2 ||
+		    !nth(e, 0) || ia_if_info(nth(e, 0), &ifindex, NULL) ||
+		    !addr_ok(nth(e, 1), true, false))
+			return ia_agent_err(EINVAL,
+					    "addrs[%zu]: [an interface here, an IPv4 address/len]", i);
+	}
+	n = json_object_array_length(routes);
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(routes, i);
+
+		if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 3 ||
+		    !addr_ok(nth(e, 0), true, true) || !addr_ok(nth(e, 1), false, false) ||
+		    !nth(e, 2) || ia_if_info(nth(e, 2), &ifindex, NULL))
+			return ia_agent_err(EINVAL, "routes[%zu]: [dst, via, an interface here]",
+					    i);
+	}
+	n = json_object_array_length(addrs);
+	for (size_t i = 0; !ret && i < n; i++) {
+		json_object *e = json_object_array_get_idx(addrs, i);
+		const char *set[] = { "ip", "addr", "replace", nth(e, 1), "dev", nth(e, 0), NULL };
+		const char *up[] = { "ip", "link", "set", "dev", nth(e, 0), "up", NULL };
+
+		ret = ip(set, why, sizeof(why));
+		if (!ret)
+			ret = ip(up, why, sizeof(why));
+	}
+	n = json_object_array_length(routes);
+	for (size_t i = 0; !ret && i < n; i++) {
+		json_object *e = json_object_array_get_idx(routes, i);
+		const char *add[] = { "ip", "route", "replace", nth(e, 0), "via", nth(e, 1),
+				      "dev", nth(e, 2), NULL };
+
+		ret = ip(add, why, sizeof(why));
+	}
+	/* A switch routes what is not inagg's, as in any routed network. */
+	fd = open("/proc/sys/net/ipv4/ip_forward", O_WRONLY | O_CLOEXEC);
+	if (!ret && (fd < 0 || write(fd, "1\n", 2) != 2))
+		ret = ia_fail(why, sizeof(why), fd < 0 ? -errno : -EIO, "ip_forward: %s",
+			      strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return ret ? ia_agent_err(ret, "%s", why) : ia_agent_ok();
+}

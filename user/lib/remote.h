@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The controller's side of the switch agents (agent.h, docs/remote.md).
+ *
+ * A link runs one agent as a child process (a command: the agent itself for
+ * a switch namespace of this host, or ssh to the router for a remote one)
+ * and talks to it over its stdin and stdout, one JSON line per request.
+ * Every call is bounded: a reply that does not come within the link's
+ * timeout ends the session (the child is killed), and the call is tried
+ * again on a new one, at most retries more times, with a growing pause.
+ * A link that failed every try fails at once for IA_LINK_HOLDOFF_MS after,
+ * so one dead router does not make every request wait its timeouts.
+ * Each new session starts with hello: a boot id other than the last one
+ * seen means the router rebooted (its ledger and maps are gone); another
+ * epoch with the same boot id only that the agent was restarted.
+ *
+ * The network (struct ia_remote) is one link per switch of a topology with
+ * the switch's ports and their peers, and the job transaction's operations
+ * over them (ia_remote_admit() ... : what struct ia_job_ops needs).
+ */
+#ifndef INAGG_REMOTE_H
+#define INAGG_REMOTE_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "err.h"
+#include "topo.h"
+#include "xdp.h"
+
+#define IA_LINK_HOLDOFF_MS 5000
+
+enum ia_link_health {
+	IA_LINK_NEW,		/* not called yet */
+	IA_LINK_OK,
+	IA_LINK_SLOW,		/* the last call needed a retry */
+	IA_LINK_DOWN,		/* the last call failed on every try */
+};
+
+struct ia_link {
+	char name[128];		/* the switch, for messages */
+	char where[256];	/* the host or namespace, for messages */
+	char **argv;		/* the agent's command (owned) */
+	int timeout_ms;		/* per try */
+	int retries;		/* tries after the first */
+	int fd, errfd;		/* the session: agent's stdin+stdout, its stderr */
+	pid_t pid;
+	uint64_t seq;
+	char *buf;		/* replies read, not yet returned */
+	size_t len;
+	char stderr_tail[160];	/* the agent's (or ssh's) last line on stderr */
+	/* What the sessions said. */
+	bool known;
+	char boot_id[64];
+	uint64_t epoch;
+	unsigned int sessions;	/* sessions started */
+	unsigned int reboots;	/* boot id changes seen */
+	json_object *lost;	/* jobs the last reboot lost (hello's "lost") */
+	json_object *held;	/* jobs the agent held at the last hello */
+	/* Health. */
+	enum ia_link_health health;
+	char why[IA_ERRLEN];	/* the last failure */
+	double last_ms;		/* round trip of the last successful call */
+	time_t last_ok;
+	unsigned int tries_failed;	/* all time */
+	long long down_until;	/* a link that failed every try is not tried again before (ms) */
+	/* Called once a new session said hello, before the call that started it. */
+	void (*on_session)(struct ia_link *l, void *arg);
+	void *arg;
+};
+
+/* argv is copied. timeout_ms > 0, retries >= 0. */
+int ia_link_init(struct ia_link *l, const char *name, const char *where, char *const argv[],
+		 int timeout_ms, int retries);
+/* Ends the session (stdin closed, then the child killed if it lingers) and frees. */
+void ia_link_free(struct ia_link *l);
+/* Ends the session only; the next call starts another. */
+void ia_link_hangup(struct ia_link *l);
+/*
+ * Sends req (op and fields; seq is set here) and waits for its reply. 0 with
+ * *reply (the caller puts it) whether the agent said ok or not; -ETIMEDOUT
+ * (no answer in time), -ECONNRESET (the session ended: an unreachable host,
+ * a refused login, a missing agent) or -EPROTO after the last try, why says
+ * which router and what happened.
+ */
+int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char *why,
+		 size_t whylen);
+/* As ia_link_call(); a reply with ok false becomes -errno with its "error" in why. */
+int ia_link_do(struct ia_link *l, json_object *req, json_object **reply, char *why,
+	       size_t whylen);
+const char *ia_link_health_name(enum ia_link_health h);
+/* {switch, where, health, why?, rtt_ms, epoch, reboots, sessions}. */
+json_object *ia_link_json(const struct ia_link *l);
+
+/* ---- the network ---- */
+
+struct ia_rport {
+	char name[IFNAMSIZ];
+	int ifindex;
+	unsigned char mac[6], peer[6];
+	bool has_peer;
+};
+
+struct ia_rswitch {
+	struct ia_link link;
+	bool remote;		/* reached over ssh (site.host), else a namespace here */
+	bool layout;		/* site.layout: setup addresses and routes its ports */
+	char ns[128];		/* a namespace switch: its namespace (also its pin name) */
+	struct ia_rport up, *down, *host;	/* per child position, per worker */
+	unsigned int reboots_seen;	/* link.reboots already acted on */
+};
+
+struct ia_jobs;
+struct ia_job;
+
+struct ia_remote {
+	const struct ia_topo *t;
+	char tag[16];
+	struct ia_rswitch *sw;
+	uint32_t job_flags;		/* IA_JOB_F_* for every push */
+	/* The controller's table as last saved: what agents may hold. */
+	const struct ia_jobs *js;
+	bool reconciling;
+	/* Jobs a router's reboot broke: "ID" -> reason. */
+	json_object *failed;
+	void (*note)(void *ctx, int level, const char *msg);
+	void *note_ctx;
+};
+
+/*
+ * The network of topology t (file topo_path, read again for each switch's
+ * "site") and tag: a namespace switch ia-TAG-SWITCH runs agent_bin there;
+ * a switch with a site's host is reached with ssh. Nothing is started yet.
+ */
+int ia_remote_open(struct ia_remote *r, const struct ia_topo *t, const char *topo_path,
+		   const char *tag, const char *agent_bin, char *err, size_t errlen);
+void ia_remote_close(struct ia_remote *r);
+/*
+ * Starts every agent, reads every port and learns every peer MAC (the
+ * site's, the neighbouring agent's, a worker namespace's, the neighbour
+ * table's). Setup sets each ledger's limits to the topology's, and where the
+ * site asks for it (layout) gives the ports netplan.h's addresses and routes.
+ */
+int ia_remote_connect(struct ia_remote *r, char *err, size_t errlen);
+int ia_remote_layout(struct ia_remote *r, int v, char *err, size_t errlen);
+int ia_remote_setup(struct ia_remote *r, char *err, size_t errlen);
+
+/* Internal (remote_site.c): a new session of one of r's links (reboot, reconciliation). */
+void ia_remote_session(struct ia_link *l, void *r);
+
+/* The job transaction's operations (struct ia_job_ops) on switch v. */
+int ia_remote_admit(struct ia_remote *r, int v, uint32_t id, int class, uint32_t slots,
+		    char *why, size_t whylen);
+int ia_remote_release(struct ia_remote *r, int v, uint32_t id, char *why, size_t whylen);
+int ia_remote_admitted(struct ia_remote *r, int v, uint32_t id);
+bool ia_remote_has_room(struct ia_remote *r, int v, uint32_t slots);
+int ia_remote_push(struct ia_remote *r, const struct ia_job *j, int v, char *why, size_t whylen);
+int ia_remote_unpush(struct ia_remote *r, int v, uint32_t id);
+bool ia_remote_pushed(struct ia_remote *r, int v, uint32_t id);
+/*
+ * To call from ops->save: the table, for reconciling agents (a new session
+ * releases and removes what its agent holds of jobs not in it).
+ */
+void ia_remote_saved(struct ia_remote *r, const struct ia_jobs *js);
+/* Counters of a job (id) or of a port (ifindex) of switch v; zeros on failure. */
+int ia_remote_counters(struct ia_remote *r, int v, uint32_t id, int ifindex,
+		       struct ia_counters *c);
+/*
+ * Asks each switch the job j uses (all if j is NULL) for its hello, within
+ * its bounds: finds routers that rebooted (their jobs are marked failed) or
+ * are unreachable. Returns the number of switches not healthy.
+ */
+int ia_remote_probe(struct ia_remote *r, const struct ia_job *j);
+/* Why job id failed, or NULL. */
+const char *ia_remote_failed(const struct ia_remote *r, uint32_t id);
+/* The routers of job j (all if NULL): [ia_link_json(), ...]. */
+json_object *ia_remote_links_json(const struct ia_remote *r, const struct ia_job *j);
+
+#endif

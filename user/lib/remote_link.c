@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One agent's session: a child process, a JSON line each way, bounded calls (remote.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "remote.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int ia_link_init(struct ia_link *l, const char *name, const char *where, char *const argv[],
+		 int timeout_ms, int retries)
+{
+	int n = 0;
+
+	memset(l, 0, sizeof(*l));
+	l->fd = l->errfd = -1;
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	snprintf(l->where, sizeof(l->where), "%s", where);
+	l->timeout_ms = timeout_ms > 0 ? timeout_ms : 1;
+	l->retries = retries > 0 ? retries : 0;
+	while (argv[n])
+		n++;
+	l->argv = calloc(n + 1, sizeof(*l->argv));
+	l->buf = malloc(IA_AGENT_LINE_MAX + 1);
+	if (!l->argv || !l->buf)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		if (!(l->argv[i] = strdup(argv[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Keeps the last line the child wrote on stderr (ssh says there why it failed). */
+static void drain_stderr(struct ia_link *l)
+{
+	char chunk[512];
+	ssize_t n;
+
+	while (l->errfd >= 0 && (n = read(l->errfd, chunk, sizeof(chunk) - 1)) > 0) {
+		char *end, *start;
+
+		chunk[n] = '\0';
+		end = chunk + n;
+		while (end > chunk && (end[-1] == '\n' || end[-1] == '\r'))
+			*--end = '\0';
+		if (end == chunk)
+			continue;
+		start = strrchr(chunk, '\n');
+		start = start ? start + 1 : chunk;
+		snprintf(l->stderr_tail, sizeof(l->stderr_tail), "%.159s", start);
+	}
+}
+
+void ia_link_hangup(struct ia_link *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+	if (l->pid > 0) {
+		/* The agent ends at the end of its input; give it a moment, then make sure. */
+		for (int i = 0; i < 20 && waitpid(l->pid, NULL, WNOHANG) == 0; i++)
+			usleep(5000);
+		if (waitpid(l->pid, NULL, WNOHANG) == 0) {
+			kill(l->pid, SIGKILL);
+			waitpid(l->pid, NULL, 0);
+		}
+	}
+	l->pid = 0;
+	drain_stderr(l);
+	if (l->errfd >= 0)
+		close(l->errfd);
+	l->errfd = -1;
+	l->len = 0;
+}
+
+/* Ends a session that failed: no waiting for a child that may hang. */
+static void kill_session(struct ia_link *l)
+{
+	if (l->pid > 0)
+		kill(l->pid, SIGKILL);
+	ia_link_hangup(l);
+}
+
+void ia_link_free(struct ia_link *l)
+{
+	ia_link_hangup(l);
+	for (int i = 0; l->argv && l->argv[i]; i++)
+		free(l->argv[i]);
+	free(l->argv);
+	free(l->buf);
+	json_object_put(l->lost);
+	json_object_put(l->held);
+	l->held = NULL;
+	l->argv = NULL;
+	l->buf = NULL;
+	l->lost = NULL;
+}
+
+static int spawn(struct ia_link *l)
+{
+	int sv[2], ep[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	if (pipe2(ep, O_CLOEXEC)) {
+		close(sv[0]);
+		close(sv[1]);
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int ret = -errno;
+
+		close(sv[0]);
+		close(sv[1]);
+		close(ep[0]);
+		close(ep[1]);
+		return ret;
+	}
+	if (pid == 0) {
+		/* Its own session: no terminal, no signals meant for the controller's group. */
+		sigset_t none;
+
+		setsid();
+		/* Not the controller's blocked or ignored signals: SIGTERM must end it. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0 || dup2(ep[1], 2) < 0)
+			_exit(126);
+		execvp(l->argv[0], l->argv);
+		dprintf(2, "%s: %s\n", l->argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(sv[1]);
+	close(ep[1]);
+	fcntl(ep[0], F_SETFL, O_NONBLOCK);
+	l->fd = sv[0];
+	l->errfd = ep[0];
+	l->pid = pid;
+	l->len = 0;
+	l->stderr_tail[0] = '\0';
+	l->sessions++;
+	return 0;
+}
+
+static int send_line(struct ia_link *l, const char *s, long long deadline)
+{
+	size_t n = strlen(s), off = 0;
+
+	while (off < n) {
+		struct pollfd p = { .fd = l->fd, .events = POLLOUT };
+		long long left = deadline - now_ms();
+		ssize_t w;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, left) <= 0)
+			continue;
+		w = send(l->fd, s + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (w < 0)
+			return -ECONNRESET;
+		off += w;
+	}
+	return 0;
+}
+
+/* The next reply line, parsed; waits until deadline. */
+static int read_reply(struct ia_link *l, json_object **out, long long deadline)
+{
+	for (;;) {
+		struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN },
+				       { .fd = l->errfd, .events = POLLIN } };
+		char *nl = memchr(l->buf, '\n', l->len);
+		long long left;
+		ssize_t n;
+
+		if (nl) {
+			*nl = '\0';
+			*out = json_tokener_parse(l->buf);
+			l->len -= nl + 1 - l->buf;
+			memmove(l->buf, nl + 1, l->len);
+			return *out ? 0 : -EPROTO;
+		}
+		if (l->len == IA_AGENT_LINE_MAX)
+			return -EPROTO;
+		left = deadline - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(p, 2, left) < 0 && errno != EINTR)
+			return -errno;
+		if (p[1].revents)
+			drain_stderr(l);
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = read(l->fd, l->buf + l->len, IA_AGENT_LINE_MAX - l->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -ECONNRESET;
+		l->len += n;
+	}
+}
+
+/* One request and its reply on the open session (stale replies skipped). */
+static int exchange(struct ia_link *l, json_object *req, json_object **reply, long long deadline)
+{
+	uint64_t seq = ++l->seq;
+	json_object *r = NULL, *s;
+	char *line;
+	int ret;
+
+	json_object_object_add(req, "seq", json_object_new_int64(seq));
+	if (asprintf(&line, "%s\n",
+		     json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN)) < 0)
+		return -ENOMEM;
+	ret = send_line(l, line, deadline);
+	free(line);
+	while (!ret) {
+		ret = read_reply(l, &r, deadline);
+		if (ret)
+			break;
+		if (json_object_object_get_ex(r, "seq", &s) &&
+		    (uint64_t)json_object_get_int64(s) == seq) {
+			*reply = r;
+			return 0;
+		}
+		json_object_put(r);
+	}
+	return ret;
+}
+
+/* A new session and its hello: the router's boot id and the agent's epoch. */
+static int start(struct ia_link *l, long long deadline)
+{
+	json_object *req = json_object_new_object(), *r = NULL, *v;
+	const char *boot;
+	int ret;
+
+	ret = spawn(l);
+	if (ret)
+		goto out;
+	json_object_object_add(req, "op", json_object_new_string("hello"));
+	ret = exchange(l, req, &r, deadline);
+	if (ret)
+		goto out;
+	if (!json_object_object_get_ex(r, "proto", &v) ||
+	    json_object_get_int(v) != IA_AGENT_PROTO) {
+		ret = -EPROTO;
+		snprintf(l->stderr_tail, sizeof(l->stderr_tail), "agent speaks protocol %s, not %d",
+			 v ? json_object_get_string(v) : "?", IA_AGENT_PROTO);
+		goto out;
+	}
+	json_object_put(l->held);
+	l->held = json_object_object_get_ex(r, "jobs", &v) ? json_object_get(v) : NULL;
+	boot = json_object_object_get_ex(r, "boot_id", &v) ? json_object_get_string(v) : "";
+	if (l->known && strcmp(boot, l->boot_id)) {
+		l->reboots++;
+		json_object_put(l->lost);
+		l->lost = json_object_object_get_ex(r, "lost", &v) ? json_object_get(v) : NULL;
+	}
+	snprintf(l->boot_id, sizeof(l->boot_id), "%s", boot);
+	l->epoch = json_object_object_get_ex(r, "epoch", &v) ? json_object_get_int64(v) : 0;
+	l->known = true;
+out:
+	json_object_put(req);
+	json_object_put(r);
+	if (ret)
+		kill_session(l);
+	else if (l->on_session)
+		l->on_session(l, l->arg);
+	return ret;
+}
+
+static int failure(struct ia_link *l, int ret, int tries, char *why, size_t whylen)
+{
+	const char *what = ret == -ETIMEDOUT ? "no answer within" : "unreachable";
+
+	l->health = IA_LINK_DOWN;
+	l->down_until = now_ms() + IA_LINK_HOLDOFF_MS;
+	if (ret == -ETIMEDOUT)
+		snprintf(l->why, sizeof(l->why), "%s %d ms (%d tries)", what, l->timeout_ms, tries);
+	else
+		snprintf(l->why, sizeof(l->why), "%s after %d tries%s%s", what, tries,
+			 *l->stderr_tail ? ": " : "", l->stderr_tail);
+	return ia_fail(why, whylen, ret, "router %s (%s): %s", l->name, l->where, l->why);
+}
+
+int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char *why,
+		 size_t whylen)
+{
+	int ret = -EINVAL, tries = 0;
+
+	*reply = NULL;
+	if (l->health == IA_LINK_DOWN && now_ms() < l->down_until)
+		return ia_fail(why, whylen, -EHOSTUNREACH, "router %s (%s): %s (held off for %d s)",
+			       l->name, l->where, l->why, IA_LINK_HOLDOFF_MS / 1000);
+	for (int attempt = 0; attempt <= l->retries; attempt++) {
+		long long t0, deadline;
+
+		if (attempt)
+			usleep((100000 << (attempt - 1 < 3 ? attempt - 1 : 3)));
+		tries++;
+		t0 = now_ms();
+		deadline = t0 + l->timeout_ms;
+		if (l->fd < 0) {
+			ret = start(l, deadline);
+			if (ret) {
+				l->tries_failed++;
+				continue;
+			}
+		}
+		ret = exchange(l, req, reply, deadline);
+		if (!ret) {
+			l->health = attempt ? IA_LINK_SLOW : IA_LINK_OK;
+			if (attempt)
+				snprintf(l->why, sizeof(l->why), "answered on try %d of %d",
+					 attempt + 1, l->retries + 1);
+			else
+				l->why[0] = '\0';
+			l->last_ms = now_ms() - t0;
+			l->last_ok = time(NULL);
+			return 0;
+		}
+		l->tries_failed++;
+		kill_session(l);
+	}
+	return failure(l, ret, tries, why, whylen);
+}
+
+int ia_link_do(struct ia_link *l, json_object *req, json_object **reply, char *why,
+	       size_t whylen)
+{
+	json_object *r, *v;
+	int ret = ia_link_call(l, req, &r, why, whylen), err;
+
+	if (ret)
+		return ret;
+	if (json_object_object_get_ex(r, "ok", &v) && json_object_get_boolean(v)) {
+		if (reply)
+			*reply = r;
+		else
+			json_object_put(r);
+		return 0;
+	}
+	err = json_object_object_get_ex(r, "errno", &v) ? json_object_get_int(v) : EPROTO;
+	if (err <= 0)
+		err = EPROTO;
+	ia_fail(why, whylen, -err, "%s", json_object_object_get_ex(r, "error", &v) ?
+						 json_object_get_string(v) : strerror(err));
+	json_object_put(r);
+	return -err;
+}
+
+const char *ia_link_health_name(enum ia_link_health h)
+{
+	static const char *const names[] = { "new", "ok", "slow", "unreachable" };
+
+	return h <= IA_LINK_DOWN ? names[h] : "?";
+}
+
+json_object *ia_link_json(const struct ia_link *l)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "switch", json_object_new_string(l->name));
+	json_object_object_add(o, "where", json_object_new_string(l->where));
+	json_object_object_add(o, "health", json_object_new_string(ia_link_health_name(l->health)));
+	if (*l->why)
+		json_object_object_add(o, "why", json_object_new_string(l->why));
+	json_object_object_add(o, "rtt_ms", json_object_new_double(l->last_ms));
+	json_object_object_add(o, "epoch", json_object_new_int64(l->epoch));
+	json_object_object_add(o, "reboots", json_object_new_int(l->reboots));
+	json_object_object_add(o, "sessions", json_object_new_int(l->sessions));
+	return o;
+}
