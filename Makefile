@@ -5,6 +5,7 @@
 #   make demo     the main job (see README.md)
 #   make bench    benchmarks, with baselines measured in the same run
 #   make corpus   word count's text for `inagg eval fig6` (docs/apps.md)
+#   make memory-plot  head and tail over time (docs/memory.md) from a live run's history
 
 BUILD	?= build
 CC	?= gcc
@@ -52,13 +53,13 @@ $(BUILD)/tests/impair/impair.bpf.o: tests/impair/impair.bpf.c include/inagg/wire
 	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
 $(IMPAIR_SKEL): $(BUILD)/tests/impair/impair.bpf.o
 	$(BPFTOOL) gen skeleton $< name impair_bpf > $@.tmp && mv $@.tmp $@
-$(BUILD)/tests/net/live $(BUILD)/tests/net/host $(BUILD)/tests/bench/loss_bench: $(IMPAIR_SKEL)
+$(BUILD)/tests/net/live $(BUILD)/tests/net/tenants $(BUILD)/tests/net/host $(BUILD)/tests/bench/loss_bench: $(IMPAIR_SKEL)
 
 # Only what includes generated headers (BPF skeletons) waits for them.
 $(filter $(BUILD)/user/lib/xdp%,$(LIB_OBJS)) $(filter $(BUILD)/tests/bpf/% $(BUILD)/tests/bench/xdp%,\
 	$(TEST_BINS) $(BENCH_BINS)): $(GEN_DEPS)
 
-.PHONY: all deps check demo bench clean corpus
+.PHONY: all deps check demo bench clean corpus memory-plot
 all: $(ALL_TARGETS)
 
 deps:
@@ -82,6 +83,12 @@ $(CLI): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(LIB)
 
 $(KSELFTEST):
 	scripts/kselftest.sh $(@D)
+
+# docs/memory.md's picture, from the history tests/net/tenants.c leaves (or MEMORY_HISTORY).
+MEMORY_HISTORY ?= $(BUILD)/test-logs/memory-history.json
+memory-plot:
+	@scripts/deps.sh demo
+	scripts/memory-plot.sh $(MEMORY_HISTORY) docs/memory-history.svg s2 s0
 
 # Word count's corpus (docs/apps.md): extracted once, never committed.
 corpus: $(BUILD)/corpus/Documentation

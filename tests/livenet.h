@@ -250,10 +250,28 @@ static inline int allreduce(struct env *self, json_object *job, int chunks, stru
 		struct ia_ps_cfg cfg = {
 			.job = r->job, .id = IA_SENDER_DEST, .nworkers = r->nworkers, .nelem = n,
 			.linger_ms = -1, .stop = &r->ps_stop, .faults = *faults,
+			.base_seq = json_object_get_int64(get(job, "base_seq")),
 		};
 		struct ia_ps_stats st;
 		struct ia_ps *ps;
+		/* A PS job's PS: its members with their sets (docs/memory.md), as inaggd says. */
+		json_object *pm = get(job, "destination.members");
+		size_t npm = pm ? json_object_array_length(pm) : 0;
+		struct ia_sender *mem = calloc(npm ? npm : 1, sizeof(*mem));
+		uint64_t *sets = calloc(npm ? npm : 1, sizeof(*sets));
 
+		for (size_t i = 0; mem && sets && i < npm; i++) {
+			json_object *m = json_object_array_get_idx(pm, i);
+
+			mem[i].id = json_object_get_int64(get(m, "id"));
+			mem[i].nworkers = json_object_get_int64(get(m, "nworkers"));
+			sets[i] = json_object_get_uint64(get(m, "set"));
+		}
+		if (npm && mem && sets) {
+			cfg.nmembers = npm;
+			cfg.members = mem;
+			cfg.sets = sets;
+		}
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		/* Workers start when every writer of go has closed it. */
 		close(go[0]);
@@ -286,6 +304,8 @@ static inline int allreduce(struct env *self, json_object *job, int chunks, stru
 				.job = r->job, .id = json_object_get_int64(get(w, "id")),
 				.nworkers = r->nworkers,
 				.window = json_object_get_int64(get(job, "worker_window")),
+				/* A job run again goes on from its last chunk (set by the caller). */
+				.base_seq = json_object_get_int64(get(job, "base_seq")),
 				.timeout_ms = wtmpl ? wtmpl->timeout_ms : 0,
 				.retries = wtmpl ? wtmpl->retries : 0,
 				.faults = *faults,
