@@ -776,10 +776,9 @@ TEST_F_TIMEOUT(d, lends_follow_the_window, 120)
 	EXPECT_EQ(24, num_at(o, "job.links.1.lent"));	/* links: s0, s1 */
 	json_object_put(o);
 
-	/* The senders slow down to 4 chunks in flight: more is lent. */
-	o = ask(self, "{\"cmd\": \"window\", \"job\": 1, \"window\": 4}\n", true);
-	ASSERT_NE(NULL, o);
-	json_object_put(o);
+	/* The senders slow down to 4 chunks in flight (told through the CLI): more is lent. */
+	ASSERT_EQ(0, sh("%s/inagg job window -J 1 -w 4 -S %s | grep -q \"job 1: senders' window 4\"",
+			build, self->sock));
 	EXPECT_EQ(52, wait_lent(self, 1, 1, 52));
 	/* Back to 32: reclaimed on the next sample. */
 	o = ask(self, "{\"cmd\": \"window\", \"job\": 1, \"window\": 32}\n", true);

@@ -56,6 +56,7 @@ CLI_COMMAND(cmd_dev_show, dev_show_cmd);
 CLI_COMMAND(cmd_job_submit, job_submit_cmd);
 CLI_COMMAND(cmd_job_list, job_list_cmd);
 CLI_COMMAND(cmd_job_show, job_show_cmd);
+CLI_COMMAND(cmd_job_window, job_window_cmd);
 CLI_COMMAND(cmd_job_end, job_end_cmd);
 CLI_COMMAND(cmd_stats_show, stats_show_cmd);
 CLI_COMMAND(cmd_worker_run, worker_run_cmd);

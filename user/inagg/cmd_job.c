@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* inagg job submit | list | show | end: jobs, through inaggd. */
+/* inagg job submit | list | show | window | end: jobs, through inaggd. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +111,23 @@ const struct opt_cmd job_show_cmd = {
 	.about = "Shows one job: placement, workers, destination, per-link model.\n",
 };
 
+static const struct opt window_opts[] = {
+	JOB_ID(OPT_REQUIRED),
+	OPT_INT('w', "window", "W", struct job_args, window, 0, IA_MAX_WINDOW,
+		OPT_REQUIRED | OPT_NODEF, "chunks its senders keep in flight now (0: the worker window)"),
+	JOB_SOCKET,
+	OPT_END
+};
+
+const struct opt_cmd job_window_cmd = {
+	.opts = window_opts,
+	.defaults = &job_defaults,
+	.size = sizeof(job_defaults),
+	.about = "Tells inaggd the window an INA job's senders use now (their congestion\n"
+		 "control's): the head slots it has not needed for a while are lent to the\n"
+		 "tail, and taken back as soon as the window grows (docs/memory.md).\n",
+};
+
 const struct opt_cmd job_end_cmd = {
 	.opts = one_opts,
 	.defaults = &job_defaults,
@@ -192,7 +209,7 @@ static json_object *job_request(const struct opt_cmd *cmd, const char *wire, int
 	if (a->algo >= 0)
 		json_object_object_add(req, "algorithm",
 				       json_object_new_string(ia_algo_name(a->algo)));
-	if (a->window)
+	if (a->window || !strcmp(wire, "window"))
 		json_object_object_add(req, "window", json_object_new_int64(a->window));
 	if (a->jclass >= 0)
 		json_object_object_add(req, "class",
@@ -216,7 +233,8 @@ static int job_call(const struct opt_cmd *cmd, const char *wire, int argc, char 
 	if (!req || rpc_call(a.sock, req, &reply))
 		return 1;
 	if (out_is_json())
-		return rpc_print_json(reply, !strcmp(wire, "list") ? NULL : "job");
+		return rpc_print_json(reply, !strcmp(wire, "list") || !strcmp(wire, "window") ?
+						     NULL : "job");
 	if (!strcmp(wire, "list")) {
 		json_object_object_get_ex(reply, "jobs", &v);
 		printf("network %s: %zu jobs\n", rpc_str(reply, "network"),
@@ -225,6 +243,9 @@ static int job_call(const struct opt_cmd *cmd, const char *wire, int argc, char 
 			print_job(json_object_array_get_idx(v, i));
 	} else if (!strcmp(wire, "end")) {
 		printf("job ended\n");
+	} else if (!strcmp(wire, "window")) {
+		printf("job %s: senders' window %s\n", rpc_str(reply, "job"),
+		       rpc_str(reply, "window"));
 	} else {
 		json_object_object_get_ex(reply, "job", &v);
 		print_job(v);
@@ -253,6 +274,11 @@ int cmd_job_list(int argc, char **argv)
 int cmd_job_show(int argc, char **argv)
 {
 	return job_call(&job_show_cmd, "show", argc, argv);
+}
+
+int cmd_job_window(int argc, char **argv)
+{
+	return job_call(&job_window_cmd, "window", argc, argv);
 }
 
 int cmd_job_end(int argc, char **argv)

@@ -45,6 +45,7 @@ static const struct cmd job_cmds[] = {
 	{ "submit", cmd_job_submit, &job_submit_cmd },
 	{ "list", cmd_job_list, &job_list_cmd, .flags = CMD_DEFAULT },
 	{ "show", cmd_job_show, &job_show_cmd },
+	{ "window", cmd_job_window, &job_window_cmd },
 	{ "end", cmd_job_end, &job_end_cmd },
 	{ NULL }
 };
