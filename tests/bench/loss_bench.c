@@ -9,7 +9,7 @@
  * run of the same round, and whether every result was exact.
  *
  * Usage: loss_bench [-r ROUNDS] [-c CHUNKS] [-t TOPOLOGY.json]
- * Needs root; run under flock /tmp/inagg-net.lock. Namespaces ia-l<pid>-*
+ * Needs root; run under flock /tmp/ia-net.lock. Namespaces ia-l<pid>-*
  * are deleted on exit, also on SIGINT/SIGTERM.
  */
 #include <getopt.h>

@@ -867,6 +867,61 @@ TEST_F(lo, worker_resends_only_lost_chunk)
 		EXPECT_EQ(100 * (i / 8) + i % 8, self->m->data[i]);
 }
 
+/*
+ * Recovery is pipelined: with no result at all, every open chunk is resent
+ * by its own timer, not only the one the window waits for (which made 10 %
+ * loss cost one timeout per chunk); and a chunk whose timer fired while
+ * other results kept coming is resent again soon, not after a growing wait.
+ */
+TEST_F(lo, worker_resends_every_open_chunk)
+{
+	struct ia_worker_cfg cfg = {
+		.job = 5, .id = 2, .addr = ip4("127.0.0.3"), .ps = ip4("127.0.0.2"),
+		.chunk = 8, .window = 4, .timeout_ms = 20,
+	};
+	bool resent[4] = { false };
+	int nresent = 0, zero = 0;
+	struct msg m, r;
+	uint32_t seq;
+	size_t len;
+	int i;
+
+	self->child = lo_worker_start(self->m, &cfg, 32);
+	ASSERT_LT(0, self->child);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(IA_HDR_LEN + 32, recv_msg(self->fd, &r));
+		EXPECT_EQ((uint32_t)i, ntohl(r.h.seq));
+		EXPECT_EQ(0, r.h.flags & IA_F_RETX);
+	}
+	/* Nothing answered: all four come again, each on its own timer. */
+	while (nresent < 4) {
+		ASSERT_EQ(IA_HDR_LEN + 32, recv_msg(self->fd, &r));
+		seq = ntohl(r.h.seq);
+		ASSERT_GT(4U, seq);
+		EXPECT_TRUE(r.h.flags & IA_F_RETX);
+		nresent += !resent[seq];
+		resent[seq] = true;
+	}
+	/* Answer 1..3, never 0: 0 keeps coming, and the worker does not give up. */
+	for (i = 1; i < 4; i++) {
+		len = msg_make(&m, IA_MSG_RESULT, 5, i, 1, 1, 8, 100 * i);
+		ASSERT_EQ(0, send_to(self->fd, "127.0.0.3", &m, len));
+	}
+	while (zero < 3) {
+		ASSERT_EQ(IA_HDR_LEN + 32, recv_msg(self->fd, &r));
+		zero += ntohl(r.h.seq) == 0;
+	}
+	len = msg_make(&m, IA_MSG_RESULT, 5, 0, 1, 1, 8, 0);
+	ASSERT_EQ(0, send_to(self->fd, "127.0.0.3", &m, len));
+	ASSERT_EQ(0, wait_exit(self->child)) TH_LOG("%s", self->m->w_err[0]);
+	self->child = 0;
+	EXPECT_EQ(4U, self->m->w[0].results);
+	EXPECT_LE(4U + 3U, self->m->w[0].retx);
+	EXPECT_LE(4U + 3U, self->m->w[0].timeouts);
+	for (i = 0; i < 32; i++)
+		EXPECT_EQ(100 * (i / 8) + i % 8, self->m->data[i]);
+}
+
 /* No PS: the worker retransmits a bounded number of times, then says so. */
 TEST_F(lo, worker_gives_up)
 {

@@ -33,7 +33,7 @@
 
 #define IA_HOST_WINDOW		64	/* default chunks in flight per worker */
 #define IA_HOST_TIMEOUT_MS	2	/* default shortest wait before a resend by timer */
-#define IA_HOST_RETRIES		50	/* default retransmissions of one chunk */
+#define IA_HOST_RETRIES		50	/* default timer resends of a chunk, no result between */
 #define IA_HOST_LINGER_MS	1000	/* default PS idle time after the last chunk */
 #define IA_HOST_MAX_CHUNKS	(1u << 24)
 
@@ -64,10 +64,11 @@ struct ia_worker_cfg {
 	uint32_t base_seq;		/* first chunk's sequence number */
 	uint32_t chunk;			/* elements per chunk, 1..IA_MAX_ELEMS; 0: max */
 	uint32_t window;		/* chunks in flight; 0: IA_HOST_WINDOW */
-	uint32_t timeout_ms;		/* shortest wait for a result before the first open
-					 * chunk is resent (more if the RTT says so); 0:
+	uint32_t timeout_ms;		/* shortest wait for a result before a chunk is
+					 * resent by timer (more if the RTT says so); 0:
 					 * IA_HOST_TIMEOUT_MS */
-	uint32_t retries;		/* per chunk before giving up; 0: IA_HOST_RETRIES */
+	uint32_t retries;		/* timer resends of a chunk with no result at all
+					 * in between before giving up; 0: IA_HOST_RETRIES */
 	uint32_t nworkers;		/* if non-zero, a result must carry this nworkers */
 	volatile sig_atomic_t *stop;	/* optional: set to end run() with -EINTR */
 	struct ia_host_faults faults;
@@ -97,7 +98,8 @@ int ia_worker_open(const struct ia_worker_cfg *cfg, struct ia_worker **out, char
 /*
  * Sends in[0..n) and waits until the result of every chunk has arrived in
  * out[0..n) (in and out may be the same array). -ETIMEDOUT when a chunk is
- * still without result after cfg->retries retransmissions.
+ * still without result after cfg->retries timer resends with no result at all
+ * in between.
  */
 int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n, char *err,
 		  size_t errlen);

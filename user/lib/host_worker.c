@@ -6,20 +6,26 @@
  * - A sliding window: chunk i is sent only while i < lo + cwnd, lo being the
  *   first chunk without a result, so that a blue switch's slot of chunk i
  *   (slot i % window) is never needed for i + window while i is open.
- * - Round-trip times are measured on chunks sent once (RFC 6298 srtt and
- *   rttvar, and the minimum); cfg.timeout_ms stands in before a sample.
- * - Loss is detected before the timer as RACK does (RFC 8985): results come
- *   back in sending order (every worker sends in chunk order), so a chunk
- *   still open when a chunk sent after it by this worker has its result, and
- *   after that result's round-trip time plus a reordering allowance, is lost
- *   somewhere (its contribution, another worker's, an aggregate or its
- *   result). Only such chunks are resent.
- * - When no new result has come for a while (stall_timeout(): twice the
- *   round trip of earlier stall resends, or of the shortest round trip before
- *   one, at least cfg.timeout_ms, doubling after three in a row), the first
- *   open chunk, which the window waits for, is resent.
- * - Random loss does not shrink the window. Only a stall with most of the
- *   window overdue (an outage or a full queue) halves it; each result grows
+ * - Round-trip times come from chunks sent once (RFC 6298 srtt and rttvar,
+ *   and the minimum); cfg.timeout_ms is the floor of every timer.
+ * - Holes are found by later results, as RACK does (RFC 8985): every worker
+ *   sends fresh chunks in chunk order, so once a chunk first sent after the
+ *   latest send of chunk i has its result, i should have had its result too;
+ *   a reordering allowance after that, i is lost somewhere (a contribution,
+ *   an aggregate or its result) and resent. A resent chunk counts as that
+ *   reference too: at heavy loss few chunks complete on their first try.
+ * - Timers, for what no later result can reveal (the chunks at the end, a
+ *   resend lost again). A chunk sent once is resent when no chunk sent once
+ *   had its result for fresh_base() (TCP's timer, restarted as the queue
+ *   drains, so a long queue is not mistaken for loss). A resent chunk, known
+ *   lost once, has its own timer, resent_base() after its latest send, so
+ *   that many chunks recover at once; it doubles with each timer resend, at
+ *   most PROGRESS_BACKOFF times while other results come, and beyond that
+ *   up to 2^BACKOFF_MAX after BACKOFF_FREE resends with no result at all.
+ *   Timer resends other than of the first open chunk spend tokens that new
+ *   results earn, so that they do not feed a storm faster than results come.
+ * - Random loss does not shrink the window: only no result at all for a
+ *   whole timeout (an outage or a full queue) halves it; each result grows
  *   it by one back to cfg.window.
  *
  * Resending is always safe: switches and the PS count each sender once.
@@ -37,17 +43,25 @@
 #define NS_PER_MS		1000000ull
 #define RTO_MIN_NS		(10 * NS_PER_MS)	/* below: scheduler noise on a busy host */
 #define RTO_MAX_NS		(1000 * NS_PER_MS)
+#define RTO_INIT_NS		(20 * NS_PER_MS)	/* before the first sample */
 #define REO_MIN_NS		200000ull		/* reordering allowance: at least 200 us */
-#define BACKOFF_FREE		3	/* stalls in a row before the wait doubles: loss, not an outage */
-#define BACKOFF_MAX		(BACKOFF_FREE + 6)	/* then up to 64x */
+#define TOKENS_PER_RESULT	4	/* timer resends allowed per new result... */
+#define TOKENS_MAX		32	/* ...banked up to this many */
+#define FRESH_MIN_RTTS		8	/* a fresh chunk's timer: at most this many min_rtt */
+#define PROGRESS_BACKOFF	2	/* doublings at most while other results come */
+#define BACKOFF_FREE		3	/* timer resends with no result at all before doubling */
+#define BACKOFF_MAX		6	/* doublings at most (64x) */
 
 enum { CH_UNSENT, CH_INFLIGHT, CH_DONE };
 
 struct wchunk {
-	uint64_t xmit;		/* time of the latest send */
-	uint64_t stall_sent;	/* when resent by the stall timer, if it was */
+	uint64_t xmit;		/* time of the latest send (plus jitter on a resend) */
+	uint64_t timer_sent;	/* when last resent by its timer, if it was */
 	uint64_t order;		/* place of the latest send among all sends */
+	uint64_t first;		/* place of the first send */
 	uint32_t sends;
+	uint32_t stuck;		/* timer resends without any result in between */
+	uint8_t tmo;		/* its timer waits resent_base() << tmo */
 	uint8_t state;
 };
 
@@ -129,12 +143,13 @@ struct wrun {
 	/* Round-trip time (RFC 6298); srtt 0: no sample yet. */
 	uint64_t srtt, rttvar, min_rtt, rto;
 	uint64_t sends;			/* messages sent so far: the order of the next */
-	/* RACK: the latest-sent chunk with a result, and its round trip. */
-	uint64_t rack_order, rack_rtt;
+	/* RACK: the latest first send among chunks with a result, and when. */
+	uint64_t rack_order, rack_time;
 	uint64_t floor;			/* cfg.timeout_ms */
-	uint64_t stall_rtt;		/* smoothed: stall resend -> its result */
 	uint64_t last_progress;		/* when a new result last arrived */
-	uint32_t backoff;		/* no-progress timeouts since then */
+	uint64_t last_fresh;		/* when a chunk sent once last had its result */
+	uint64_t last_halve;		/* when the window was last halved */
+	uint32_t tokens;		/* timer resends allowed now (see worker_recover()) */
 };
 
 static void rtt_sample(struct wrun *r, uint64_t rtt)
@@ -159,24 +174,62 @@ static void rtt_sample(struct wrun *r, uint64_t rtt)
 		r->rto = RTO_MAX_NS;
 }
 
-/*
- * How long without any new result before the first open chunk is resent:
- * when the window is stalled on it, every worker waits for the same chunk and
- * the network is idle, so its resend comes back in about the shortest round
- * trip seen, far sooner than a chunk sent behind a full window.
- */
-static uint64_t stall_timeout(const struct wrun *r)
+static uint64_t at_least_floor(const struct wrun *r, uint64_t t)
 {
-	uint64_t t = 2 * r->min_rtt;
+	return t < r->floor ? r->floor : t;
+}
 
-	/* Once stall resends were answered, their round trip says it best. */
-	if (r->stall_rtt)
-		t = 2 * r->stall_rtt;
-	/* cfg.timeout_ms is the floor (and all there is before a sample). */
-	t = t > r->rto ? r->rto : t;
-	t = t < r->floor ? r->floor : t;
-	t <<= r->backoff > BACKOFF_FREE ? r->backoff - BACKOFF_FREE : 0;
-	return t > RTO_MAX_NS ? RTO_MAX_NS : t;
+/*
+ * The wait for a chunk sent once, from the last result of such a chunk:
+ * twice the smoothed round trip (those samples include the wait for the
+ * slowest worker, so a queue as long as the window's fits), at most the
+ * RTO, and at most FRESH_MIN_RTTS shortest round trips: under loss most
+ * samples also include other workers' recoveries and would let a lost
+ * chunk at the end wait for seconds.
+ */
+static uint64_t fresh_base(const struct wrun *r)
+{
+	uint64_t t;
+
+	if (!r->srtt)
+		return at_least_floor(r, RTO_INIT_NS);
+	t = 2 * r->srtt < r->rto ? 2 * r->srtt : r->rto;
+	if (t > FRESH_MIN_RTTS * r->min_rtt)
+		t = FRESH_MIN_RTTS * r->min_rtt;
+	/* A pause of the host must not look like the loss of a whole window. */
+	return at_least_floor(r, t < RTO_MIN_NS ? RTO_MIN_NS : t);
+}
+
+/*
+ * The wait for a resent chunk: twice the shortest round trip, what a resend
+ * takes on an idle path. Not the smoothed RTT: under loss most samples
+ * include other workers' recoveries (a result waits for the slowest
+ * contribution), and timers grown from them let the worker whose
+ * contribution is missing be the slowest to resend it. Results clock these
+ * resends (worker_recover()), so a loaded host slows them down.
+ */
+static uint64_t resent_base(const struct wrun *r)
+{
+	if (!r->srtt)
+		return at_least_floor(r, RTO_INIT_NS);
+	return at_least_floor(r, 2 * r->min_rtt);
+}
+
+/*
+ * When c's timer fires (see the top of the file). Every timer runs from the
+ * latest send or the latest result of a chunk sent once, whichever is later:
+ * while fresh chunks keep completing the queue drains, and a hole, even a
+ * lost resend, is found by RACK; a resend queued behind a full window is
+ * not mistaken for a lost one.
+ */
+static uint64_t timer_at(const struct wrun *r, const struct wchunk *c)
+{
+	uint64_t from = r->last_fresh > c->xmit ? r->last_fresh : c->xmit, t;
+
+	if (c->sends == 1)
+		return from + fresh_base(r);
+	t = resent_base(r) << c->tmo;
+	return from + (t > RTO_MAX_NS ? RTO_MAX_NS : t);
 }
 
 static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now)
@@ -191,16 +244,17 @@ static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now
 	ia_io_payload_put(buf + IA_HDR_LEN, r->in + idx * w->cfg.chunk, len);
 	c->sends++;
 	c->state = CH_INFLIGHT;
-	/*
-	 * Up to 1/8 RTO of jitter on retransmissions: workers that detect the
-	 * same loss at once do not all resend in the same microsecond.
-	 */
 	c->xmit = now;
 	c->order = ++r->sends;
-	if (flags & IA_F_RETX)
-		c->xmit += ia_splitmix64(&w->rng) % (r->rto / 8 + 1);
+	if (c->sends == 1)
+		c->first = c->order;
 	w->st.sent++;
 	if (flags & IA_F_RETX) {
+		/*
+		 * Up to 1/8 of the timer of jitter: workers that detect the
+		 * same loss at once do not all resend in the same microsecond.
+		 */
+		c->xmit += ia_splitmix64(&w->rng) % (resent_base(r) / 8 + 1);
 		w->st.retx++;
 		if (c->sends - 1 > w->st.max_retx)
 			w->st.max_retx = c->sends - 1;
@@ -245,24 +299,20 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, uint64_t
 	r->done++;
 	w->st.results++;
 	r->last_progress = now;
-	r->backoff = 0;
-	if (c->stall_sent && now > c->stall_sent) {
-		uint64_t rtt = now - c->stall_sent;
-
-		r->stall_rtt = r->stall_rtt ? (3 * r->stall_rtt + rtt) / 4 : rtt;
+	r->tokens = r->tokens + TOKENS_PER_RESULT > TOKENS_MAX ? TOKENS_MAX :
+		    r->tokens + TOKENS_PER_RESULT;
+	if (c->first > r->rack_order) {
+		r->rack_order = c->first;
+		r->rack_time = now;
 	}
 	/*
-	 * Only chunks sent once give an RTT sample (Karn) and a RACK
-	 * reference: a resent chunk's result may come from an aggregate
-	 * completed long ago, with none of the waiting for the slowest
-	 * worker that orders fresh chunks' results.
+	 * Only chunks sent once give an RTT sample (Karn): a resent chunk's
+	 * result may answer any of its sends.
 	 */
-	if (c->sends == 1 && now > c->xmit) {
-		rtt_sample(r, now - c->xmit);
-		if (c->order > r->rack_order) {
-			r->rack_order = c->order;
-			r->rack_rtt = now - c->xmit;
-		}
+	if (c->sends == 1) {
+		r->last_fresh = now;
+		if (now > c->xmit)
+			rtt_sample(r, now - c->xmit);
 	}
 	if (r->cwnd < w->cfg.window)
 		r->cwnd++;
@@ -279,20 +329,38 @@ bad:
 	w->st.bad++;
 }
 
+/* c's timer fired: its backoff, or -ETIMEDOUT to give up. */
+static int timer_fired(struct wrun *r, struct wchunk *c, uint64_t now)
+{
+	/*
+	 * Results came since its previous timer resend: the network works and
+	 * the chunk waits for a loss elsewhere or missed its result, so its
+	 * wait stays short. Only resends with no result at all in between
+	 * count towards cfg.retries: a busy network is no reason to give up.
+	 */
+	if (!c->timer_sent || r->last_progress > c->timer_sent) {
+		c->stuck = 0;
+		if (c->tmo >= PROGRESS_BACKOFF)
+			c->tmo = PROGRESS_BACKOFF - 1;
+	}
+	if (++c->stuck > r->w->cfg.retries)
+		return -ETIMEDOUT;
+	if (c->tmo < BACKOFF_MAX && (c->stuck == 1 || c->stuck > BACKOFF_FREE))
+		c->tmo++;
+	c->timer_sent = now;
+	r->w->st.timeouts++;
+	return 0;
+}
+
 /*
- * Resends the open chunks found lost: by RACK, or, after no new result for
- * stall_timeout(), the first open chunk (the one the window waits for).
- * Only one: a pause of the whole system (a busy CPU) must not make every
- * worker resend its whole window. Returns 0 or -errno, and in *wake when to
- * look again.
+ * Resends the open chunks found lost, by RACK or by their timer. Returns 0
+ * or -errno, and in *wake when to look again.
  */
 static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *err, size_t errlen)
 {
 	struct ia_worker *w = r->w;
 	uint64_t reo = r->min_rtt / 4 > REO_MIN_NS ? r->min_rtt / 4 : REO_MIN_NS;
-	uint64_t stall_at = r->last_progress + stall_timeout(r);
-	bool stalled = now >= stall_at, first = true;
-	uint64_t i, rack_at, overdue = 0;
+	uint64_t i, rack_at, tmo_at, idle = fresh_base(r);
 	int ret;
 
 	*wake = now + IA_IO_POLL_MAX_MS * NS_PER_MS;
@@ -302,44 +370,45 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 
 		if (c->state != CH_INFLIGHT)
 			continue;
-		/* Sent before the last result came, and still without one. */
-		overdue += c->xmit < r->last_progress;
-		rack_at = c->order < r->rack_order ? c->xmit + r->rack_rtt + reo : UINT64_MAX;
+		rack_at = c->order < r->rack_order ? r->rack_time + reo : UINT64_MAX;
+		tmo_at = timer_at(r, c);
 		lost = rack_at <= now;
-		timeout = !lost && stalled && first;
-		first = false;
+		timeout = !lost && tmo_at <= now;
 		if (!lost && !timeout) {
 			*wake = rack_at < *wake ? rack_at : *wake;
+			*wake = tmo_at < *wake ? tmo_at : *wake;
 			continue;
 		}
-		if (c->sends > w->cfg.retries)
+		/*
+		 * Timer resends are clocked by results: a few per new result,
+		 * always the chunk the window waits for. A pause of the host
+		 * (every timer firing at once) or resends slowing the network
+		 * then feed themselves at most that fast. The chunk waits
+		 * for the next result (which wakes the loop) or its turn.
+		 */
+		if (timeout && i != r->lo && !r->tokens)
+			continue;
+		if (timeout && i != r->lo)
+			r->tokens--;
+		if (timeout && timer_fired(r, c, now))
 			return ia_fail(err, errlen, -ETIMEDOUT,
 				       "chunk %u: no result after %u retransmissions",
 				       w->cfg.base_seq + (uint32_t)i, w->cfg.retries);
-		if (timeout) {
-			w->st.timeouts++;
-			c->stall_sent = now;
+		/*
+		 * No result at all for a whole timeout is an outage or a full
+		 * queue, not random loss (that leaves results coming for the
+		 * other chunks): halve the window, once per such timeout.
+		 */
+		if (timeout && now - r->last_progress > idle && now - r->last_halve > idle) {
+			r->cwnd = r->cwnd / 2 ? r->cwnd / 2 : 1;
+			r->last_halve = now;
 		}
 		ret = worker_send(r, i, IA_F_RETX, now);
 		if (ret)
 			return ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
+		tmo_at = timer_at(r, c);
+		*wake = tmo_at < *wake ? tmo_at : *wake;
 	}
-	if (stalled) {
-		/* Nothing came back: wait longer next time, until something does. */
-		if (r->backoff < BACKOFF_MAX)
-			r->backoff++;
-		r->last_progress = now;
-		/*
-		 * Most of the window overdue with nothing coming back is an
-		 * outage or a full queue, not random loss (that leaves one
-		 * chunk, or a few, open while the window waits for them).
-		 */
-		if (overdue >= 2 && 2 * overdue >= r->cwnd)
-			r->cwnd = r->cwnd / 2 ? r->cwnd / 2 : 1;
-		stall_at = now + stall_timeout(r);
-	}
-	if (r->lo < r->next)
-		*wake = stall_at < *wake ? stall_at : *wake;
 	return 0;
 }
 
@@ -363,6 +432,7 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 	r.cwnd = w->cfg.window;
 	r.rto = r.floor = w->cfg.timeout_ms * NS_PER_MS;
 	r.t0 = r.last_progress = ia_io_now_ns();
+	r.tokens = TOKENS_MAX;
 	while (r.done < r.nchunks) {
 		if (w->cfg.stop && *w->cfg.stop) {
 			ret = ia_fail(err, errlen, -EINTR, "interrupted");
