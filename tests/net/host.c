@@ -922,6 +922,57 @@ TEST_F(lo, worker_resends_every_open_chunk)
 		EXPECT_EQ(100 * (i / 8) + i % 8, self->m->data[i]);
 }
 
+/*
+ * Chunks the worker sends right after a first window of 8 results, all
+ * marked, under a window policy: the rest of the test answers nothing.
+ */
+static int sent_after_marked_window(struct __test_metadata *_metadata, FIXTURE_DATA(lo) *self,
+				    enum ia_cc_policy policy)
+{
+	struct ia_worker_cfg cfg = {
+		.job = 5, .id = 2, .addr = ip4("127.0.0.3"), .ps = ip4("127.0.0.2"),
+		.chunk = 8, .window = 8, .timeout_ms = 2000, .cc = policy,
+	};
+	struct timeval tv = { .tv_usec = 300000 }, tv3 = { .tv_sec = 3 };
+	struct msg m, r;
+	int i, n = 0;
+	size_t len;
+
+	self->child = lo_worker_start(self->m, &cfg, 8 * 32);
+	if (self->child <= 0)
+		return -1;
+	for (i = 0; i < 8; i++) {
+		EXPECT_EQ(IA_HDR_LEN + 32, recv_msg(self->fd, &r));
+		EXPECT_EQ((uint32_t)i, ntohl(r.h.seq));
+	}
+	for (i = 0; i < 8; i++) {
+		len = msg_make(&m, IA_MSG_RESULT, 5, i, 1, 1, 8, 0);
+		m.h.flags = IA_F_MARK;
+		EXPECT_EQ(0, send_to(self->fd, "127.0.0.3", &m, len));
+	}
+	setsockopt(self->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (recv_msg(self->fd, &r) > 0) {
+		EXPECT_EQ(0, r.h.flags & IA_F_RETX);
+		n++;
+	}
+	setsockopt(self->fd, SOL_SOCKET, SO_RCVTIMEO, &tv3, sizeof(tv3));
+	kill(self->child, SIGKILL);
+	waitpid(self->child, NULL, 0);
+	self->child = 0;
+	return n;
+}
+
+/*
+ * The worker's window follows the job's policy (user/lib/cc.c): under
+ * fixed, marks change nothing and the next window is the whole 8; under
+ * atp, the first marked result halves it, so only 4 more go out.
+ */
+TEST_F(lo, worker_window_follows_policy)
+{
+	EXPECT_EQ(8, sent_after_marked_window(_metadata, self, IA_CC_FIXED));
+	EXPECT_EQ(4, sent_after_marked_window(_metadata, self, IA_CC_ATP));
+}
+
 /* No PS: the worker retransmits a bounded number of times, then says so. */
 TEST_F(lo, worker_gives_up)
 {

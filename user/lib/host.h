@@ -27,6 +27,7 @@
 #include <netinet/in.h>
 
 #include "inagg/wire.h"
+#include "cc.h"
 #include "host_fx.h"
 #include "sender.h"
 #include "host_vec.h"
@@ -70,6 +71,8 @@ struct ia_worker_cfg {
 	uint32_t retries;		/* timer resends of a chunk with no result at all
 					 * in between before giving up; 0: IA_HOST_RETRIES */
 	uint32_t nworkers;		/* if non-zero, a result must carry this nworkers */
+	enum ia_cc_policy cc;		/* window policy (cc.h, docs/cc.md); 0: fixed */
+	bool ps_job;			/* a PS job (flexina cuts its window harder) */
 	volatile sig_atomic_t *stop;	/* optional: set to end run() with -EINTR */
 	struct ia_host_faults faults;
 };

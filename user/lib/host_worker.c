@@ -24,9 +24,11 @@
  *   up to 2^BACKOFF_MAX after BACKOFF_FREE resends with no result at all.
  *   Timer resends other than of the first open chunk spend tokens that new
  *   results earn, so that they do not feed a storm faster than results come.
- * - Random loss does not shrink the window: only no result at all for a
- *   whole timeout (an outage or a full queue) halves it; each result grows
- *   it by one back to cfg.window.
+ * - The window follows the job's policy (cfg.cc, cc.h, docs/cc.md), fed
+ *   every new result (its mark) and every outage. Under the default, fixed,
+ *   random loss does not shrink it: only no result at all for a whole
+ *   timeout (an outage or a full queue) halves it; each result grows it by
+ *   one back to cfg.window.
  *
  * Resending is always safe: switches and the PS count each sender once.
  */
@@ -36,6 +38,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "cc.h"
 #include "err.h"
 #include "host.h"
 #include "host_io.h"
@@ -138,7 +141,7 @@ struct wrun {
 	uint64_t nchunks;
 	struct wchunk *ch;
 	uint64_t lo, next, done;	/* first without result, first unsent, results */
-	uint32_t cwnd;			/* effective window, 1..cfg.window */
+	struct ia_cc cc;		/* window policy (cfg.cc): ia_cc_window(), 1..cfg.window */
 	uint64_t t0;
 	/* Round-trip time (RFC 6298); srtt 0: no sample yet. */
 	uint64_t srtt, rttvar, min_rtt, rto;
@@ -314,16 +317,11 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, uint64_t
 		if (now > c->xmit)
 			rtt_sample(r, now - c->xmit);
 	}
-	if (r->cwnd < w->cfg.window)
-		r->cwnd++;
+	/* No collision signal reaches workers yet (docs/cc.md). */
+	ia_cc_result(&r->cc, h->flags & IA_F_MARK ? IA_CC_MARK : 0, now);
 	w->st.elapsed = (now - r->t0) / 1e9;
-	if (h->flags & IA_F_MARK) {
-		/*
-		 * Congestion on the way. Hook for INA-aware congestion control
-		 * (FlexINA, a later issue): shrink the window here.
-		 */
+	if (h->flags & IA_F_MARK)
 		w->st.marks++;
-	}
 	return;
 bad:
 	w->st.bad++;
@@ -397,10 +395,11 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 		/*
 		 * No result at all for a whole timeout is an outage or a full
 		 * queue, not random loss (that leaves results coming for the
-		 * other chunks): halve the window, once per such timeout.
+		 * other chunks): the policy halves the window, once per such
+		 * timeout.
 		 */
 		if (timeout && now - r->last_progress > idle && now - r->last_halve > idle) {
-			r->cwnd = r->cwnd / 2 ? r->cwnd / 2 : 1;
+			ia_cc_timeout(&r->cc, now);
 			r->last_halve = now;
 		}
 		ret = worker_send(r, i, IA_F_RETX, now);
@@ -429,7 +428,12 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 	if (!r.ch)
 		return ia_fail(err, errlen, -ENOMEM, "out of memory");
 	memset(&w->st, 0, sizeof(w->st));
-	r.cwnd = w->cfg.window;
+	ret = ia_cc_init(&r.cc, &(struct ia_cc_cfg){ .policy = w->cfg.cc, .ps = w->cfg.ps_job,
+						       .wmax = w->cfg.window }, ia_io_now_ns());
+	if (ret) {
+		free(r.ch);
+		return ia_fail(err, errlen, ret, "window policy %d: invalid", w->cfg.cc);
+	}
 	r.rto = r.floor = w->cfg.timeout_ms * NS_PER_MS;
 	r.t0 = r.last_progress = ia_io_now_ns();
 	r.tokens = TOKENS_MAX;
@@ -441,7 +445,7 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 		now = ia_io_now_ns();
 		while (r.lo < r.nchunks && r.ch[r.lo].state == CH_DONE)
 			r.lo++;
-		while (r.next < r.nchunks && r.next < r.lo + r.cwnd) {
+		while (r.next < r.nchunks && r.next < r.lo + ia_cc_window(&r.cc)) {
 			ret = worker_send(&r, r.next++, 0, now);
 			if (ret) {
 				ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
