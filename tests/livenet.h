@@ -44,6 +44,7 @@ struct env {
 	char state[128];
 	pid_t daemon;
 	bool kernel_fwd;
+	const char *up_args;	/* more options of "inagg net up" (NULL: none) */
 };
 
 static inline pid_t start_daemon(struct env *self)
@@ -112,8 +113,8 @@ static inline int env_up(struct env *self, const char *json, double rate_mbit, b
 	fclose(f);
 	if (rate_mbit > 0)
 		snprintf(rate, sizeof(rate), "--rate-mbit %g", rate_mbit);
-	if (sh("%s/inagg net up -t %s -n %s %s --attach >/dev/null", build, self->topo, self->tag,
-	       rate))
+	if (sh("%s/inagg net up -t %s -n %s %s --attach %s >/dev/null", build, self->topo,
+	       self->tag, rate, self->up_args ? self->up_args : ""))
 		return -1;
 	self->daemon = start_daemon(self);
 	return self->daemon > 0 ? 0 : -1;

@@ -10,11 +10,13 @@
 #include "netns.h"
 #include "netplan.h"
 #include "xdp.h"
+#include "xdp_vq.h"
 
 struct net_args {
 	const char *topo, *net;
 	double rate_mbit;
 	bool attach;
+	int mark_kb;
 };
 
 static const struct net_args net_defaults = { .net = "ia" };
@@ -30,6 +32,10 @@ static const struct opt up_opts[] = {
 	OPT_FLAG(0, "attach", struct net_args, attach, 0,
 		 "attach the XDP datapath to every switch port (and the pass program to "
 		 "every host's eth0)"),
+	OPT_INT(0, "mark-kb", "K", struct net_args, mark_kb, 0, 1 << 22, OPT_NODEF,
+		"with --attach and --rate-mbit: every uplink's virtual queue drains at the "
+		"uplink's rate and marks messages that find more than K KiB queued "
+		"(docs/cc.md)"),
 	OPT_END
 };
 
@@ -85,6 +91,24 @@ static int attach_hosts(const struct ia_topo *t, int v, const char *tag, struct 
 	return ret;
 }
 
+/* The uplink's virtual queue: the congestion signal of what XDP forwards past tbf. */
+static int mark_uplink(const struct ia_topo *t, int v, const char *ns, struct ia_xdp *x,
+		       const struct net_args *a)
+{
+	struct ia_xdp_vq q = {
+		.rate_bps = (__u64)(ia_ratio_double(t->sw[v].rate) * a->rate_mbit * 1e6),
+		.thresh = (__u32)a->mark_kb * 1024,
+	};
+	int ifindex, ret;
+
+	if (!q.rate_bps)
+		q.rate_bps = 1;
+	ret = ia_if_info(IA_PORT_UP, &ifindex, NULL) ?: ia_xdp_vq_set(x, ifindex, &q);
+	if (ret)
+		out_err("%s: marks on %s: %s", ns, IA_PORT_UP, ia_xdp_strerror(ret));
+	return ret;
+}
+
 /* Attaches every port of switch v, in its namespace ns. */
 static int attach_switch(const struct ia_topo *t, int v, const char *ns, struct ia_xdp *x)
 {
@@ -104,7 +128,7 @@ static int attach_switch(const struct ia_topo *t, int v, const char *ns, struct 
 	return ret;
 }
 
-static int attach_all(const struct ia_topo *t, const char *tag)
+static int attach_all(const struct ia_topo *t, const char *tag, const struct net_args *a)
 {
 	char ns[128];
 	int ret = 0;
@@ -122,6 +146,8 @@ static int attach_all(const struct ia_topo *t, const char *tag)
 			out_err("%s: maps: %s", ns, ia_xdp_strerror(ret));
 		else
 			ret = attach_switch(t, v, ns, x);
+		if (!ret && a->mark_kb)
+			ret = mark_uplink(t, v, ns, x, a);
 		if (!ret)
 			ret = attach_hosts(t, v, tag, x);
 		ia_xdp_close(x);
@@ -150,6 +176,8 @@ int cmd_net_up(int argc, char **argv)
 
 	if (opt_parse(&net_up_cmd, argv[0], argc, argv, &a, NULL, NULL))
 		return 1;
+	if (a.mark_kb && (!a.attach || a.rate_mbit <= 0))
+		return out_err("%s: --mark-kb needs --attach and --rate-mbit", argv[0]);
 	if (load_topo(a.topo, &t))
 		return 1;
 	o = (struct ia_net_opts){ .tag = a.net, .rate_mbit = a.rate_mbit };
@@ -159,7 +187,7 @@ int cmd_net_up(int argc, char **argv)
 		return out_err("%s: %s", argv[0], err);
 	}
 	quiet_libbpf();
-	if (a.attach && attach_all(t, a.net)) {
+	if (a.attach && attach_all(t, a.net, &a)) {
 		/* Nothing of a failed build stays: namespaces and pins go. */
 		ia_net_down(a.net, err, sizeof(err));
 		unpin_all(t, a.net);
