@@ -587,14 +587,15 @@ TEST_F_TIMEOUT(lv, marks_only_when_offered_load_exceeds_the_port_rate, 300)
 	ASSERT_EQ(0, r.marked);
 	ASSERT_EQ(0, vi.marked);
 	/*
-	 * 2 Mbit/s: the queue passes the threshold once more than LV_THRESH has
+	 * 1 Mbit/s: the queue passes the threshold once more than LV_THRESH has
 	 * been sent (chunk 301 at the earliest, whatever the pacing) and stays
-	 * above it while the offered load exceeds the rate.
+	 * above it while the offered load exceeds the rate. At twice the rate
+	 * (a slow guest) it passes by chunk 600, so a quarter is marked at least.
 	 */
-	lv_case(_metadata, self, 2000000ull, &r, &vi, &offered);
-	ASSERT_LT(4 * 2e6, offered) TH_LOG("offered load too low to congest the port");
+	lv_case(_metadata, self, 1000000ull, &r, &vi, &offered);
+	ASSERT_LT(2 * 1e6, offered) TH_LOG("offered load too low to congest the port");
 	ASSERT_LE(LV_THRESH / FRAME, r.first_marked);
-	ASSERT_LT(LV_N / 3, r.marked);
+	ASSERT_LT(LV_N / 4, r.marked);
 	ASSERT_GE(vi.marked, r.marked);
 }
 
