@@ -165,11 +165,15 @@ static void print_job(json_object *j)
 		       rpc_str(arr, "senders"));
 	if (json_object_object_get_ex(j, "links", &arr))
 		for (size_t i = 0; i < json_object_array_length(arr); i++) {
-			json_object *l = json_object_array_get_idx(arr, i);
+			json_object *l = json_object_array_get_idx(arr, i), *lent;
 
-			printf("  %-8s %-4s %4s senders in, %4s messages up per chunk\n",
+			printf("  %-8s %-4s %4s senders in, %4s messages up per chunk",
 			       rpc_str(l, "switch"), rpc_str(l, "role"), rpc_str(l, "members"),
 			       rpc_str(l, "messages"));
+			/* A blue link: how much of the head is lent to the tail now. */
+			if (json_object_object_get_ex(l, "lent", &lent))
+				printf(", %s head slots lent", json_object_get_string(lent));
+			printf("\n");
 		}
 	/* The agents of its switches (docs/remote.md): which is slow or unreachable. */
 	if (json_object_object_get_ex(j, "routers", &arr))
