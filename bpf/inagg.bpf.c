@@ -18,6 +18,8 @@
  *   dp_send.h    forwarding up, rewriting into an aggregate
  *   dp_sum.h     the element loop of every slot kind
  *   dp_head.h    blue: aggregation into the job's own slots
+ *   dp_sparse.h  blue, sparse participation (word count's key blocks): the
+ *                program ia_sparse, tail-called
  *   dp_down.h    results: broadcast and per-port egress rewrite
  *
  * Adding a way of handling a job's messages (a role, e.g. an application's
@@ -34,6 +36,7 @@
 #include "dp_parse.h"
 #include "dp_send.h"
 #include "dp_head.h"
+#include "dp_sparse.h"
 #include "dp_down.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -43,6 +46,8 @@ static __always_inline int up_dispatch(struct ia_pkt *k, const struct ia_member 
 {
 	switch (k->cfg->role) {
 	case IA_ROLE_BLUE:
+		if (k->cfg->flags & IA_JOB_F_SPARSE)
+			return sparse_dispatch(k);
 		return head_aggregate(k, m);
 	default:
 		return forward_up(k);

@@ -77,6 +77,7 @@ struct ia_job_cfg {
 	__u32	mbits;		/* member table of 2^mbits entries, 1..IA_MTAB_MAX_BITS */
 	__u32	mprobe;		/* longest probe in it, 1..IA_MPROBE_MAX; 0: no table */
 	__u64	full;		/* tail: member set of a complete aggregate here (all ranks below) */
+	__u32	sparse_nann;	/* IA_JOB_F_SPARSE: announcement chunks (bpf/dp_sparse.h) */
 };
 
 /*
@@ -98,6 +99,21 @@ struct ia_job_ent {
  * address are left to the kernel.
  */
 #define IA_JOB_F_KERNEL_FWD	0x1
+/*
+ * Blue with sparse participation (word count, bpf/dp_sparse.h): chunks
+ * base .. base + sparse_nann - 1 are dense announcements of which blocks
+ * each member sends; every later chunk is a block that only the members
+ * that announced it send. The slots past the chunks hold those announcements.
+ */
+#define IA_JOB_F_SPARSE		0x2
+#define IA_SPARSE_MASKS_PER_SLOT 32
+#define IA_TAIL_SPARSE		0	/* ia_progs: the sparse datapath, tail-called */	/* 256-bit announcement masks in an ia_slot's sums */
+
+/* Slots holding a sparse job's masks: one per announcement and member. */
+static inline __u32 ia_sparse_mask_slots(__u32 nann, __u32 nmembers)
+{
+	return (nann * nmembers + IA_SPARSE_MASKS_PER_SLOT - 1) / IA_SPARSE_MASKS_PER_SLOT;
+}
 
 struct ia_member_key {
 	__u32	job;

@@ -6,7 +6,9 @@
  *
  * Keys are word ids (wordcount.h), cut into blocks of IA_WC_KEYS; a data
  * message carries one block as a dense vector of counts (zero where the
- * sender has no record). A job's chunks:
+ * sender has no record). Every message is whole, IA_MAX_ELEMS elements,
+ * zero past the key space (ia_wc_chunk_len() says how many count): a
+ * switch's element loops then have a fixed count. A job's chunks:
  *   announcements  seq base .. base + nann - 1: element b of announcement a
  *                  is nonzero iff the sender will send block 256 a + b; a
  *                  dense sum, every member contributes;
@@ -15,8 +17,8 @@
  *                  only those (IA_JOB_F_SPARSE, bpf/dp_sparse.h).
  * A mapper sends its blocks only once it has every announcement's result,
  * so every switch has learnt who announced what before any block arrives.
- * Every chunk has its own aggregator slot: a job's window must be at least
- * ia_wc_chunks().
+ * Every chunk has its own aggregator slot, and the members' announcements
+ * are kept after them: a blue switch's window is ia_wc_switch_window().
  */
 #ifndef INAGG_WC_HOST_H
 #define INAGG_WC_HOST_H
@@ -26,6 +28,7 @@
 #include <stdint.h>
 
 #include "host.h"
+#include "inagg/maps.h"
 
 #define IA_WC_KEYS		IA_MAX_ELEMS	/* keys per data message */
 #define IA_WC_TIMEOUT_MS	300	/* default wait for a result before a resend */
@@ -46,6 +49,12 @@ static inline uint32_t ia_wc_nann(uint32_t nvocab)
 static inline uint32_t ia_wc_chunks(uint32_t nvocab)
 {
 	return ia_wc_nann(nvocab) + ia_wc_nblocks(nvocab);
+}
+
+/* Slots of a blue switch with nmembers members: one per chunk, then the masks. */
+static inline uint32_t ia_wc_switch_window(uint32_t nvocab, uint32_t nmembers)
+{
+	return ia_wc_chunks(nvocab) + ia_sparse_mask_slots(ia_wc_nann(nvocab), nmembers);
 }
 
 /* Elements of chunk i (announcements first): what every sender puts in it. */

@@ -35,7 +35,7 @@ struct mapper {
 static int send_msg(struct mapper *mp, struct omsg *m, uint64_t now)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
-	uint32_t len = ia_wc_chunk_len(mp->cfg.nvocab, m->chunk);
+	uint32_t len = IA_MAX_ELEMS;	/* whole: zeros past the key space */
 	uint8_t flags = m->sent_at ? IA_F_RETX : 0;
 
 	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_CONTRIB, mp->cfg.job,
@@ -57,8 +57,10 @@ static void on_result(struct mapper *mp, struct omsg *m, const uint8_t *buf, siz
 	uint32_t chunk;
 	int32_t i;
 
-	if (len < IA_HDR_LEN || h->ver != IA_VERSION || h->type != IA_MSG_RESULT ||
-	    ntohl(h->job) != mp->cfg.job)
+	/* Whole, as every message of the job: a switch drops anything else. */
+	if (len != IA_HDR_LEN + 4 * IA_MAX_ELEMS || h->ver != IA_VERSION ||
+	    h->type != IA_MSG_RESULT || ntohl(h->job) != mp->cfg.job ||
+	    ntohs(h->nelem) != IA_MAX_ELEMS)
 		return;
 	chunk = ntohl(h->seq) - mp->cfg.base_seq;
 	if (chunk >= ia_wc_chunks(mp->cfg.nvocab))

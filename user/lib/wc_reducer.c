@@ -52,15 +52,16 @@ static int send_result(struct reducer *r, uint32_t chunk)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
 	uint32_t len = ia_wc_chunk_len(r->cfg.nvocab, chunk);
-	const int32_t *pl = chunk < r->nann ?
-		r->ann + (size_t)chunk * IA_MAX_ELEMS :
-		(const int32_t *)r->counts + (size_t)(chunk - r->nann) * IA_WC_KEYS;
+	int32_t pl[IA_MAX_ELEMS] = { 0 };
 
+	memcpy(pl, chunk < r->nann ? r->ann + (size_t)chunk * IA_MAX_ELEMS :
+		   (const int32_t *)r->counts + (size_t)(chunk - r->nann) * IA_WC_KEYS,
+	       len * sizeof(*pl));
 	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_RESULT, r->cfg.job, r->cfg.base_seq + chunk,
-		    IA_SENDER_DEST, r->nworkers, len, 0);
-	ia_io_payload_put(buf + IA_HDR_LEN, pl, len);
+		    IA_SENDER_DEST, r->nworkers, IA_MAX_ELEMS, 0);
+	ia_io_payload_put(buf + IA_HDR_LEN, pl, IA_MAX_ELEMS);
 	r->st->results++;
-	return ia_io_tx_send(&r->tx, buf, IA_HDR_LEN + 4 * len, &r->down);
+	return ia_io_tx_send(&r->tx, buf, IA_HDR_LEN + 4 * IA_MAX_ELEMS, &r->down);
 }
 
 /* An announcement is complete: each block expects the members that announced it. */
@@ -93,8 +94,7 @@ static int recv_one(struct reducer *r, const uint8_t *buf, size_t len)
 		goto drop;
 	chunk = ntohl(h->seq) - r->cfg.base_seq;
 	nelem = ntohs(h->nelem);
-	if (chunk >= r->nchunks || nelem != ia_wc_chunk_len(r->cfg.nvocab, chunk) ||
-	    len != IA_HDR_LEN + 4 * nelem)
+	if (chunk >= r->nchunks || nelem != IA_MAX_ELEMS || len != IA_HDR_LEN + 4 * nelem)
 		goto drop;
 	m = member_index(r, ntohl(h->sender), ntohl(h->nworkers));
 	if (m < 0)
@@ -119,6 +119,8 @@ static int recv_one(struct reducer *r, const uint8_t *buf, size_t len)
 	}
 	*seen |= bit;
 	r->st->accepted++;
+	/* Elements past the key space are padding. */
+	nelem = ia_wc_chunk_len(r->cfg.nvocab, chunk);
 	for (uint32_t e = 0; e < nelem; e++) {
 		uint32_t v = ia_io_payload_get(buf + IA_HDR_LEN, e);
 

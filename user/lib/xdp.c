@@ -275,6 +275,7 @@ static const char *const prog_pin[IA_PROG__N] = {
 	[IA_PROG_XDP]	 = "prog_ia_xdp",
 	[IA_PROG_EGRESS] = "prog_ia_egress",
 	[IA_PROG_PASS]	 = "prog_ia_pass",
+	[IA_PROG_SPARSE] = "prog_ia_sparse",
 };
 
 /* dir/name, which fits: dir is a pin_dir() and names are short. */
@@ -471,11 +472,18 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 		x->prog_fd[IA_PROG_XDP] = dup(bpf_program__fd(x->skel->progs.ia_xdp));
 		x->prog_fd[IA_PROG_EGRESS] = dup(bpf_program__fd(x->skel->progs.ia_egress));
 		x->prog_fd[IA_PROG_PASS] = dup(bpf_program__fd(x->skel->progs.ia_pass));
+		x->prog_fd[IA_PROG_SPARSE] = dup(bpf_program__fd(x->skel->progs.ia_sparse));
 		for (i = 0; i < IA_PROG__N; i++)
 			if (x->prog_fd[i] < 0) {
 				err = -errno;
 				goto err;
 			}
+		/* ia_xdp tail-calls the sparse datapath (bpf/dp_sparse.h). */
+		err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs),
+					  &(__u32){ IA_TAIL_SPARSE }, &x->prog_fd[IA_PROG_SPARSE],
+					  BPF_ANY);
+		if (err)
+			goto err;
 		if (sw) {
 			err = pin_progs(x, dir);
 			if (err)

@@ -59,6 +59,7 @@ struct ia_xdp_job {
 	 */
 	const __u64 *sets;
 	__u32	flags;		/* IA_JOB_F_* (maps.h) */
+	__u32	sparse_nann;	/* blue, IA_JOB_F_SPARSE: announcement chunks */
 	struct ia_xdp_hop up;	/* parent (or destination) egress */
 	__u32	ndown;		/* ports leading to the job's workers, for results */
 	const struct ia_xdp_hop *down;

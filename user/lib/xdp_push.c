@@ -151,6 +151,11 @@ static int valid_job(const struct ia_xdp_job *j)
 			    (__u32)__builtin_popcountll(j->sets[i]) != j->members[i].nworkers)
 				return -EINVAL;
 	}
+	/* Sparse: room past the announcements for every member's masks, and a block. */
+	if (j->role == IA_ROLE_BLUE && (j->flags & IA_JOB_F_SPARSE) &&
+	    (!j->sparse_nann || j->sparse_nann >= IA_MAX_WINDOW ||
+	     j->window <= j->sparse_nann + ia_sparse_mask_slots(j->sparse_nann, j->nmembers)))
+		return -EINVAL;
 	for (i = 0; i < j->ndown; i++)
 		if (j->down[i].ifindex <= 0 || j->down[i].ifindex == j->up.ifindex)
 			return -EINVAL;
@@ -264,6 +269,7 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 		.up_saddr = j->up.saddr,
 		.up_daddr = j->up.daddr,
 		.flags = j->flags,
+		.sparse_nann = j->sparse_nann,
 	};
 	int jobs = bpf_map__fd(x->skel->maps.ia_jobs);
 	struct ia_job_cfg old;
