@@ -48,8 +48,8 @@
 #define RTO_MAX_NS		(1000 * NS_PER_MS)
 #define RTO_INIT_NS		(20 * NS_PER_MS)	/* before the first sample */
 #define REO_MIN_NS		200000ull		/* reordering allowance: at least 200 us */
-#define TOKENS_PER_RESULT	4	/* timer resends allowed per new result... */
-#define TOKENS_MAX		32	/* ...banked up to this many */
+#define TOKENS_PER_RESULT	2	/* timer resends allowed per new result... */
+#define TOKENS_MAX		16	/* ...banked up to this many */
 #define FRESH_MIN_RTTS		8	/* a fresh chunk's timer: at most this many min_rtt */
 #define PROGRESS_BACKOFF	2	/* doublings at most while other results come */
 #define BACKOFF_FREE		3	/* timer resends with no result at all before doubling */
