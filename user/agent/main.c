@@ -68,7 +68,15 @@ int main(int argc, char **argv)
 	if (!state) {
 		const char *dir = netns ? IA_RUN_DIR : AGENT_STATE_DIR;
 
-		mkdir(dir, 0700);
+		/* Its folder and those above it, as a fresh machine may lack them. */
+		snprintf(path, sizeof(path), "%s", dir);
+		for (char *p = path + 1; *p; p++)
+			if (*p == '/') {
+				*p = '\0';
+				mkdir(path, 0755);
+				*p = '/';
+			}
+		mkdir(path, 0700);
 		snprintf(path, sizeof(path), "%s/agent-%s.json", dir, netns ? netns : sw);
 		state = path;
 	}

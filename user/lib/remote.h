@@ -141,10 +141,10 @@ int ia_remote_open(struct ia_remote *r, const struct ia_topo *t, const char *top
 		   const char *tag, const char *agent_bin, char *err, size_t errlen);
 void ia_remote_close(struct ia_remote *r);
 /*
- * Starts every agent, reads every port and learns every peer MAC (the
- * site's, the neighbouring agent's, a worker namespace's, the neighbour
- * table's). Setup sets each ledger's limits to the topology's, and where the
- * site asks for it (layout) gives the ports netplan.h's addresses and routes.
+ * Starts every agent, gives the ports netplan.h's addresses and routes where
+ * the site asks for it (layout), reads every port and learns every peer MAC
+ * (the site's, the neighbouring agent's, a worker namespace's, the neighbour
+ * table's). Setup sets each ledger's limits to the topology's.
  */
 int ia_remote_connect(struct ia_remote *r, char *err, size_t errlen);
 int ia_remote_layout(struct ia_remote *r, int v, char *err, size_t errlen);

@@ -232,6 +232,9 @@ int ia_remote_connect(struct ia_remote *r, char *err, size_t errlen)
 	int ret = arp ? 0 : -ENOMEM;
 
 	for (int v = 0; !ret && v < t->n; v++) {
+		/* Addresses first: the hosts can then reach the router and be learnt. */
+		if (r->sw[v].layout && (ret = ia_remote_layout(r, v, err, errlen)))
+			break;
 		arp[v] = calloc(1 + (t->child_start[v + 1] - t->child_start[v]) + t->sw[v].load,
 				sizeof(**arp));
 		ret = arp[v] ? ports_of(r, v, arp[v], err, errlen) : -ENOMEM;
@@ -294,7 +297,21 @@ int ia_remote_layout(struct ia_remote *r, int v, char *err, size_t errlen)
 
 	routes = json_object_new_array();
 	pair(addrs, s->up.name, ia_net_uplink_addr(v, false), 30, NULL);
-	pair(routes, "default", ia_net_uplink_addr(v, true), -1, s->up.name);
+	/*
+	 * Up: netplan's two ranges, not the default route (a router's own,
+	 * its management may need it); the workers below have /32s down.
+	 */
+	if (t->sw[v].parent >= 0) {
+		struct in_addr links = { htonl(0x0a400000) }, hosts = { htonl(0x0a800000) };
+		char l[24], h[24];
+
+		inet_ntop(AF_INET, &links, l, sizeof(l));
+		inet_ntop(AF_INET, &hosts, h, sizeof(h));
+		strcat(l, "/10");
+		strcat(h, "/9");
+		pair(routes, l, ia_net_uplink_addr(v, true), -1, s->up.name);
+		pair(routes, h, ia_net_uplink_addr(v, true), -1, s->up.name);
+	}
 	for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++)
 		pair(addrs, s->down[c - t->child_start[v]].name, ia_net_uplink_addr(t->child[c], true),
 		     30, NULL);
@@ -336,8 +353,6 @@ int ia_remote_setup(struct ia_remote *r, char *err, size_t errlen)
 		json_object *q;
 		int ret;
 
-		if (r->sw[v].layout && (ret = ia_remote_layout(r, v, err, errlen)))
-			return ret;
 		q = request("setup");
 		json_object_object_add(q, "jobs", json_object_new_int64(r->t->sw[v].capacity));
 		json_object_object_add(q, "slots", json_object_new_int64(r->t->sw[v].slots));
