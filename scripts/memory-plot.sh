@@ -16,10 +16,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
 for sw in "$@"; do
-	# t (s), head kept (head - lent), head, head + tail, head live, tail live
+	# t (s), head kept (head - lent), head, head + tail, head live, tail held, tail stale
 	jq -r --arg s "$sw" '.history[] | select(.[$s]) |
 		[(.t_ms / 1000), (.[$s][0] - .[$s][3]), .[$s][0], (.[$s][0] + .[$s][2]),
-		 .[$s][1], .[$s][4]] | @tsv' "$in" > "$tmp/$sw.dat"
+		 .[$s][1], (.[$s][4] // 0), (.[$s][5] // 0)] | @tsv' "$in" > "$tmp/$sw.dat"
 	[ -s "$tmp/$sw.dat" ] || { echo "$in: no samples of switch $sw" >&2; exit 1; }
 	n=$((n + 1))
 done
@@ -45,7 +45,8 @@ t0=$(cat "$tmp"/*.dat | sort -n | head -1 | cut -f1)
 		echo "     '$f' using (\$1-$t0):2:3 with filledcurves lc rgb '#80b0ff' title 'INA heads, lent to PS', \\"
 		echo "     '$f' using (\$1-$t0):3:4 with filledcurves lc rgb '#f0b060' title 'tail pool', \\"
 		echo "     '$f' using (\$1-$t0):5 with steps lw 2 lc rgb '#102060' title 'head slots live', \\"
-		echo "     '$f' using (\$1-$t0):(\$3+\$6) with steps lw 2 lc rgb '#a04000' title 'tail slots live (est.)'"
+		echo "     '$f' using (\$1-$t0):(\$3+\$6) with steps lw 2 lc rgb '#a04000' title 'tail slots held (est.)', \\"
+		echo "     '$f' using (\$1-$t0):(\$3+\$7) with steps lw 1 dt 2 lc rgb '#600000' title '  of which stale (est.)'"
 	done
 	echo "unset multiplot"
 } > "$tmp/plot.gp"

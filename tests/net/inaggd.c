@@ -759,6 +759,7 @@ TEST_F_TIMEOUT(d, lends_follow_the_window, 120)
 	EXPECT_EQ(24, num_at(o, "memory.switches.1.tail.lent_slots_total"));
 	EXPECT_EQ(IA_SLOTS_DEFAULT - 64, num_at(o, "memory.switches.1.tail.published_slots"));
 	EXPECT_EQ(0, num_at(o, "memory.switches.1.tail_live"));
+	EXPECT_EQ(0, num_at(o, "memory.switches.1.tail_stale"));
 	json_object_put(o);
 	o = ask(self, "{\"cmd\": \"stats\", \"history\": 4096}\n", true);
 	ASSERT_NE(NULL, o);

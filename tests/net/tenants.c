@@ -203,6 +203,8 @@ static void save_history(struct env *e)
 	FILE *f;
 
 	if (!path) {
+		snprintf(def, sizeof(def), "%s/test-logs", build);
+		mkdir(def, 0755);	/* run alone, not by scripts/run-tests.sh */
 		snprintf(def, sizeof(def), "%s/test-logs/memory-history.json", build);
 		path = def;
 	}

@@ -103,7 +103,7 @@ static void print_memory(json_object *reply)
 	}
 	if (!json_object_object_get_ex(m, "history", &v))
 		return;
-	printf("history: t_ms, then per switch head live tail lent tail-live\n");
+	printf("history: t_ms, then per switch head live tail lent tail-live tail-stale\n");
 	for (size_t i = 0; i < json_object_array_length(v); i++) {
 		json_object *h = json_object_array_get_idx(v, i);
 

@@ -22,7 +22,7 @@
 #include "xdp_mem.h"
 
 #define MEM_HISTORY 4096
-#define MEM_FIELDS 5		/* per switch and sample: head, head_open, tail, lent, tail_live */
+#define MEM_FIELDS 6	/* per switch and sample: head, head_open, tail, lent, tail_live, tail_stale */
 #define TAIL_PROBES 128		/* tail slots read per sample: its occupancy is estimated */
 
 static long long now_ms(void)
@@ -46,6 +46,7 @@ struct memstat {
 	struct ia_ledger_cap *cap;	/* per switch, last sample */
 	__u32 *open;		/* per switch: head slots live, last sample */
 	__u32 *tail_live;	/* per switch: tail slots holding a partial, last sample (estimate) */
+	__u32 *tail_stale;	/* of which older than the flush age: waiting for a claim to flush */
 	struct mem_job jobs[IA_MAX_JOBS];
 	/* History: ring of samples, each t_ms and per switch MEM_FIELDS figures. */
 	long long *hist_t;
@@ -66,10 +67,11 @@ int mem_init(struct daemon *d)
 	m->cap = calloc(n, sizeof(*m->cap));
 	m->open = calloc(n, sizeof(*m->open));
 	m->tail_live = calloc(n, sizeof(*m->tail_live));
+	m->tail_stale = calloc(n, sizeof(*m->tail_stale));
 	m->hist_t = calloc(MEM_HISTORY, sizeof(*m->hist_t));
 	m->hist = calloc((size_t)MEM_HISTORY * n, sizeof(*m->hist));
-	if (!m->busy || !m->avail || !m->cap || !m->open || !m->tail_live || !m->hist_t ||
-	    !m->hist)
+	if (!m->busy || !m->avail || !m->cap || !m->open || !m->tail_live || !m->tail_stale ||
+	    !m->hist_t || !m->hist)
 		return -ENOMEM;
 	m->start_ms = now_ms();
 	m->next_ms = m->start_ms;
@@ -98,6 +100,7 @@ void mem_free(struct daemon *d)
 	free(m->cap);
 	free(m->open);
 	free(m->tail_live);
+	free(m->tail_stale);
 	free(m->hist_t);
 	free(m->hist);
 	free(m);
@@ -151,25 +154,38 @@ void mem_ledger_figures(const struct daemon *d, int v, struct ia_ledger_cap *c)
 }
 
 /*
- * Tail slots of switch v holding a PS partial aggregate: TAIL_PROBES slots
- * spread evenly over the published pool, scaled to its size (reading all
- * of a large pool every sample would cost more than the daemon may spend).
+ * Tail slots of switch v holding a PS partial aggregate (*live), and of
+ * those the ones older than the flush age (*stale: their chunk will not
+ * complete here; the next claim of the slot flushes them): TAIL_PROBES
+ * slots spread evenly over the published pool, scaled to its size (reading
+ * all of a large pool every sample would cost more than the daemon may
+ * spend). The datapath stamps a claim with bpf_ktime_get_ns(): CLOCK_MONOTONIC.
  */
-static __u32 tail_live(struct daemon *d, int v)
+static void tail_live(struct daemon *d, int v, __u32 *live, __u32 *stale)
 {
 	struct ia_xdp_tail_info ti;
 	struct ia_slot *s;
 	struct ia_xdp *x = sw_xdp(d, v);
-	__u32 n, held = 0;
+	struct timespec ts;
+	__u32 n, held = 0, old = 0;
+	__u64 now;
 
+	*live = *stale = 0;
 	if (!x || ia_xdp_tail_info(x, &ti) || !ti.slots || !(s = malloc(sizeof(*s))))
-		return 0;
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	n = ti.slots < TAIL_PROBES ? ti.slots : TAIL_PROBES;
-	for (__u32 k = 0; k < n; k++)
-		if (!ia_xdp_tail_slot_read(x, (__u64)k * ti.slots / n, s))
-			held += s->state == IA_SLOT_TAIL;
+	for (__u32 k = 0; k < n; k++) {
+		if (ia_xdp_tail_slot_read(x, (__u64)k * ti.slots / n, s) ||
+		    s->state != IA_SLOT_TAIL)
+			continue;
+		held++;
+		old += now > s->t.born && now - s->t.born >= ti.age_ns;
+	}
 	free(s);
-	return (__u64)held * ti.slots / n;
+	*live = (__u64)held * ti.slots / n;
+	*stale = (__u64)old * ti.slots / n;
 }
 
 /* dt: the time this sample stands for (ms), its weight in the utilisation. */
@@ -214,15 +230,16 @@ static void sample(struct daemon *d, long long now, long long dt)
 		__u32 *h = m->hist[slot * t->n + v];
 
 		mem_ledger_figures(d, v, &m->cap[v]);
-		m->tail_live[v] = tail_live(d, v);
-		/* Live aggregation in heads and in the tail alike. */
-		m->busy[v] += (__u64)(m->open[v] + m->tail_live[v]) * dt;
+		tail_live(d, v, &m->tail_live[v], &m->tail_stale[v]);
+		/* Live aggregation in heads and in the tail alike; a stale partial is not. */
+		m->busy[v] += (__u64)(m->open[v] + m->tail_live[v] - m->tail_stale[v]) * dt;
 		m->avail[v] += (__u64)m->cap[v].max_slots * dt;
 		h[0] = m->cap[v].head_slots;
 		h[1] = m->open[v];
 		h[2] = m->cap[v].tail_slots;
 		h[3] = m->cap[v].lent_slots;
 		h[4] = m->tail_live[v];
+		h[5] = m->tail_stale[v];
 	}
 	m->hist_t[slot] = now - m->start_ms;
 	m->hist_n++;
@@ -308,6 +325,7 @@ static json_object *mem_switch_json(struct daemon *d, int v)
 	json_object_object_add(o, "tail_slots", json_object_new_int64(c->tail_slots));
 	json_object_object_add(o, "lent_slots", json_object_new_int64(c->lent_slots));
 	json_object_object_add(o, "tail_live", json_object_new_int64(m->tail_live[v]));
+	json_object_object_add(o, "tail_stale", json_object_new_int64(m->tail_stale[v]));
 	json_object_object_add(o, "utilisation", ratio(m->busy[v], m->avail[v]));
 	json_object_object_add(o, "tail", tail_json(d, v));
 	return o;
@@ -336,7 +354,10 @@ json_object *mem_json(struct daemon *d, long long history)
 	json_object_object_add(o, "switches", sw);
 	if (history <= 0)
 		return o;
-	/* Oldest first: {"t_ms": T, "<switch>": [head, head_open, tail, lent, tail_live], ...}. */
+	/*
+	 * Oldest first: {"t_ms": T, "<switch>": [head, head_open, tail, lent,
+	 * tail_live, tail_stale], ...}.
+	 */
 	json_object *h = json_object_new_array();
 	__u64 n = m->hist_n < MEM_HISTORY ? m->hist_n : MEM_HISTORY;
 
