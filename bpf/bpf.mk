@@ -19,3 +19,14 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 
 GEN_DEPS	+= $(BPF_SKELS)
 ALL_TARGETS	+= $(BPF_OBJS)
+
+# The bench's same-run baseline of the blue datapath (tests/bench/xdp_bench.c): bpf/ as of
+# BENCH_BASE, the last commit before tail aggregation, built against today's include/ (same
+# map layouts, so it runs on the bench switch's maps).
+BENCH_BASE	:= f776737
+$(BUILD)/bpf/base/inagg.bpf.o: $(wildcard include/inagg/*.h)
+	@rm -rf $(BUILD)/bpf/base/src && mkdir -p $(BUILD)/bpf/base/src
+	git archive $(BENCH_BASE) bpf | tar -x -C $(BUILD)/bpf/base/src
+	$(CLANG) $(BPF_CFLAGS) -c -o $@ $(BUILD)/bpf/base/src/bpf/inagg.bpf.c
+
+BENCH_DEPS	+= $(BUILD)/bpf/base/inagg.bpf.o

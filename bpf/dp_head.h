@@ -8,7 +8,7 @@
 #ifndef INAGG_DP_HEAD_H
 #define INAGG_DP_HEAD_H
 
-#include "dp_send.h"
+#include "dp_flush.h"
 #include "dp_sum.h"
 
 enum blue_verdict {
@@ -18,6 +18,8 @@ enum blue_verdict {
 	BV_DUP,
 	BV_WINDOW,
 	BV_NELEM,
+	BV_EVICT,	/* consumed, and the packet now holds a PS partial from the slot (fl) */
+	BV_TAIL,	/* ia_xdp: a PS job holds the slot; ia_evict takes it from here */
 };
 
 /* A contribution on its way into a slot; nworkers and flags: the aggregate's, on EMIT/REEMIT. */
@@ -28,16 +30,39 @@ struct contrib {
 	__u32	nelem;
 	__u32	nworkers;	/* out */
 	__u8	flags;		/* in: the message's; out: the aggregate's */
+	__u8	room;		/* in: the frame can carry a PS partial out (dp_flush.h) */
+	__u8	lost;		/* out: a PS partial was dropped to take the slot back */
+	struct flushed fl;	/* out (BV_EVICT) */
 };
 
+/*
+ * Whether chunk seq may start in a slot whose head state (under a PS tag,
+ * the state the tag keeps) is st and whose last chunk was s->seq.
+ */
+static __always_inline int head_claimable(const struct ia_slot *s, __u32 st,
+					  const struct ia_job_cfg *cfg, __u32 seq)
+{
+	return (st == IA_SLOT_EMPTY && seq - cfg->base_seq < cfg->window) ||
+	       (st == IA_SLOT_DONE && seq == s->seq + cfg->window);
+}
+
+/* evict (a constant): a PS partial in the slot may be flushed (ia_tail), else it is dropped. */
 static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lock,
 				     const struct ia_job_cfg *cfg, const struct ia_member *m,
-				     struct contrib *c)
+				     struct contrib *c, const int evict)
 {
 	__u32 word = m->index / 64, seq = c->seq, n = c->nelem;
 	__u64 bit = 1ULL << (m->index % 64);
 	__u32 *sum = (__u32 *)s->sum;
-	int v, i;
+	int v, i, swap = 0, op = -1;
+
+/* ia_evict defers the element loop to one place: its verification stays small. */
+#define BLUE_SUM(o) do {						\
+		if (evict)						\
+			op = (o);					\
+		else							\
+			sum_apply(sum, c->pl, c->end, n, (o));		\
+	} while (0)
 
 	if (word >= IA_MAX_FANIN / 64)
 		return BV_WINDOW;	/* loader guarantees index < expected <= IA_MAX_FANIN */
@@ -48,7 +73,7 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 			v = BV_NELEM;
 			goto out;
 		}
-		sum_apply(sum, c->pl, c->end, n, OP_OUT);
+		BLUE_SUM(OP_OUT);
 		c->nworkers = s->nworkers;
 		c->flags = s->flags;
 		v = BV_REEMIT;
@@ -63,8 +88,29 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 			v = BV_DUP;
 			goto out;
 		}
-	} else if ((s->state == IA_SLOT_EMPTY && seq - cfg->base_seq < cfg->window) ||
-		   (s->state == IA_SLOT_DONE && seq == s->seq + cfg->window)) {
+	} else if (!evict && s->state == IA_SLOT_TAIL) {
+		v = BV_TAIL;	/* taken meanwhile: ia_evict handles it, this code stays small */
+		goto out;
+	} else if (s->state == IA_SLOT_TAIL ? head_claimable(s, s->t.hstate, cfg, seq) :
+		   head_claimable(s, s->state, cfg, seq)) {
+		/*
+		 * A PS partial lent here goes to its PS in this very frame, unless
+		 * the chunk completes at once, or the frame cannot carry it (another
+		 * length, no room): then it is dropped (its members retransmit).
+		 * This chunk never waits.
+		 */
+		if (s->state == IA_SLOT_TAIL) {
+			if (evict && cfg->expected > 1 && s->nelem == n && c->room) {
+				c->fl.job = s->t.job;
+				c->fl.seq = s->t.seq;
+				c->fl.set = s->t.set;
+				c->fl.nelem = s->nelem;
+				c->fl.flags = s->flags;
+				swap = 1;
+			} else {
+				c->lost = 1;
+			}
+		}
 		/* First contribution of this chunk: (re)claim the slot. */
 		s->seq = seq;
 		s->state = IA_SLOT_OPEN;
@@ -85,24 +131,36 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 	s->nworkers += m->nworkers;
 	s->flags |= c->flags & IA_F_MARK;
 	v = ++s->nseen >= cfg->expected ? BV_EMIT : BV_ADDED;
-	if (s->nseen == 1)
-		sum_apply(sum, c->pl, c->end, n, OP_COPY);	/* packet already holds the sum */
+	if (evict && swap) {
+		BLUE_SUM(OP_SWAP);
+		v = BV_EVICT;
+	} else if (s->nseen == 1)
+		BLUE_SUM(OP_COPY);	/* packet already holds the sum */
 	else if (v == BV_EMIT)
-		sum_apply(sum, c->pl, c->end, n, OP_ADD_OUT);
+		BLUE_SUM(OP_ADD_OUT);
 	else
-		sum_apply(sum, c->pl, c->end, n, OP_ADD);
+		BLUE_SUM(OP_ADD);
 	if (v == BV_EMIT) {
 		s->state = IA_SLOT_DONE;
 		c->nworkers = s->nworkers;
 		c->flags = s->flags;
 	}
 out:
+	if (evict && op >= 0)
+		sum_apply_any(sum, c->pl, c->end, n, op);
+#undef BLUE_SUM
 	bpf_spin_unlock(lock);
 	return v;
 }
 
-/* A member's upward message of a blue job: into its head slot, and up once complete. */
-static __always_inline int head_aggregate(struct ia_pkt *k, const struct ia_member *m)
+/*
+ * A member's upward message of a blue job: into its head slot, and up once
+ * complete. A slot a PS job holds (lent) goes to ia_evict, which flushes the
+ * partial in this frame (evict, a constant, is 1 there); ia_xdp keeps that
+ * code out of its own verification.
+ */
+static __always_inline int head_aggregate(struct ia_pkt *k, const struct ia_member *m,
+					  const int evict)
 {
 	const struct ia_job_cfg *cfg = k->cfg;
 	struct ia_slot_lock *lock;
@@ -113,6 +171,9 @@ static __always_inline int head_aggregate(struct ia_pkt *k, const struct ia_memb
 	int v;
 
 	c.seq = bpf_ntohl(HDR32(k->h, seq));
+	c.flags = k->h->flags;
+	if (c.flags & IA_F_SET)
+		return drop(k->p, k->j, IA_C_DROP_SET);	/* a PS job's partial: not ours */
 	idx = cfg->slot;
 	slots = bpf_map_lookup_elem(&ia_slots, &idx);
 	if (!slots || !cfg->window)
@@ -127,13 +188,27 @@ static __always_inline int head_aggregate(struct ia_pkt *k, const struct ia_memb
 	lock = bpf_map_lookup_elem(&ia_locks, &idx);
 	if (!s || !lock)
 		return drop(k->p, k->j, IA_C_DROP_WINDOW);
+	/* A PS partial lent here may leave in this frame: room for it first. */
+	c.room = 0;
+	if (!evict && s->state == IA_SLOT_TAIL)
+		bpf_tail_call(k->ctx, &ia_progs, IA_PROGS_EVICT);	/* else BV_TAIL below */
+	if (evict && s->state == IA_SLOT_TAIL && s->nelem == k->nelem) {
+		v = flush_room(k);
+		if (v == -2)
+			return drop(k->p, k->j, IA_C_DROP_SHORT);
+		c.room = !v;
+	}
 
 	c.pl = k->pl;
 	c.end = k->end;
 	c.nelem = k->nelem;
-	c.flags = k->h->flags;
 	c.nworkers = 0;
-	v = blue_slot(s, &lock->lock, cfg, m, &c);
+	c.lost = 0;
+	v = blue_slot(s, &lock->lock, cfg, m, &c, evict);
+	if (evict && c.lost) {
+		ctr(k->j, IA_C_TAIL_EVICT);
+		ctr(k->j, IA_C_TAIL_DISCARD);
+	}
 	switch (v) {
 	case BV_ADDED:
 		ctr(k->j, IA_C_AGGREGATED);
@@ -145,6 +220,17 @@ static __always_inline int head_aggregate(struct ia_pkt *k, const struct ia_memb
 		return drop(k->p, k->j, IA_C_DROP_WINDOW);
 	case BV_NELEM:
 		return drop(k->p, k->j, IA_C_DROP_NELEM);
+	case BV_TAIL:
+		/* A slot is held by a PS job only once ia_evict is loaded. */
+		if (!evict)
+			bpf_tail_call(k->ctx, &ia_progs, IA_PROGS_EVICT);
+		return drop(k->p, k->j, IA_C_DROP_WINDOW);
+	case BV_EVICT:
+		if (!evict)
+			return XDP_DROP;
+		ctr(k->j, IA_C_AGGREGATED);
+		ctr(k->j, IA_C_TAIL_EVICT);
+		return send_flush(k, &c.fl);
 	case BV_EMIT:
 		ctr(k->j, IA_C_AGGREGATED);
 		ctr(k->j, IA_C_EMIT);

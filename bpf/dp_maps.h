@@ -82,6 +82,19 @@ struct {
 } ia_slots SEC(".maps");
 
 /*
+ * Programs ia_xdp tail-calls, each verified on its own (the verifier's
+ * budget): IA_TAIL_SPARSE ia_sparse (dp_sparse.h), IA_PROGS_TAIL ia_tail
+ * (PS jobs), IA_PROGS_EVICT ia_evict (blue jobs taking a lent slot back).
+ * Filled by the loader.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, IA_PROGS__N);
+	__type(key, __u32);
+	__type(value, __u32);
+} ia_progs SEC(".maps");
+
+/*
  * The tail directory, one entry: the loader inserts each generation whole,
  * so a reader sees one generation or the next (like ia_jfast).
  */

@@ -43,6 +43,7 @@ struct ia_pkt {
 	struct ia_job_cfg *cfg;
 	struct ia_counters *p;	/* the ingress port's counters (NULL: not a port) */
 	struct ia_counters *j;	/* the job's */
+	int again;		/* parsed a second time (ia_tail): counted already */
 };
 
 /* parse()'s "go on": any value that is not an XDP verdict. */
@@ -52,7 +53,7 @@ struct ia_pkt {
  * Fills k from a frame; IA_OURS if it is a message of a configured job,
  * else the verdict for the frame (XDP_PASS: not inagg's; XDP_DROP: counted).
  */
-static __always_inline int parse(struct xdp_md *ctx, struct ia_pkt *k)
+static __always_inline int parse_x(struct xdp_md *ctx, struct ia_pkt *k, const int again)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -62,7 +63,7 @@ static __always_inline int parse(struct xdp_md *ctx, struct ia_pkt *k)
 	struct ia_hdr *h = (void *)(udp + 1);
 	__u32 *pl = (void *)(h + 1);
 	struct ia_counters *p;
-	__u32 n;
+	__u32 n, t;
 
 	/* Classify without side effects: only UDP/IPv4 to our port is ours. */
 	if ((void *)(udp + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) ||
@@ -80,7 +81,8 @@ static __always_inline int parse(struct xdp_md *ctx, struct ia_pkt *k)
 	}
 
 	p = pstats(ctx->ingress_ifindex);
-	ctr(p, IA_C_RX);
+	if (!again)
+		ctr(p, IA_C_RX);
 	/* Ours but unparsed: options move the header, later fragments carry none. */
 	if (ip->ihl != 5 || (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)))
 		return drop(p, NULL, IA_C_DROP_SHORT);
@@ -89,10 +91,12 @@ static __always_inline int parse(struct xdp_md *ctx, struct ia_pkt *k)
 	if (h->ver != IA_VERSION)
 		return drop(p, NULL, IA_C_DROP_VERSION);
 	n = bpf_ntohs(HDR16(h, nelem));
-	if (n == 0 || n > IA_MAX_ELEMS || bpf_ntohs(udp->len) != IA_UDP_LEN(n) ||
-	    bpf_ntohs(ip->tot_len) != sizeof(*ip) + IA_UDP_LEN(n))
+	/* A member set trailer adds IA_SET_LEN = IA_F_SET bytes (wire.h). */
+	t = h->flags & IA_F_SET;
+	if (n == 0 || n > IA_MAX_ELEMS || bpf_ntohs(udp->len) != IA_UDP_LEN(n) + t ||
+	    bpf_ntohs(ip->tot_len) != sizeof(*ip) + IA_UDP_LEN(n) + t)
 		return drop(p, NULL, IA_C_DROP_NELEM);
-	if ((void *)pl + 4 * n > end)
+	if ((void *)pl + 4 * n + t > end)
 		return drop(p, NULL, IA_C_DROP_SHORT);
 
 	k->job = bpf_ntohl(HDR32(h, job));
@@ -100,7 +104,9 @@ static __always_inline int parse(struct xdp_md *ctx, struct ia_pkt *k)
 	if (!k->cfg)
 		return drop(p, NULL, IA_C_DROP_JOB);
 	k->j = jstats(k->cfg);
-	ctr(k->j, IA_C_RX);
+	if (!again)
+		ctr(k->j, IA_C_RX);
+	k->again = again;
 
 	k->ctx = ctx;
 	k->eth = eth;
@@ -115,6 +121,17 @@ static __always_inline int parse(struct xdp_md *ctx, struct ia_pkt *k)
 pass:
 	ctr(pstats(ctx->ingress_ifindex), IA_C_PASS);
 	return XDP_PASS;
+}
+
+static __always_inline int parse(struct xdp_md *ctx, struct ia_pkt *k)
+{
+	return parse_x(ctx, k, 0);
+}
+
+/* In a tail-called program: the same frame, already counted. */
+static __always_inline int parse_again(struct xdp_md *ctx, struct ia_pkt *k)
+{
+	return parse_x(ctx, k, 1);
 }
 
 /*
@@ -133,11 +150,13 @@ static __always_inline struct ia_member *up_member(struct ia_pkt *k, int *verdic
 		return NULL;
 	}
 	m = member(k->cfg, k->job, bpf_ntohl(HDR32(h, sender)));
-	if (!m || m->nworkers != bpf_ntohl(HDR32(h, nworkers))) {
+	/* A tail job's partial aggregate carries its own set (dp_tail.h checks it). */
+	if (!m || (m->nworkers != bpf_ntohl(HDR32(h, nworkers)) &&
+		   !((h->flags & IA_F_SET) && k->cfg->role == IA_ROLE_TAIL))) {
 		*verdict = drop(k->p, k->j, IA_C_DROP_MEMBER);
 		return NULL;
 	}
-	if (h->flags & IA_F_RECOVERY) {
+	if ((h->flags & IA_F_RECOVERY) && !k->again) {
 		ctr(k->p, IA_C_RECOVERY_RX);
 		ctr(k->j, IA_C_RECOVERY_RX);
 	}

@@ -35,14 +35,8 @@
  * The sparse datapath is a program of its own, ia_sparse, tail-called by
  * ia_xdp: verified alone, from one state, instead of once for every way
  * ia_xdp reaches it (6.1's verifier gave up on the two inlined together).
- * The loader puts it at IA_TAIL_SPARSE.
+ * The loader puts it at IA_TAIL_SPARSE of ia_progs (dp_maps.h).
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} ia_progs SEC(".maps");
 
 /*
  * The element loops. Each proves the whole payload in the frame once, so

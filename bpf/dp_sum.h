@@ -18,6 +18,7 @@ enum sum_op {
 	OP_ADD,		/* slot += pkt */
 	OP_ADD_OUT,	/* last contribution: slot += pkt, pkt = slot */
 	OP_OUT,		/* re-emission: pkt = slot */
+	OP_SWAP,	/* a slot changes hands (a flush): slot <-> pkt */
 };
 
 static __always_inline void elem_apply(__u32 *sum, __u32 *pl, __u32 i, int op)
@@ -28,8 +29,14 @@ static __always_inline void elem_apply(__u32 *sum, __u32 *pl, __u32 i, int op)
 		sum[i] += pl[i];
 	else if (op == OP_ADD_OUT)
 		pl[i] = sum[i] += pl[i];
-	else
+	else if (op == OP_OUT)
 		pl[i] = sum[i];
+	else {
+		__u32 t = sum[i];
+
+		sum[i] = pl[i];
+		pl[i] = t;
+	}
 }
 
 /*
@@ -46,6 +53,22 @@ static __always_inline void sum_apply(__u32 *sum, __u32 *pl, void *end, __u32 n,
 			elem_apply(sum, pl, i, op);
 		return;
 	}
+	for (i = 0; i < IA_MAX_ELEMS; i++) {
+		if (i >= n || (void *)(pl + i + 1) > end)
+			break;
+		elem_apply(sum, pl, i, op);
+	}
+}
+
+/*
+ * The same with op known only at run time: one loop for every op, which
+ * the verifier walks once instead of once per op. For rare paths only
+ * (a branch per element).
+ */
+static __always_inline void sum_apply_any(__u32 *sum, __u32 *pl, void *end, __u32 n, int op)
+{
+	__u32 i;
+
 	for (i = 0; i < IA_MAX_ELEMS; i++) {
 		if (i >= n || (void *)(pl + i + 1) > end)
 			break;

@@ -17,9 +17,13 @@
  *   dp_parse.h   classification and validation into a struct ia_pkt
  *   dp_send.h    forwarding up, rewriting into an aggregate
  *   dp_sum.h     the element loop of every slot kind
+ *   dp_flush.h   a PS partial aggregate flushed toward its PS (a swap)
  *   dp_head.h    blue: aggregation into the job's own slots
  *   dp_sparse.h  blue, sparse participation (word count's key blocks): the
  *                program ia_sparse, tail-called
+ *   dp_tail.h    PS jobs: aggregation in the tail and lent head slots, in
+ *                inagg_tail.bpf.c (ia_tail, ia_evict: tail-called, loaded only
+ *                by switches that use the tail)
  *   dp_down.h    results: broadcast and per-port egress rewrite
  *
  * Adding a way of handling a job's messages (a role, e.g. an application's
@@ -48,7 +52,11 @@ static __always_inline int up_dispatch(struct ia_pkt *k, const struct ia_member 
 	case IA_ROLE_BLUE:
 		if (k->cfg->flags & IA_JOB_F_SPARSE)
 			return sparse_dispatch(k);
-		return head_aggregate(k, m);
+		return head_aggregate(k, m, 0);
+	case IA_ROLE_TAIL:
+		/* ia_tail, loaded with the tail (inagg_tail.bpf.c); without it the job is red here. */
+		bpf_tail_call(k->ctx, &ia_progs, IA_PROGS_TAIL);
+		return forward_up(k);
 	default:
 		return forward_up(k);
 	}

@@ -12,6 +12,7 @@
  *   ia_slots     ARRAY_OF_MAPS  job slot -> ARRAY[window] of struct ia_slot (blue only);
  *                              IA_TAIL_SLOT -> ARRAY[tail] of struct ia_slot (the tail pool)
  *   ia_tdir      ARRAY_OF_MAPS  0 -> ARRAY[1] of struct ia_tail_dir (tail directory)
+ *   ia_progs     PROG_ARRAY     IA_PROGS_* -> ia_tail, ia_evict (tail-called by ia_xdp)
  *   ia_locks     ARRAY          lock of aggregator slot (job slot, index): ia_lock_index()
  *   ia_jstats    PERCPU_ARRAY   job slot -> struct ia_counters
  *   ia_ports     ARRAY          ifindex < IA_PORT_DIRECT -> port index (0: none)
@@ -53,6 +54,9 @@
 #define IA_MAX_TAIL	(1u << 16)	/* tail slots per switch (about 85 MiB) */
 #define IA_TDIR_SEGS	16	/* lending jobs in a tail directory */
 #define IA_TAIL_AGE_NS	1000000ull	/* default flush age of a tail slot's holder */
+#define IA_PROGS_TAIL	1	/* ia_progs: ia_tail, PS jobs' messages */
+#define IA_PROGS_EVICT	2	/* ia_progs: ia_evict, a blue job's lent slot taken back */
+#define IA_PROGS__N	3	/* and IA_TAIL_SPARSE (0): ia_sparse */
 
 enum ia_role {
 	IA_ROLE_RED	= 1,	/* forward every upward message to the parent */
@@ -272,7 +276,8 @@ enum ia_ctr {
 	IA_C_TAIL_COLL,		/* passed unaggregated: slot held by another chunk, or sets overlap */
 	IA_C_TAIL_COMPLETE,	/* aggregate of every rank below sent up */
 	IA_C_TAIL_FLUSH,	/* partial aggregate sent toward the PS (counted on its job) */
-	IA_C_TAIL_EVICT,	/* blue: own head slot taken back from a PS partial (flushed) */
+	IA_C_TAIL_EVICT,	/* blue: own head slot taken back from a PS partial */
+	IA_C_TAIL_DISCARD,	/* a partial dropped to take its slot (no room to flush it) */
 	IA_C_TAIL_RETX,		/* retransmission passed, never aggregated */
 	IA_C_DROP_SHORT,	/* truncated frame, IP options or fragment */
 	IA_C_DROP_VERSION,

@@ -157,9 +157,10 @@ static int rig(void)
 static int job1(__u32 id, enum ia_role role)
 {
 	struct ia_sender m[FANIN];
+	__u64 sets[FANIN];
 	struct ia_xdp_job j = {
 		.id = id, .role = role, .window = WINDOW, .self_id = 900,
-		.nmembers = FANIN, .members = m,
+		.nmembers = FANIN, .members = m, .sets = sets,
 		.up = { .ifindex = u0, .saddr = inet_addr("10.88.0.2"),
 			.daddr = inet_addr("10.88.1.1") },
 	};
@@ -168,6 +169,7 @@ static int job1(__u32 id, enum ia_role role)
 	for (i = 0; i < FANIN; i++) {
 		m[i].id = i;
 		m[i].nworkers = 1;
+		sets[i] = 1ull << i;	/* tail: worker i has rank i */
 	}
 	parse_mac("02:00:00:00:03:00", j.up.smac);
 	parse_mac("02:00:00:00:04:00", j.up.dmac);
@@ -228,6 +230,101 @@ static int sw_map_fd(const char *name)
 			close(fd);
 	}
 	return -1;
+}
+
+/*
+ * Today's blue, the same-run baseline of head aggregation: bpf/ of the last
+ * commit before tail aggregation (bpf/bpf.mk, BENCH_BASE), loaded on the
+ * switch's own maps. -1 if it is not built.
+ */
+static struct bpf_object *base_obj;
+
+static int base_prog(void)
+{
+	const char *build = getenv("BUILD");
+	struct bpf_program *p;
+	struct bpf_map *map;
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/bpf/base/inagg.bpf.o", build ? build : "build");
+	base_obj = bpf_object__open_file(path, NULL);
+	if (!base_obj) {
+		printf("# warning: no baseline %s (make %s)\n", path, path);
+		return -1;
+	}
+	bpf_object__for_each_map(map, base_obj) {
+		fd = sw_map_fd(bpf_map__name(map));
+		if (fd < 0)
+			continue;	/* not used by ia_xdp: its own */
+		if (bpf_map__reuse_fd(map, fd)) {
+			close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	bpf_object__for_each_program(p, base_obj)
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), "ia_xdp"));
+	if (bpf_object__load(base_obj))
+		return -1;
+	return bpf_program__fd(bpf_object__find_program_by_name(base_obj, "ia_xdp"));
+}
+
+/*
+ * Head vs tail aggregation and today's blue, BPF_PROG_TEST_RUN on one
+ * core, interleaved rounds: per round one measurement of each, every
+ * measurement TR_PACKETS messages of FANIN-member chunks. A tail of 4096
+ * slots holds the one chunk in flight without collisions.
+ */
+#define TT_ROUNDS	5
+enum { TT_BASE, TT_HEAD, TT_TAIL, TT__N };
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int tail_vs_head(void)
+{
+	static const char *const name[TT__N] = { "blue_today", "head", "tail" };
+	struct ia_xdp_tail tail = { .slots = 4096 };
+	double ns[TT__N][TT_ROUNDS], med[TT__N];
+	int base = base_prog(), r, d;
+	struct ia_counters jc;
+
+	if (ia_xdp_tail_set(sw, &tail))
+		return -1;
+	for (r = 0; r < TT_ROUNDS && !interrupted; r++) {
+		for (d = 0; d < TT__N; d++) {
+			ns[d][r] = -1;
+			if (d == TT_BASE && base < 0)
+				continue;
+			if (job(d == TT_TAIL ? IA_ROLE_TAIL : IA_ROLE_BLUE))
+				return -1;
+			ns[d][r] = tr_cost(d == TT_BASE ? base : ia_xdp_prog_fd(sw));
+			if (d == TT_TAIL && (ia_xdp_job_counters(sw, JOB, &jc) ||
+					     jc.c[IA_C_TAIL_COMPLETE] != TR_PACKETS / FANIN))
+				printf("# warning: tail completed %llu of %d chunks\n",
+				       (unsigned long long)jc.c[IA_C_TAIL_COMPLETE],
+				       TR_PACKETS / FANIN);
+		}
+	}
+	printf("test_run Mpps per core, median [range] of %d interleaved rounds:", TT_ROUNDS);
+	for (d = 0; d < TT__N; d++) {
+		qsort(ns[d], TT_ROUNDS, sizeof(double), cmp_dbl);
+		med[d] = ns[d][TT_ROUNDS / 2];
+		if (med[d] > 0)
+			printf("  %s %.3f [%.3f, %.3f]", name[d], 1e3 / med[d],
+			       1e3 / ns[d][TT_ROUNDS - 1], 1e3 / ns[d][0]);
+	}
+	printf("\nratio, test_run, per core: tail/head %.2f (target >= 0.8)", med[TT_HEAD] /
+	       med[TT_TAIL]);
+	if (med[TT_BASE] > 0)
+		printf("  head/blue_today %.3f (target within 5%%)", med[TT_BASE] / med[TT_HEAD]);
+	printf("\n");
+	return 0;
 }
 
 static struct inagg_bench *dut_sink;	/* XDP_DROP, or counting XDP_PASS, on s0 */
@@ -795,6 +892,10 @@ int main(int argc, char **argv)
 		       TR_PACKETS);
 	printf("test_run ns/packet: xdp_drop %.1f  red_forward %.1f  blue_aggregate %.1f\n",
 	       c_sink, c_red, c_blue);
+	if (tail_vs_head())
+		goto out;
+	if (job(IA_ROLE_BLUE))
+		goto out;
 
 	if (interrupted)
 		goto out;
@@ -839,5 +940,6 @@ out:
 		close(ports_fd);
 	inagg_bench__destroy(dut_sink);
 	inagg_bench__destroy(fwd_sink);
+	bpf_object__close(base_obj);
 	return err;
 }

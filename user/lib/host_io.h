@@ -15,7 +15,7 @@
 
 #include "host.h"
 
-#define IA_IO_MSG_MAX		(IA_HDR_LEN + 4 * IA_MAX_ELEMS)
+#define IA_IO_MSG_MAX		(IA_HDR_LEN + 4 * IA_MAX_ELEMS + IA_SET_LEN)	/* + a member set trailer */
 #define IA_IO_RX_BATCH		64
 #define IA_IO_POLL_MAX_MS	100	/* how often a stop flag is looked at */
 

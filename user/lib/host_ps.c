@@ -22,6 +22,7 @@ struct pchunk {
 	uint8_t flags;		/* IA_F_MARK seen in an accepted contribution */
 	uint32_t nworkers;	/* sum over distinct senders */
 	uint32_t nsenders, cap;
+	uint64_t uset;		/* by set: ranks merged so far */
 	union {
 		uint32_t *senders;	/* open: freed on completion, anything later is "late" */
 		uint64_t sent_at;	/* done: when the result was last sent down */
@@ -39,6 +40,8 @@ struct pchunk {
 struct ia_ps {
 	struct ia_ps_cfg cfg;
 	struct ia_sender *members;
+	uint64_t *sets;		/* by set: members[i]'s, else NULL */
+	uint64_t full;		/* by set: every rank */
 	uint64_t nchunks;
 	struct pchunk *ch;
 	int32_t *sum;
@@ -96,7 +99,10 @@ int ia_ps_open(const struct ia_ps_cfg *cfg, struct ia_ps **out, char *err, size_
 	ps->sum = calloc(cfg->nelem, sizeof(*ps->sum));
 	if (cfg->nmembers)
 		ps->members = calloc(cfg->nmembers, sizeof(*ps->members));
-	if (!ps->ch || !ps->sum || (cfg->nmembers && !ps->members)) {
+	if (cfg->sets && cfg->nmembers)
+		ps->sets = calloc(cfg->nmembers, sizeof(*ps->sets));
+	if (!ps->ch || !ps->sum || (cfg->nmembers && !ps->members) ||
+	    (cfg->sets && cfg->nmembers && !ps->sets)) {
 		ret = ia_fail(err, errlen, -ENOMEM, "out of memory");
 		goto err;
 	}
@@ -107,8 +113,25 @@ int ia_ps_open(const struct ia_ps_cfg *cfg, struct ia_ps **out, char *err, size_
 			goto err;
 		}
 		ps->members[i] = cfg->members[i];
+		if (!cfg->sets)
+			continue;
+		if (!cfg->sets[i] ||
+		    (uint32_t)__builtin_popcountll(cfg->sets[i]) != cfg->members[i].nworkers) {
+			ret = ia_fail(err, errlen, -EINVAL, "member %u: its set must hold %u ranks",
+				      cfg->members[i].id, cfg->members[i].nworkers);
+			goto err;
+		}
+		ps->sets[i] = cfg->sets[i];
+		ps->full |= cfg->sets[i];
+	}
+	if (cfg->sets && (!cfg->nmembers ||
+			  (uint32_t)__builtin_popcountll(ps->full) != cfg->nworkers)) {
+		ret = ia_fail(err, errlen, -EINVAL, "member sets: %u workers need %u ranks in all",
+			      cfg->nworkers, cfg->nworkers);
+		goto err;
 	}
 	ps->cfg.members = ps->members;
+	ps->cfg.sets = ps->sets;
 	ps->down = (struct sockaddr_in){
 		.sin_family = AF_INET,
 		.sin_port = htons(ps->cfg.port),
@@ -125,6 +148,7 @@ int ia_ps_open(const struct ia_ps_cfg *cfg, struct ia_ps **out, char *err, size_
 	*out = ps;
 	return 0;
 err:
+	free(ps->sets);
 	free(ps->members);
 	free(ps->sum);
 	free(ps->ch);
@@ -143,6 +167,7 @@ void ia_ps_close(struct ia_ps *ps)
 		if (ps->ch[i].state != PC_DONE)
 			free(ps->ch[i].senders);
 	free(ps->waddr);
+	free(ps->sets);
 	free(ps->members);
 	free(ps->sum);
 	free(ps->ch);
@@ -167,6 +192,25 @@ static const struct ia_sender *ps_member(const struct ia_ps *ps, uint32_t sender
 		if (ps->members[i].id == sender)
 			return &ps->members[i];
 	return NULL;
+}
+
+/* By set: the piece's member set (its trailer, else its sender's), 0 if it is not valid. */
+static uint64_t ps_piece_set(const struct ia_ps *ps, const struct ia_hdr *h, const uint8_t *buf,
+			     uint32_t nelem, const struct ia_sender *m)
+{
+	const uint64_t mine = ps->sets[m - ps->members];
+	uint64_t set = mine;
+	uint32_t hi, lo;
+
+	if (h->flags & IA_F_SET) {
+		memcpy(&hi, buf + IA_HDR_LEN + 4 * nelem, 4);
+		memcpy(&lo, buf + IA_HDR_LEN + 4 * nelem + 4, 4);
+		set = (uint64_t)ntohl(hi) << 32 | ntohl(lo);
+	}
+	if (!set || (set & ~mine) ||
+	    (uint32_t)__builtin_popcountll(set) != ntohl(h->nworkers))
+		return 0;
+	return set;
 }
 
 static int ps_learn(struct ia_ps *ps, const struct sockaddr_in *from)
@@ -230,7 +274,8 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 {
 	const struct ia_hdr *h = (const struct ia_hdr *)buf;
 	const struct ia_sender *m;
-	uint32_t sender, nw, nelem, i;
+	uint32_t sender, nw, nelem, i, tlen;
+	uint64_t set = 0;
 	struct pchunk *c;
 	bool unicast = ps->cfg.down_mode == IA_PS_DOWN_UNICAST;
 	uint64_t idx;
@@ -249,9 +294,10 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 	nelem = ntohs(h->nelem);
 	if (!nelem || nelem > IA_MAX_ELEMS)
 		return ps_drop(ps, IA_PS_DROP_NELEM);
-	if (len < IA_HDR_LEN + 4 * nelem)
+	tlen = (ps->sets && (h->flags & IA_F_SET)) ? IA_SET_LEN : 0;
+	if (len < IA_HDR_LEN + 4 * nelem + tlen)
 		return ps_drop(ps, IA_PS_DROP_SHORT);
-	if (len != IA_HDR_LEN + 4 * nelem)
+	if (len != IA_HDR_LEN + 4 * nelem + tlen)
 		return ps_drop(ps, IA_PS_DROP_NELEM);
 	idx = (uint32_t)(ntohl(h->seq) - ps->cfg.base_seq);
 	if (idx >= ps->nchunks)
@@ -264,8 +310,13 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 		return ps_drop(ps, IA_PS_DROP_MEMBER);
 	if (ps->cfg.nmembers) {
 		m = ps_member(ps, sender);
-		if (!m || m->nworkers != nw)
+		if (!m || (m->nworkers != nw && !(ps->sets && (h->flags & IA_F_SET))))
 			return ps_drop(ps, IA_PS_DROP_MEMBER);
+		if (ps->sets) {
+			set = ps_piece_set(ps, h, buf, nelem, m);
+			if (!set)
+				return ps_drop(ps, IA_PS_DROP_MEMBER);
+		}
 	}
 	if (unicast && h->type == IA_MSG_CONTRIB) {
 		ret = ps_learn(ps, from);
@@ -288,14 +339,34 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 		return ps_send_result(ps, idx,
 				      unicast && h->type == IA_MSG_CONTRIB ? from : NULL);
 	}
-	for (i = 0; i < c->nsenders; i++)
-		if (c->senders[i] == sender) {
+	if (ps->sets) {
+		/*
+		 * Exactly once by member set: a piece is merged only if none of its
+		 * members is in yet. A subset is a duplicate; a partial overlap is
+		 * dropped whole, and its missing members' retransmissions (never
+		 * aggregated on the way) fill the gap (docs/memory.md).
+		 */
+		if (!(set & ~c->uset)) {
 			ps->st.dup++;
 			return 0;
 		}
+		if (set & c->uset) {
+			ps->st.overlap++;
+			return 0;
+		}
+		c->uset |= set;
+		if (h->flags & IA_F_SET)
+			ps->st.pieces++;
+	} else {
+		for (i = 0; i < c->nsenders; i++)
+			if (c->senders[i] == sender) {
+				ps->st.dup++;
+				return 0;
+			}
+	}
 	if (nw > ps->cfg.nworkers - c->nworkers)
 		return ps_drop(ps, IA_PS_DROP_OVER);
-	if (c->nsenders == c->cap) {
+	if (!ps->sets && c->nsenders == c->cap) {
 		uint32_t cap = c->cap ? 2 * c->cap : 4;
 		uint32_t *s = realloc(c->senders, cap * sizeof(*s));
 
@@ -304,7 +375,8 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 		c->senders = s;
 		c->cap = cap;
 	}
-	c->senders[c->nsenders++] = sender;
+	if (!ps->sets)
+		c->senders[c->nsenders++] = sender;
 	c->state = PC_OPEN;
 	c->nworkers += nw;
 	if (!ps->t_first)

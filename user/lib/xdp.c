@@ -46,6 +46,7 @@ static const char *const ctr_names[IA_C__COUNT] = {
 	[IA_C_TAIL_COMPLETE]	= "tail_completes",
 	[IA_C_TAIL_FLUSH]	= "tail_flushes",
 	[IA_C_TAIL_EVICT]	= "tail_evictions",
+	[IA_C_TAIL_DISCARD]	= "tail_discards",
 	[IA_C_TAIL_RETX]	= "tail_retx",
 	[IA_C_DROP_SHORT]	= "drop_short",
 	[IA_C_DROP_VERSION]	= "drop_version",

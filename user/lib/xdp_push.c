@@ -288,6 +288,12 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 
 	/* Leftovers of a half-done add or a crashed owner would mix in. */
 	ia_xdp_job_del(x, j->id);
+	/* A tail job's messages go to the tail's programs. */
+	if (j->role == IA_ROLE_TAIL) {
+		err = ia_xdp_tail_load(x);
+		if (err)
+			return err;
+	}
 
 	/* Start at id % IA_MAX_JOBS: a job added again gets its slot back. */
 	err = ia_xdp_own_claim(x, IA_OWN_JOB, j->id % IA_MAX_JOBS, IA_MAX_JOBS, 0, j->id, &cfg.slot);

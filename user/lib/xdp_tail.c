@@ -11,6 +11,49 @@
 #include <bpf/bpf.h>
 
 #include "xdp_int.h"
+#include "bpf/inagg_tail.skel.h"
+
+/*
+ * The tail's programs (bpf/inagg_tail.bpf.c), loaded on this switch's maps
+ * the first time the switch uses the tail and left in ia_progs, which holds
+ * them (pinned with the maps): switches without a tail never verify them.
+ */
+int ia_xdp_tail_load(struct ia_xdp *x)
+{
+	int progs = bpf_map__fd(x->skel->maps.ia_progs), fd, err;
+	struct bpf_map *m, *mine;
+	struct inagg_tail *t;
+	__u32 key = IA_PROGS_TAIL, id;
+
+	if (!bpf_map_lookup_elem(progs, &key, &id))
+		return 0;	/* loaded before (by this process or another) */
+	t = inagg_tail__open();
+	if (!t)
+		return -errno;
+	bpf_object__for_each_map(m, t->obj) {
+		mine = bpf_object__find_map_by_name(x->skel->obj, bpf_map__name(m));
+		err = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine)) : 0;
+		if (err)
+			goto out;
+	}
+	err = inagg_tail__load(t);
+	if (err) {
+		err = ia_xdp_fail(err, "loading the tail's programs failed (verifier or kernel)");
+		goto out;
+	}
+	fd = bpf_program__fd(t->progs.ia_evict);
+	key = IA_PROGS_EVICT;
+	err = bpf_map_update_elem(progs, &key, &fd, BPF_ANY);
+	if (err)
+		goto out;
+	/* IA_PROGS_TAIL last: it tells the tail loaded. */
+	fd = bpf_program__fd(t->progs.ia_tail);
+	key = IA_PROGS_TAIL;
+	err = bpf_map_update_elem(progs, &key, &fd, BPF_ANY);
+out:
+	inagg_tail__destroy(t);
+	return err;
+}
 
 /* The inner map at outer[key], opened (caller closes), or a negative errno. */
 static int inner_fd(struct bpf_map *outer, __u32 key)
@@ -129,6 +172,11 @@ int ia_xdp_tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t)
 	err = dir_read(x, &old);
 	if (err)
 		return err;
+	if (t->slots || t->nlend) {
+		err = ia_xdp_tail_load(x);
+		if (err)
+			return err;
+	}
 	/* A new pool (another size) starts empty; the datapath bounds every index by it. */
 	if (t->slots != tail_size(x)) {
 		if (!t->slots) {

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tail: a PS job's messages aggregated best-effort in the switch's tail
+ * pool and in the head slots blue jobs lend (docs/memory.md, "Mapping" and
+ * "Tail aggregation and exactly-once"). Chunk (job, seq) goes to slot
+ * ia_tail_hash(job, seq) % total of the tail directory; the slot is
+ * claimed by a tag, added into when the tag matches and the member sets are
+ * disjoint, sent up when it holds every rank below, and flushed toward the
+ * PS when a new claim finds it older than the flush age. Anything else
+ * goes on unaggregated, flagged; retransmissions always do.
+ */
+#ifndef INAGG_DP_TAIL_H
+#define INAGG_DP_TAIL_H
+
+#include "dp_flush.h"
+#include "dp_sum.h"
+
+enum tail_verdict {
+	TV_CLAIM,	/* consumed: a fresh slot */
+	TV_HIT,		/* consumed: added */
+	TV_COMPLETE,	/* added, and the packet now holds the complete aggregate */
+	TV_DUP,		/* every member already in the slot */
+	TV_COLL,	/* goes on unaggregated */
+	TV_FLUSH,	/* claimed; the packet now holds the old holder's partial (out) */
+	TV_DISCARD,	/* claimed over an old holder, whose partial is dropped */
+	TV_NELEM,
+};
+
+struct tail_in {
+	__u32	*pl;
+	void	*end;
+	__u64	set;		/* the message's member set */
+	__u64	full;		/* a complete aggregate here */
+	__u64	now;		/* 0: not read (no claim over a holder) */
+	__u64	age;
+	__u32	job;
+	__u32	seq;
+	__u32	nelem;
+	__u32	hseq;		/* lent: the head's DONE chunk that may be taken over */
+	__u8	flags;		/* in: the message's; out (COMPLETE): the aggregate's */
+	__u8	lent;		/* a lent head slot */
+	__u8	head_free;	/* lent and DONE with chunk hseq no sender still needs */
+	__u8	room;		/* the frame can carry a flush out (trailer included) */
+	struct flushed out;
+};
+
+/* The slot returns to what it was under the tag: a head's DONE chunk lost its sums. */
+static __always_inline void tail_release(struct ia_slot *s)
+{
+	s->state = s->t.hstate;
+	if (s->state == IA_SLOT_DONE)
+		s->nelem = 0;	/* a re-emission of that chunk is refused (drop_nelem) */
+}
+
+static __always_inline void tail_tag(struct ia_slot *s, struct tail_in *c, __u32 hstate)
+{
+	s->state = IA_SLOT_TAIL;
+	s->nelem = c->nelem;
+	s->flags = c->flags & IA_F_MARK;
+	s->t.job = c->job;
+	s->t.seq = c->seq;
+	s->t.set = c->set;
+	s->t.born = c->now;
+	s->t.hstate = hstate;
+}
+
+static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lock,
+				     struct tail_in *c)
+{
+	__u32 *sum = (__u32 *)s->sum, n = c->nelem;
+	int v;
+
+	bpf_spin_lock(lock);
+	if (s->state == IA_SLOT_TAIL) {
+		if (s->t.job == c->job && s->t.seq == c->seq) {
+			if (s->nelem != n) {
+				v = TV_NELEM;
+			} else if (!(s->t.set & c->set)) {
+				s->t.set |= c->set;
+				s->flags |= c->flags & IA_F_MARK;
+				if (s->t.set == c->full) {
+					sum_apply(sum, c->pl, c->end, n, OP_ADD_OUT);
+					c->flags = s->flags;
+					tail_release(s);
+					v = TV_COMPLETE;
+				} else {
+					sum_apply(sum, c->pl, c->end, n, OP_ADD);
+					v = TV_HIT;
+				}
+			} else {
+				/* A subset is a duplicate; a partial overlap only the PS can sort out. */
+				v = (c->set & ~s->t.set) ? TV_COLL : TV_DUP;
+			}
+			goto out;
+		}
+		/* Another chunk's: young, it stays; old, it leaves. */
+		if (!c->now || c->now - s->t.born < c->age) {
+			v = TV_COLL;
+			goto out;
+		}
+		/* Swapped if the frame can carry it (same length), else dropped. */
+		if (s->nelem == n && c->room) {
+			c->out.job = s->t.job;
+			c->out.seq = s->t.seq;
+			c->out.set = s->t.set;
+			c->out.nelem = s->nelem;
+			c->out.flags = s->flags;
+			sum_apply(sum, c->pl, c->end, n, OP_SWAP);
+			v = TV_FLUSH;
+		} else {
+			sum_apply(sum, c->pl, c->end, n, OP_COPY);
+			v = TV_DISCARD;
+		}
+		tail_tag(s, c, s->t.hstate);
+		goto out;
+	}
+	if (s->state == IA_SLOT_EMPTY ||
+	    (c->head_free && s->state == IA_SLOT_DONE && s->seq == c->hseq)) {
+		tail_tag(s, c, s->state);
+		sum_apply(sum, c->pl, c->end, n, OP_COPY);
+		v = TV_CLAIM;
+	} else {
+		v = TV_COLL;	/* a head slot in use by its own job */
+	}
+out:
+	bpf_spin_unlock(lock);
+	return v;
+}
+
+/*
+ * Where v lands in the directory: the slot, its lock, and for a lent head
+ * slot whether its DONE chunk may be taken over (c->head_free, c->hseq).
+ * NULL: nowhere (the lending job changed since the directory was written).
+ */
+static __always_inline struct ia_slot *tail_find(const struct ia_tail_dir *d, __u32 v,
+						 struct tail_in *c, struct ia_slot_lock **lock)
+{
+	const struct ia_tail_seg *g = NULL;
+	struct ia_job_cfg *hc;
+	struct ia_slot *s, *s2;
+	__u32 key, idx, i, next;
+	void *slots;
+
+	if (v < d->tail) {
+		key = IA_TAIL_SLOT;
+		idx = v;
+	} else {
+		v -= d->tail;
+		for (i = 0; i < IA_TDIR_SEGS && i < d->nseg; i++) {
+			if (v < d->seg[i].count) {
+				g = &d->seg[i];
+				break;
+			}
+			v -= d->seg[i].count;
+		}
+		if (!g)
+			return NULL;
+		/* Only the lending job's own head, as the directory describes it. */
+		hc = job_cfg(g->job);
+		if (!hc || hc->role != IA_ROLE_BLUE || hc->slot != g->slot ||
+		    hc->window != g->window || g->first + v >= g->window)
+			return NULL;
+		key = g->slot;
+		idx = g->first + v;
+		c->lent = 1;
+	}
+	slots = bpf_map_lookup_elem(&ia_slots, &key);
+	if (!slots)
+		return NULL;
+	s = bpf_map_lookup_elem(slots, &idx);
+	key = ia_lock_index(key, idx);
+	*lock = bpf_map_lookup_elem(&ia_locks, &key);
+	if (!s || !*lock)
+		return NULL;
+	if (g && s->state == IA_SLOT_DONE) {
+		/*
+		 * Its chunk hseq is free once the head's slot of hseq + (H - k)
+		 * has seen that chunk (or a later one): the senders' window is at
+		 * most H - k, so none of them still needs hseq re-emitted. Read
+		 * without the lock: a stale value only keeps the slot.
+		 */
+		c->hseq = s->seq;
+		next = c->hseq + g->first;
+		idx = next % g->window;
+		s2 = bpf_map_lookup_elem(slots, &idx);
+		if (s2 && s2->state != IA_SLOT_EMPTY && (int)(s2->seq - next) >= 0)
+			c->head_free = 1;
+	}
+	return s;
+}
+
+/* A member's upward message of a PS job on a switch where it aggregates in the tail. */
+static __always_inline int tail_up(struct ia_pkt *k, const struct ia_member *m)
+{
+	const struct ia_job_cfg *cfg = k->cfg;
+	struct ia_tail_dir *d;
+	struct ia_slot_lock *lock = NULL;
+	struct tail_in c = {};
+	struct ia_slot *s;
+	__u32 zero = 0, *t;
+	void *dir;
+	int v;
+
+	c.flags = k->h->flags;
+	c.nelem = k->nelem;
+	if (c.flags & IA_F_SET) {
+		t = k->pl + c.nelem;
+		if ((void *)(t + 2) > k->end)
+			return drop(k->p, k->j, IA_C_DROP_SHORT);
+		c.set = (__u64)bpf_ntohl(t[0]) << 32 | bpf_ntohl(t[1]);
+		if ((__u32)__builtin_popcountll(c.set) != bpf_ntohl(HDR32(k->h, nworkers)))
+			return drop(k->p, k->j, IA_C_DROP_SET);
+	} else {
+		c.set = m->set;
+	}
+	if (!c.set || (c.set & ~m->set))
+		return drop(k->p, k->j, IA_C_DROP_SET);
+	/* Never aggregated: it may already sit in a partial elsewhere (docs/memory.md). */
+	if (c.flags & IA_F_RETX) {
+		ctr(k->j, IA_C_TAIL_RETX);
+		return forward_up(k);
+	}
+	c.full = cfg->full;
+	/* Already all there is below: nothing to add it to. */
+	if (c.set == c.full)
+		return forward_up(k);
+	dir = bpf_map_lookup_elem(&ia_tdir, &zero);
+	d = dir ? bpf_map_lookup_elem(dir, &zero) : NULL;
+	if (!d || !d->total)
+		return forward_up(k);
+
+	c.job = k->job;
+	c.seq = bpf_ntohl(HDR32(k->h, seq));
+	s = tail_find(d, ia_tail_hash(c.job, c.seq) % d->total, &c, &lock);
+	if (!s || !lock)
+		goto coll;
+	/* Over another chunk's partial: the clock, and room to carry it out. */
+	if (s->state == IA_SLOT_TAIL && (s->t.job != c.job || s->t.seq != c.seq)) {
+		c.now = bpf_ktime_get_ns();
+		c.age = d->age_ns;
+		if (c.now - s->t.born >= c.age && s->nelem == c.nelem) {
+			v = flush_room(k);
+			if (v == -2)
+				return drop(k->p, k->j, IA_C_DROP_SHORT);
+			c.room = !v;
+		}
+	} else if (s->state != IA_SLOT_TAIL) {
+		c.now = bpf_ktime_get_ns();
+	}
+	c.pl = k->pl;
+	c.end = k->end;
+	v = tail_slot(s, &lock->lock, &c);
+	switch (v) {
+	case TV_CLAIM:
+		ctr(k->j, IA_C_TAIL_CLAIM);
+		if (c.lent)
+			ctr(k->j, IA_C_TAIL_LENT);
+		ctr(k->j, IA_C_AGGREGATED);
+		return XDP_DROP;
+	case TV_HIT:
+		ctr(k->j, IA_C_TAIL_HIT);
+		ctr(k->j, IA_C_AGGREGATED);
+		return XDP_DROP;
+	case TV_DUP:
+		ctr(k->j, IA_C_DUP);
+		return XDP_DROP;
+	case TV_NELEM:
+		return drop(k->p, k->j, IA_C_DROP_NELEM);
+	case TV_COMPLETE:
+		ctr(k->j, IA_C_TAIL_HIT);
+		ctr(k->j, IA_C_AGGREGATED);
+		ctr(k->j, IA_C_TAIL_COMPLETE);
+		ctr(k->j, IA_C_EMIT);
+		if (c.flags & IA_F_SET) {
+			/* It came with a trailer: it leaves with one, the whole set. */
+			t = k->pl + c.nelem;
+			if ((void *)(t + 2) > k->end)
+				return XDP_DROP;
+			set_put(t, c.full);
+		}
+		return send_aggregate(k, __builtin_popcountll(c.full),
+				      (c.flags & IA_F_MARK) | (k->h->flags & IA_F_SET));
+	case TV_DISCARD:
+		ctr(k->j, IA_C_TAIL_CLAIM);
+		ctr(k->j, IA_C_TAIL_DISCARD);
+		if (c.lent)
+			ctr(k->j, IA_C_TAIL_LENT);
+		ctr(k->j, IA_C_AGGREGATED);
+		return XDP_DROP;
+	case TV_FLUSH:
+		ctr(k->j, IA_C_TAIL_CLAIM);
+		if (c.lent)
+			ctr(k->j, IA_C_TAIL_LENT);
+		ctr(k->j, IA_C_AGGREGATED);
+		return send_flush(k, &c.out);
+	default:
+		break;
+	}
+coll:
+	ctr(k->j, IA_C_TAIL_COLL);
+	k->h->flags |= IA_F_COLL;
+	k->udp->check = 0;
+	return forward_up(k);
+}
+
+#endif /* INAGG_DP_TAIL_H */

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Table-driven BPF_PROG_TEST_RUN tests of tail aggregation (PS jobs,
+ * docs/memory.md): claim, hit, duplicate, overlap, collision, complete,
+ * flush by age, retransmissions never aggregated, drops, lend, the blue
+ * job taking its lent slot back (eviction flush), and the loader's tail
+ * directory. Each test runs in its own (unnamed) network namespace.
+ */
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "xdp.h"
+#include "xdp_common.h"
+
+#define NPORTS	3	/* 0: up, 1..2: down */
+#define SELF_ID	900
+#define PSJ	50	/* the PS job */
+#define INA	60	/* a blue job that lends */
+#define NE	8	/* elements per chunk */
+#define LOWER	700	/* a tail switch below, ranks 3 and 4 */
+#define FULL	0x1full	/* ranks 0..4: workers 1..3 (ranks 0..2) and LOWER */
+
+static const __u8 mac_up_s[6] = { 0x02, 0, 0, 0, 0x03, 0x01 };
+static const __u8 mac_up_d[6] = { 0x02, 0, 0, 0, 0x04, 0x01 };
+static const __u8 mac_w[6] = { 0x02, 0, 0, 0, 0x01, 0x01 };
+static const __u8 mac_sw[6] = { 0x02, 0, 0, 0, 0x02, 0x01 };
+
+#define IP(a, b, c, d)	htonl((a) << 24 | (b) << 16 | (c) << 8 | (d))
+#define IP_SW	IP(10, 9, 0, 2)
+#define IP_PS	IP(10, 9, 0, 1)
+
+struct tctx {
+	struct ia_xdp *x;
+	int port[NPORTS];
+};
+
+static int setup_ports(struct tctx *t)
+{
+	char a[IFNAMSIZ], b[IFNAMSIZ];
+	int i;
+
+	if (unshare(CLONE_NEWNET))
+		return -errno;
+	for (i = 0; i < NPORTS; i++) {
+		snprintf(a, sizeof(a), "p%d", i);
+		snprintf(b, sizeof(b), "q%d", i);
+		if (sh("ip link add %s type veth peer name %s && ip link set %s up && ip link set %s up",
+		       a, b, a, b))
+			return -EIO;
+		t->port[i] = if_nametoindex(a);
+		if (!t->port[i])
+			return -ENODEV;
+	}
+	return 0;
+}
+
+/* A message of sender to chunk seq; set != 0: with that member set trailer. */
+static int piece(void *buf, __u32 job, __u32 seq, __u32 sender, __u32 nw, __u8 flags, __u64 set,
+		 const __s32 *vals, bool up)
+{
+	struct frame_spec f = {
+		.saddr = up ? IP_SW : IP(10, 9, 0, 10), .daddr = IP_PS,
+		.type = sender >= LOWER ? IA_MSG_AGG : IA_MSG_CONTRIB, .job = job, .seq = seq,
+		.sender = sender, .nworkers = nw, .nelem = NE, .vals = vals,
+		.flags = flags | (set ? IA_F_SET : 0),
+	};
+	struct iphdr *ip = (void *)((__u8 *)buf + 14);
+	struct udphdr *udp = (void *)(ip + 1);
+	__u32 t[2];
+	int len;
+
+	memcpy(f.smac, up ? mac_up_s : mac_w, 6);
+	memcpy(f.dmac, up ? mac_up_d : mac_sw, 6);
+	len = build_frame(buf, &f);
+	if (!set)
+		return len;
+	t[0] = htonl(set >> 32);
+	t[1] = htonl((__u32)set);
+	memcpy((__u8 *)buf + len, t, 8);
+	ip->tot_len = htons(ntohs(ip->tot_len) + 8);
+	udp->len = htons(ntohs(udp->len) + 8);
+	ip->check = csum_ip(ip);
+	return len + 8;
+}
+
+static int run(struct ia_xdp *x, int ifindex, void *frame, int len, void *out, __u32 *outlen)
+{
+	struct xdp_md md = { .data_end = len, .ingress_ifindex = ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, o,
+		.data_in = frame, .data_size_in = len,
+		.data_out = out, .data_size_out = 4096,
+		.ctx_in = &md, .ctx_size_in = sizeof(md),
+	);
+	int err = bpf_prog_test_run_opts(ia_xdp_prog_fd(x), &o);
+
+	if (err)
+		return err;
+	*outlen = o.data_size_out;
+	return o.retval;
+}
+
+static __u64 jctr(struct ia_xdp *x, __u32 job, int c)
+{
+	struct ia_counters v;
+
+	if (ia_xdp_job_counters(x, job, &v))
+		return ~0ULL;
+	return v.c[c];
+}
+
+static void vals_of(__u32 s, __u32 q, __s32 *v)
+{
+	int e;
+
+	for (e = 0; e < NE; e++)
+		v[e] = contrib_val(s, q, e);
+}
+
+static void vals_add(__s32 *sum, const __s32 *v)
+{
+	int e;
+
+	for (e = 0; e < NE; e++)
+		sum[e] = (__s32)((__u32)sum[e] + (__u32)v[e]);
+}
+
+/* The PS job: workers 1..3 (ranks 0..2) and LOWER (ranks 3, 4). */
+static int add_ps_job(struct tctx *t)
+{
+	static const struct ia_sender m[4] = { { 1, 1 }, { 2, 1 }, { 3, 1 }, { LOWER, 2 } };
+	static const __u64 sets[4] = { 1, 2, 4, 0x18 };
+	struct ia_xdp_job j = {
+		.id = PSJ, .role = IA_ROLE_TAIL, .self_id = SELF_ID, .nmembers = 4,
+		.members = m, .sets = sets,
+		.up = { .ifindex = t->port[0], .saddr = IP_SW, .daddr = IP_PS },
+	};
+
+	memcpy(j.up.smac, mac_up_s, 6);
+	memcpy(j.up.dmac, mac_up_d, 6);
+	return ia_xdp_job_add(t->x, &j);
+}
+
+/* The blue job: members 11, 12, a head of 4 slots. */
+static int add_ina_job(struct tctx *t)
+{
+	static const struct ia_sender m[2] = { { 11, 1 }, { 12, 1 } };
+	struct ia_xdp_job j = {
+		.id = INA, .role = IA_ROLE_BLUE, .window = 4, .self_id = SELF_ID,
+		.nmembers = 2, .members = m,
+		.up = { .ifindex = t->port[0], .saddr = IP_SW, .daddr = IP_PS },
+	};
+
+	memcpy(j.up.smac, mac_up_s, 6);
+	memcpy(j.up.dmac, mac_up_d, 6);
+	return ia_xdp_job_add(t->x, &j);
+}
+
+static int set_tail(struct tctx *t, __u32 slots, __u64 age, __u32 lend)
+{
+	struct ia_xdp_lend l = { .job = INA, .count = lend };
+	struct ia_xdp_tail tail = { .slots = slots, .age_ns = age, .nlend = !!lend, .lend = &l };
+
+	return ia_xdp_tail_set(t->x, &tail);
+}
+
+/* The first chunk from `from` that the directory of total slots maps to v. */
+static __u32 seq_to(__u32 total, __u32 v, __u32 from)
+{
+	while (ia_tail_hash(PSJ, from) % total != v)
+		from++;
+	return from;
+}
+
+FIXTURE(tail) {
+	struct tctx t;
+	__u8 in[4096], out[4096], want[4096];
+	__s32 v[8][NE], sum[NE];
+	__u32 olen;
+};
+
+FIXTURE_SETUP(tail)
+{
+	int i;
+
+	ASSERT_EQ(0, setup_ports(&self->t));
+	ASSERT_EQ(0, ia_xdp_open(NULL, &self->t.x));
+	for (i = 0; i < NPORTS; i++)
+		ASSERT_EQ(0, ia_xdp_port_add(self->t.x, self->t.port[i]));
+	ASSERT_EQ(0, add_ps_job(&self->t));
+	memset(self->sum, 0, sizeof(self->sum));
+}
+
+FIXTURE_TEARDOWN(tail)
+{
+	ia_xdp_close(self->t.x);
+}
+
+/* Sends sender's message; returns the verdict. */
+#define SEND(q, sender, nw, flags, set, vals)					\
+	run(self->t.x, self->t.port[1], self->in,				\
+	    piece(self->in, PSJ, q, sender, nw, flags, set, vals, false),	\
+	    self->out, &self->olen)
+
+/* The output frame is exactly the one piece() builds going up. */
+#define EXPECT_OUT(job, q, sender, nw, flags, set, vals)				\
+	do {									\
+		int wl_ = piece(self->want, job, q, sender, nw, flags, set, vals, true); \
+		ASSERT_EQ(wl_, self->olen);						\
+		ASSERT_EQ(0, memcmp(self->want, self->out, wl_));			\
+	} while (0)
+
+/* The same frame forwarded unchanged but for the up MACs (and flags). */
+#define EXPECT_FWD(q, sender, nw, flags, set, vals)					\
+	do {									\
+		int wl_ = piece(self->want, PSJ, q, sender, nw, flags, set, vals, false); \
+		memcpy(self->want, mac_up_d, 6);					\
+		memcpy(self->want + 6, mac_up_s, 6);					\
+		ASSERT_EQ(wl_, self->olen);						\
+		ASSERT_EQ(0, memcmp(self->want, self->out, wl_));			\
+	} while (0)
+
+TEST_F(tail, claim_hit_complete)
+{
+	struct ia_slot s;
+	__u32 q = seq_to(4, 2, 0), i;
+
+	ASSERT_EQ(0, set_tail(&self->t, 4, 0, 0));
+	for (i = 0; i < 4; i++)
+		vals_of(i, q, self->v[i]);
+	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 2, &s));
+	ASSERT_EQ(IA_SLOT_TAIL, s.state);
+	ASSERT_EQ(PSJ, s.t.job);
+	ASSERT_EQ(q, s.t.seq);
+	ASSERT_EQ(1, s.t.set);
+	ASSERT_EQ(XDP_DROP, SEND(q, 3, 1, 0, 0, self->v[2]));
+	/* A flushed partial of the switch below: its trailer says rank 4 only. */
+	ASSERT_EQ(XDP_DROP, SEND(q, LOWER, 1, 0, 0x10, self->v[3]));
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 2, &s));
+	ASSERT_EQ(0x15, s.t.set);
+	ASSERT_EQ(XDP_DROP, SEND(q, LOWER, 1, 0, 0x08, self->v[3]));
+	/* The last one completes: the packet leaves as this switch's aggregate. */
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, 2, 1, IA_F_MARK, 0, self->v[1]));
+	vals_add(self->sum, self->v[0]);
+	vals_add(self->sum, self->v[1]);
+	vals_add(self->sum, self->v[2]);
+	vals_add(self->sum, self->v[3]);
+	vals_add(self->sum, self->v[3]);
+	EXPECT_OUT(PSJ, q, SELF_ID, 5, IA_F_MARK, 0, self->sum);
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 2, &s));
+	ASSERT_EQ(IA_SLOT_EMPTY, s.state);
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
+	ASSERT_EQ(4, jctr(self->t.x, PSJ, IA_C_TAIL_HIT));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_COMPLETE));
+	ASSERT_EQ(5, jctr(self->t.x, PSJ, IA_C_AGGREGATED));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TX));
+	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_COLL));
+}
+
+TEST_F(tail, duplicate_and_overlap)
+{
+	__u32 q = seq_to(4, 1, 0);
+	struct ia_slot s;
+
+	ASSERT_EQ(0, set_tail(&self->t, 4, 0, 0));
+	vals_of(1, q, self->v[0]);
+	vals_of(7, q, self->v[1]);
+	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[0]));	/* network duplicate */
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_DUP));
+	ASSERT_EQ(XDP_DROP, SEND(q, LOWER, 1, 0, 0x08, self->v[1]));
+	/* The switch below's whole set overlaps rank 3 in part: to the PS, flagged. */
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, LOWER, 2, 0, 0, self->v[1]));
+	EXPECT_FWD(q, LOWER, 2, IA_F_COLL, 0, self->v[1]);
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_COLL));
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 1, &s));
+	ASSERT_EQ(0x09, s.t.set);
+	ASSERT_EQ((__u32)self->v[0][3] + (__u32)self->v[1][3], (__u32)s.sum[3]);
+}
+
+TEST_F(tail, collision_young_holder)
+{
+	__u32 q1 = seq_to(4, 3, 0), q2 = seq_to(4, 3, q1 + 1);
+	struct ia_slot s;
+
+	ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));
+	vals_of(1, q1, self->v[0]);
+	vals_of(2, q2, self->v[1]);
+	ASSERT_EQ(XDP_DROP, SEND(q1, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(XDP_REDIRECT, SEND(q2, 2, 1, 0, 0, self->v[1]));
+	EXPECT_FWD(q2, 2, 1, IA_F_COLL, 0, self->v[1]);
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 3, &s));
+	ASSERT_EQ(q1, s.t.seq);
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_COLL));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
+}
+
+TEST_F(tail, flush_by_age)
+{
+	__u32 q1 = seq_to(4, 0, 0), q2 = seq_to(4, 0, q1 + 1);
+	struct ia_slot s;
+
+	ASSERT_EQ(0, set_tail(&self->t, 4, 1, 0));	/* 1 ns: every holder is old */
+	vals_of(1, q1, self->v[0]);
+	vals_of(2, q2, self->v[1]);
+	ASSERT_EQ(XDP_DROP, SEND(q1, 1, 1, IA_F_MARK, 0, self->v[0]));
+	/* q2 takes the slot; the frame leaves carrying q1's partial, set in its trailer. */
+	ASSERT_EQ(XDP_REDIRECT, SEND(q2, 2, 1, 0, 0, self->v[1]));
+	EXPECT_OUT(PSJ, q1, SELF_ID, 1, IA_F_FLUSH | IA_F_MARK, 1, self->v[0]);
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 0, &s));
+	ASSERT_EQ(IA_SLOT_TAIL, s.state);
+	ASSERT_EQ(q2, s.t.seq);
+	ASSERT_EQ(2, s.t.set);
+	ASSERT_EQ((__u32)self->v[1][5], (__u32)s.sum[5]);
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_FLUSH));
+	ASSERT_EQ(2, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
+}
+
+TEST_F(tail, retransmission_never_aggregated)
+{
+	__u32 q = seq_to(4, 2, 0);
+	struct ia_slot s;
+
+	ASSERT_EQ(0, set_tail(&self->t, 4, 0, 0));
+	vals_of(1, q, self->v[0]);
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, 1, 1, IA_F_RETX, 0, self->v[0]));
+	EXPECT_FWD(q, 1, 1, IA_F_RETX, 0, self->v[0]);
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 2, &s));
+	ASSERT_EQ(IA_SLOT_EMPTY, s.state);
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_RETX));
+	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
+	/* Without a tail the job is red here: forwarded as it came. */
+	ASSERT_EQ(0, set_tail(&self->t, 0, 0, 0));
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, 1, 1, 0, 0, self->v[0]));
+	EXPECT_FWD(q, 1, 1, 0, 0, self->v[0]);
+}
+
+TEST_F(tail, drops)
+{
+	__u32 q = seq_to(4, 2, 0);
+
+	ASSERT_EQ(0, set_tail(&self->t, 4, 0, 0));
+	vals_of(1, q, self->v[0]);
+	/* A worker's trailer naming another rank, a set of the wrong size, an empty one. */
+	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 2, self->v[0]));
+	ASSERT_EQ(XDP_DROP, SEND(q, LOWER, 1, 0, 0x18, self->v[0]));
+	ASSERT_EQ(XDP_DROP, SEND(q, LOWER, 0, 0, 0, self->v[0]));	/* nworkers 0: member */
+	ASSERT_EQ(2, jctr(self->t.x, PSJ, IA_C_DROP_SET));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_DROP_MEMBER));
+	ASSERT_EQ(XDP_DROP, SEND(q, 9, 1, 0, 0, self->v[0]));		/* not a member */
+	ASSERT_EQ(2, jctr(self->t.x, PSJ, IA_C_DROP_MEMBER));
+	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
+	/* A blue job takes no member set trailer. */
+	ASSERT_EQ(0, add_ina_job(&self->t));
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in,
+				piece(self->in, INA, 0, 11, 1, 0, 1, self->v[0], false),
+				self->out, &self->olen));
+	ASSERT_EQ(1, jctr(self->t.x, INA, IA_C_DROP_SET));
+}
+
+/* PS chunks in lent head slots; the blue job takes its slot back with its next chunk. */
+TEST_F(tail, lend_and_eviction_flush)
+{
+	__u32 q = seq_to(2, 1, 0), e, olen;
+	__s32 a[NE], b[NE], sum[NE] = {};
+	struct ia_slot s;
+
+	ASSERT_EQ(0, add_ina_job(&self->t));
+	ASSERT_EQ(0, set_tail(&self->t, 0, 0, 2));	/* no pool: head slots 2, 3 */
+	vals_of(1, q, self->v[0]);
+	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_LENT));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, INA, 3, &s));
+	ASSERT_EQ(IA_SLOT_TAIL, s.state);
+	ASSERT_EQ(PSJ, s.t.job);
+	ASSERT_EQ(IA_SLOT_EMPTY, s.t.hstate);
+	/* The blue job's chunk 3 needs slot 3: the PS partial leaves in this frame. */
+	for (e = 0; e < NE; e++) {
+		a[e] = 1000 + e;
+		b[e] = 2000 + 3 * e;
+		sum[e] = a[e] + b[e];
+	}
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[1], self->in,
+				    piece(self->in, INA, 3, 11, 1, 0, 0, a, false), self->out,
+				    &self->olen));
+	EXPECT_OUT(PSJ, q, SELF_ID, 1, IA_F_FLUSH, 1, self->v[0]);
+	ASSERT_EQ(1, jctr(self->t.x, INA, IA_C_TAIL_EVICT));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_FLUSH));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, INA, 3, &s));
+	ASSERT_EQ(IA_SLOT_OPEN, s.state);
+	ASSERT_EQ(3, s.seq);
+	/* Its contribution is in the slot: the chunk completes with the exact sum. */
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[1], self->in,
+				    piece(self->in, INA, 3, 12, 1, 0, 0, b, false), self->out,
+				    &olen));
+	self->olen = olen;
+	EXPECT_OUT(INA, 3, SELF_ID, 2, 0, 0, sum);
+	/* Slot 3 is DONE with chunk 3: not free while chunk 5 (3 + H - k) was not seen. */
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, 2, 1, 0, 0, self->v[1]));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_COLL));
+}
+
+/* A lent DONE slot is claimed once the head moved H - k chunks on; reclaim ends lending. */
+TEST_F(tail, lent_done_slot_and_reclaim)
+{
+	__u32 q = seq_to(2, 0, 0), c;
+	struct ia_xdp_tail_info info;
+	__s32 a[NE] = { 1 };
+	struct ia_slot s;
+
+	ASSERT_EQ(0, add_ina_job(&self->t));
+	ASSERT_EQ(0, set_tail(&self->t, 0, 0, 2));
+	/* Chunks 2 and 4 of the blue job: slot 2 DONE with 2, slot 0 seen chunk 4. */
+	for (c = 0; c <= 4; c += 2) {
+		ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in,
+					piece(self->in, INA, c, 11, 1, 0, 0, a, false), self->out,
+					&self->olen));
+		ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[1], self->in,
+					    piece(self->in, INA, c, 12, 1, 0, 0, a, false),
+					    self->out, &self->olen));
+	}
+	vals_of(1, q, self->v[0]);
+	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, INA, 2, &s));
+	ASSERT_EQ(IA_SLOT_TAIL, s.state);
+	ASSERT_EQ(IA_SLOT_DONE, s.t.hstate);
+	ASSERT_EQ(2, s.seq);
+	/* Chunk 6 (2 + H) takes it back; a re-emission of 2 is refused now. */
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[1], self->in,
+				    piece(self->in, INA, 6, 11, 1, 0, 0, a, false), self->out,
+				    &self->olen));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_FLUSH));
+	/* Reclaim: the directory lends nothing; PS chunks go on red. */
+	ASSERT_EQ(0, set_tail(&self->t, 0, 0, 0));
+	ASSERT_EQ(0, ia_xdp_tail_info(self->t.x, &info));
+	ASSERT_EQ(0, info.slots);
+	ASSERT_EQ(0, info.lent);
+	ASSERT_EQ(2, info.lends);
+	ASSERT_EQ(2, info.reclaims);
+	ASSERT_EQ(2, info.gen);
+	ASSERT_EQ(1, info.c.c[IA_C_TAIL_CLAIM]);
+	ASSERT_EQ(1, info.c.c[IA_C_TAIL_EVICT]);
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, 2, 1, 0, 0, self->v[1]));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
+}
+
+TEST_F(tail, directory_api)
+{
+	struct ia_xdp_lend l[2] = { { INA, 5 }, { PSJ, 1 } };
+	struct ia_xdp_tail t = { .slots = 8, .nlend = 1, .lend = l };
+	struct ia_xdp_tail_info info;
+	__u32 k;
+
+	ASSERT_EQ(-ENOENT, ia_xdp_tail_set(self->t.x, &t));	/* no such job yet */
+	ASSERT_EQ(0, add_ina_job(&self->t));
+	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t));	/* 5 of a head of 4 */
+	l[0].count = 3;
+	t.nlend = 2;
+	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t));	/* a PS job lends nothing */
+	t.nlend = 1;
+	t.slots = IA_MAX_TAIL + 1;
+	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t));
+	t.slots = 8;
+	ASSERT_EQ(0, ia_xdp_tail_set(self->t.x, &t));
+	ASSERT_EQ(0, ia_xdp_tail_info(self->t.x, &info));
+	ASSERT_EQ(8, info.slots);
+	ASSERT_EQ(3, info.lent);
+	ASSERT_EQ(1, info.nlend);
+	ASSERT_EQ(IA_TAIL_AGE_NS, info.age_ns);
+	ASSERT_EQ(0, ia_xdp_tail_lent(self->t.x, INA, &k));
+	ASSERT_EQ(3, k);
+	/* Deleting the lending job withdraws its lend. */
+	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, INA));
+	ASSERT_EQ(0, ia_xdp_tail_info(self->t.x, &info));
+	ASSERT_EQ(0, info.lent);
+	ASSERT_EQ(3, info.reclaims);
+	ASSERT_EQ(8, info.slots);
+}
+
+TEST_HARNESS_MAIN
