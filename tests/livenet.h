@@ -64,8 +64,11 @@ static inline pid_t start_daemon(struct env *self)
 		      self->state, self->kernel_fwd ? "-K" : NULL, NULL);
 		_exit(127);
 	}
-	/* Ready when the socket answers. */
-	for (int i = 0; i < 100; i++) {
+	/*
+	 * Ready when the socket answers. A start verifies the tail programs on
+	 * every switch (seconds each on a loaded machine): up to 120 s.
+	 */
+	for (int i = 0; i < 2400; i++) {
 		json_object *req = json_object_new_object(), *resp = NULL;
 		char err[256];
 		int ret;
@@ -78,6 +81,9 @@ static inline pid_t start_daemon(struct env *self)
 			return pid;
 		usleep(50000);
 	}
+	/* Never ready: not left running behind the test. */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 	return -1;
 }
 
