@@ -27,6 +27,7 @@
 #include <json-c/json.h>
 
 #include "nstest.h"
+#include "cc_job.h"
 #include "ctl.h"
 #include "host.h"
 #include "plan.h"
@@ -323,6 +324,9 @@ static inline int allreduce(struct env *self, json_object *job, int chunks, stru
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(go[1]);
 			cfg.faults.seed += cfg.id;
+			/* The job's window policy, as inaggd recorded it (docs/cc.md). */
+			if (ia_job_cc_of(job, &cfg.cc, &cfg.ps_job))
+				_exit(1);
 			inet_pton(AF_INET, json_object_get_string(get(w, "address")), &cfg.addr);
 			inet_pton(AF_INET, json_object_get_string(get(job, "destination.address")),
 				  &cfg.ps);

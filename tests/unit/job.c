@@ -11,6 +11,7 @@
 #include "kselftest_harness.h"
 #include <inagg/maps.h>
 
+#include "cc_job.h"
 #include "job.h"
 
 #define NSW 7
@@ -661,6 +662,11 @@ TEST_F(job, bad_requests_change_nothing)
 	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
 					  self->err, sizeof(self->err)));
 	rq.class = IA_JOB_INA;
+	rq.cc = IA_CC__COUNT;	/* no such window policy */
+	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "cc: fixed, atp, a2tp or flexina"));
+	rq.cc = IA_CC_FIXED;
 	rq.k = 0;	/* INA without switches to be blue on */
 	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
 					  self->err, sizeof(self->err)));
@@ -860,6 +866,91 @@ TEST_F(job, recovery_survives_damaged_records)
 		ia_jobs_free(&js);
 		json_object_put(o);
 	}
+}
+
+/*
+ * The window policy is a job attribute (docs/cc.md): kept with the job, in
+ * its record, read back by workers (ia_job_cc_of()) and by recovery.
+ */
+TEST_F(job, window_policy_is_kept_recorded_and_recovered)
+{
+	struct ia_job_request rq = { .k = 2, .algo = IA_ALGO_SMC, .window = 128,
+				     .cc = IA_CC_A2TP };
+	enum ia_cc_policy cc = IA_CC_FIXED;
+	struct ia_jobs *js;
+	struct ia_job *j;
+	bool ps = true;
+	json_object *o;
+
+	ASSERT_EQ(0, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+				    self->err, sizeof(self->err)));
+	EXPECT_EQ((int)IA_CC_A2TP, (int)j->cc);
+	rq = (struct ia_job_request){ .k = 2, .algo = IA_ALGO_SMC, .window = 128,
+				      .class = IA_JOB_PS, .cc = IA_CC_FLEXINA };
+	ASSERT_EQ(0, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+				    self->err, sizeof(self->err)));
+	o = ia_job_to_json(&self->js, j);
+	EXPECT_STREQ("flexina", json_object_get_string(json_object_object_get(o, "cc")));
+	EXPECT_EQ(0, ia_job_cc_of(o, &cc, &ps));
+	EXPECT_EQ((int)IA_CC_FLEXINA, (int)cc);
+	EXPECT_TRUE(ps);
+	json_object_put(o);
+	o = ia_job_to_json(&self->js, &self->js.jobs[0]);
+	EXPECT_EQ(0, ia_job_cc_of(o, &cc, &ps));
+	EXPECT_EQ((int)IA_CC_A2TP, (int)cc);
+	EXPECT_FALSE(ps);
+	json_object_put(o);
+	js = restart(_metadata, self);
+	ASSERT_EQ(2, js->njobs);
+	EXPECT_EQ((int)IA_CC_A2TP, (int)ia_jobs_find(js, 1)->cc);
+	EXPECT_EQ((int)IA_CC_FLEXINA, (int)ia_jobs_find(js, 2)->cc);
+	ia_jobs_free(js);
+	free(js);
+}
+
+/* A record without cc (before issue 12) runs fixed; one naming no policy is refused. */
+TEST_F(job, window_policy_of_old_and_bad_records)
+{
+	enum ia_cc_policy cc = IA_CC_ATP;
+	json_object *o = json_tokener_parse("{\"job\": 1, \"class\": \"ina\"}");
+	bool ps = true;
+
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(0, ia_job_cc_of(o, &cc, &ps));
+	EXPECT_EQ((int)IA_CC_FIXED, (int)cc);
+	EXPECT_FALSE(ps);
+	json_object_object_add(o, "cc", json_object_new_string("bbr"));
+	EXPECT_EQ(-EINVAL, ia_job_cc_of(o, &cc, &ps));
+	json_object_object_add(o, "cc", json_object_new_int(2));
+	EXPECT_EQ(-EINVAL, ia_job_cc_of(o, &cc, &ps));
+	json_object_put(o);
+
+	/* In the state file: a bad cc makes the record unusable, and it is rolled back. */
+	struct ia_job *j;
+	struct ia_jobs *js;
+	json_object *saved, *rec;
+
+	ASSERT_EQ(0, submit(_metadata, self, 0, 2, &j));
+	saved = json_tokener_parse(self->w.saved);
+	ASSERT_NE(NULL, saved);
+	rec = json_object_array_get_idx(json_object_object_get(saved, "jobs"), 0);
+	json_object_object_del(rec, "cc");
+	free(self->w.saved);
+	self->w.saved = strdup(json_object_to_json_string(saved));
+	js = restart(_metadata, self);
+	ASSERT_EQ(1, js->njobs);
+	EXPECT_EQ((int)IA_CC_FIXED, (int)js->jobs[0].cc);
+	ia_jobs_free(js);
+	free(js);
+	json_object_object_add(rec, "cc", json_object_new_string("bbr"));
+	free(self->w.saved);
+	self->w.saved = strdup(json_object_to_json_string(saved));
+	json_object_put(saved);
+	js = restart(_metadata, self);
+	EXPECT_EQ(0, js->njobs);
+	EXPECT_TRUE(no_trace(&self->w, 1));
+	ia_jobs_free(js);
+	free(js);
 }
 
 TEST_HARNESS_MAIN

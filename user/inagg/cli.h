@@ -76,6 +76,8 @@ int load_topo(const char *path, struct ia_topo **t);
 int parse_algo(const char *s, enum ia_algo *out);
 /* ia_algo_name() for OPT_ENUMF. */
 const char *cli_algo_name(int i);
+/* ia_cc_policy_name() for OPT_ENUMF: the window policies (docs/cc.md). */
+const char *cli_cc_name(int i);
 /* Opens -o FILE for writing, or stdout for none or "-"; NULL after out_err(). */
 FILE *open_out(const char *path);
 /* Closes what open_out() gave: 0, or 1 after out_err(). */

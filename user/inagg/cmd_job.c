@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cc.h"
 #include "ctl.h"
 #include "rpc.h"
 
@@ -13,12 +14,12 @@
 
 struct job_args {
 	long k, window, job, head;
-	int algo, jclass;
+	int algo, jclass, cc;
 	json_object *workers;
 	const char *sock;
 };
 
-static const struct job_args job_defaults = { .k = -1, .algo = -1, .jclass = -1,
+static const struct job_args job_defaults = { .k = -1, .algo = -1, .jclass = -1, .cc = -1,
 					       .sock = IA_CTL_SOCK };
 
 /* As inaggd's request spells them (user/lib/job.h, docs/memory.md). */
@@ -70,6 +71,8 @@ static const struct opt submit_opts[] = {
 		 "the switches' tails; auto: ina if memory allows, else ps (default)"),
 	OPT_INT(0, "head", "SLOTS", struct job_args, head, 1, IA_MAX_WINDOW, OPT_NODEF,
 		"aggregator slots of an INA job on each blue switch (default: the window)"),
+	OPT_ENUMF(0, "cc", "POLICY", struct job_args, cc, cli_cc_name, IA_CC__COUNT, OPT_NODEF,
+		  "its workers' window policy (docs/cc.md; default: inaggd's, fixed)"),
 	JOB_ID(0),
 	OPT_FUNC('W', "workers", "LIST", struct job_args, workers, parse_workers, NULL, 0,
 		 "SWITCH=COUNT,... workers taking part (default: all of the topology's)"),
@@ -139,10 +142,10 @@ static void print_job(json_object *j)
 {
 	json_object *arr;
 
-	printf("job %s: %s, %s head %s, %s k=%s window %s (workers %s in flight), blue:",
+	printf("job %s: %s, %s head %s, %s k=%s window %s (workers %s in flight), cc %s, blue:",
 	       rpc_str(j, "job"), rpc_str(j, "state"), rpc_str(j, "class"), rpc_str(j, "head"),
 	       rpc_str(j, "algorithm"), rpc_str(j, "k"), rpc_str(j, "window"),
-	       rpc_str(j, "worker_window"));
+	       rpc_str(j, "worker_window"), rpc_str(j, "cc"));
 	if (json_object_object_get_ex(j, "blue", &arr))
 		for (size_t i = 0; i < json_object_array_length(arr); i++)
 			printf(" %s", json_object_get_string(json_object_array_get_idx(arr, i)));
@@ -220,6 +223,8 @@ static json_object *job_request(const struct opt_cmd *cmd, const char *wire, int
 				       json_object_new_string(class_names[a->jclass]));
 	if (a->head)
 		json_object_object_add(req, "head", json_object_new_int64(a->head));
+	if (a->cc >= 0)
+		json_object_object_add(req, "cc", json_object_new_string(ia_cc_policy_name(a->cc)));
 	if (a->job)
 		json_object_object_add(req, "job", json_object_new_int64(a->job));
 	if (a->workers)

@@ -1,24 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /* inagg worker run: one worker of a job (see docs/hosts.md). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_job.h"
 #include "cli.h"
+#include "ctl.h"
 #include "host.h"
 #include "hostio.h"
 
 struct worker_args {
 	struct ia_worker_cfg cfg;
 	uint64_t elems, seed;
-	const char *file, *out;
-	int frac;
+	const char *file, *out, *sock;
+	int frac, cc, jclass;
 };
 
 static const struct worker_args worker_defaults = {
 	.cfg = { .chunk = IA_MAX_ELEMS, .window = IA_HOST_WINDOW,
 		 .timeout_ms = IA_HOST_TIMEOUT_MS, .retries = IA_HOST_RETRIES },
-	.frac = -1,
+	.frac = -1, .cc = -1, .jclass = -1, .sock = IA_CTL_SOCK,
 };
+
+static const char *const class_names[] = { "ina", "ps", NULL };
 
 #define W struct worker_args
 static const struct opt worker_opts[] = {
@@ -46,6 +51,13 @@ static const struct opt worker_opts[] = {
 		"retransmissions of one chunk before giving up"),
 	OPT_INT(0, "nworkers", "N", W, cfg.nworkers, 0, UINT32_MAX, OPT_NODEF,
 		"total workers of the job: accept only results that sum N workers"),
+	OPT_ENUMF(0, "cc", "POLICY", W, cc, cli_cc_name, IA_CC__COUNT, OPT_NODEF,
+		  "window policy (docs/cc.md; default: the job's, as inaggd says, else fixed)"),
+	OPT_ENUM(0, "class", "CLASS", W, jclass, class_names, OPT_NODEF,
+		 "the job's class, for flexina (default: the job's, as inaggd says, else ina)"),
+	OPT_STR('S', "socket", "PATH", W, sock, 0,
+		"inaggd's socket, asked for the job's policy and class unless --cc and --class "
+		"give both"),
 	HOST_OPT_OUTPUT(W, out),
 	OPT_END
 };
@@ -60,10 +72,59 @@ const struct opt_cmd worker_run_cmd = {
 		 "stall timer for the chunk the window waits for), and waits for the sum of every\n"
 		 "chunk. Results arrive on ADDR:" OPT_STR_OF(IA_UDP_PORT)
 		 " (the worker's own UDP port).\n",
-	.notes = "JSON (-j): job, id, elements, chunks, sent, retransmitted, results, duplicates,\n"
+	.notes = "JSON (-j): job, id, elements, chunks, cc, cc_from (option, job: inaggd's\n"
+		 "record, default: no daemon), class, sent, retransmitted, results, duplicates,\n"
 		 "timeouts (resends by timer), early, ignored, marks, max_retx, srtt_us,\n"
 		 "min_rtt_us, rto_us, elapsed, checksum (FNV-1a 64 of the result, hex).\n",
 };
+
+/*
+ * The window policy and class: the options', else the job's record at
+ * inaggd, else fixed and ina. No daemon at sock is no error (a worker may run
+ * without one, docs/hosts.md); a daemon that does not know the job is
+ * warned about. Returns where the policy came from, or NULL after out_err().
+ */
+static const char *worker_cc(struct worker_args *a)
+{
+	json_object *req, *resp = NULL, *jo, *ok;
+	enum ia_cc_policy cc = IA_CC_FIXED;
+	const char *from = "default";
+	char err[IA_ERRLEN];
+	bool ps = false;
+	int ret;
+
+	if (a->cc < 0 || a->jclass < 0) {
+		req = json_object_new_object();
+		json_object_object_add(req, "cmd", json_object_new_string("show"));
+		json_object_object_add(req, "job", json_object_new_int64(a->cfg.job));
+		ret = ia_ctl_call(a->sock, req, &resp, err, sizeof(err));
+		json_object_put(req);
+		if (!ret && json_object_object_get_ex(resp, "ok", &ok) &&
+		    json_object_get_boolean(ok) && json_object_object_get_ex(resp, "job", &jo)) {
+			if (ia_job_cc_of(jo, &cc, &ps)) {
+				json_object_put(resp);
+				out_err("job %u: inaggd names an unknown window policy", a->cfg.job);
+				return NULL;
+			}
+			from = "job";
+		} else if (!ret) {
+			out_warn("job %u not known to inaggd (%s): window policy %s", a->cfg.job,
+				 a->sock, a->cc < 0 ? "fixed" : ia_cc_policy_name(a->cc));
+		} else if (ret != -ENOENT && ret != -ECONNREFUSED) {
+			out_warn("inaggd at %s: %s", a->sock, err);
+		}
+		json_object_put(resp);
+	}
+	if (a->cc >= 0) {
+		cc = a->cc;
+		from = "option";
+	}
+	if (a->jclass >= 0)
+		ps = a->jclass == 1;
+	a->cfg.cc = cc;
+	a->cfg.ps_job = ps;
+	return from;
+}
 
 int cmd_worker_run(int argc, char **argv)
 {
@@ -72,6 +133,7 @@ int cmd_worker_run(int argc, char **argv)
 	struct ia_worker_stats st;
 	struct ia_worker *w = NULL;
 	char err[IA_ERRLEN] = "";
+	const char *cc_from;
 	int32_t *v = NULL;
 	int ret = 1;
 	uint64_t n;
@@ -83,6 +145,9 @@ int cmd_worker_run(int argc, char **argv)
 		return out_err("%s: --float needs --file", argv[0]);
 	if (!opt_given(worker_opts, given, "seed"))
 		a.seed = a.cfg.id;
+	cc_from = worker_cc(&a);
+	if (!cc_from)
+		return 1;
 	if (a.file) {
 		len = read_vector(a.file, a.frac, &v);
 		if (len < 0)
@@ -117,6 +182,9 @@ int cmd_worker_run(int argc, char **argv)
 	out_uint("id", " id %llu:", a.cfg.id);
 	out_uint("elements", " %llu elements", n);
 	out_uint("chunks", " in %llu chunks\n", ia_host_nchunks(n, a.cfg.chunk));
+	out_str("cc", "cc %s", ia_cc_policy_name(a.cfg.cc));
+	out_str("cc_from", " (%s),", cc_from);
+	out_str("class", " class %s\n", a.cfg.ps_job ? "ps" : "ina");
 	out_uint("sent", "sent %llu", st.sent);
 	out_uint("retransmitted", "  retransmitted %llu", st.retx);
 	out_uint("timeouts", "  timeouts %llu", st.timeouts);

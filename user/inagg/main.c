@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cc.h"
 #include "cli.h"
 #include "xdp.h"
 
@@ -160,6 +161,11 @@ int parse_algo(const char *s, enum ia_algo *out)
 const char *cli_algo_name(int i)
 {
 	return ia_algo_name(i);
+}
+
+const char *cli_cc_name(int i)
+{
+	return ia_cc_policy_name(i);
 }
 
 FILE *open_out(const char *path)

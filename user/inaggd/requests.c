@@ -164,6 +164,9 @@ static json_object *do_submit(struct daemon *d, json_object *req)
 	if (a < 0)
 		return error_reply("class: ina, ps or auto, not '%.32s'", ia_ctl_str(req, "class", ""));
 	rq.class = a;
+	if (ia_cc_policy_parse(ia_ctl_str(req, "cc", "fixed"), &rq.cc))
+		return error_reply("cc: fixed, atp, a2tp or flexina, not '%.32s'",
+				   ia_ctl_str(req, "cc", ""));
 	load = calloc(t->n, sizeof(*load));
 	refused = calloc(2 * t->n, sizeof(*refused));	/* heads, then tails: see job.h */
 	if (!load || !refused) {
@@ -430,7 +433,7 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 static const struct command {
 	const char *name;
 	json_object *(*run)(struct daemon *d, json_object *req);
-	struct ia_ctl_field fields[8];
+	struct ia_ctl_field fields[10];
 } commands[] = {
 	{ "submit", do_submit, {
 		{ "k", IA_CTL_INT, true, 0, INT32_MAX },
@@ -440,6 +443,7 @@ static const struct command {
 		{ "workers", IA_CTL_COUNTS, false, 0, UINT32_MAX },
 		{ "class", IA_CTL_STRING, false, 1, 8 },
 		{ "head", IA_CTL_INT, false, 1, IA_MAX_WINDOW },
+		{ "cc", IA_CTL_STRING, false, 1, 16 },
 	} },
 	{ "end", do_end, { JOB_ID(true) } },
 	{ "list", do_list, { { NULL } } },

@@ -20,6 +20,8 @@ struct ia_api {
 	uint16_t port;
 	char netns[64];		/* where addr is (from the daemon), for messages */
 	uint32_t window, timeout_ms, retries;
+	enum ia_cc_policy cc;	/* the job's window policy, from the daemon (0: fixed) */
+	bool ps_job;		/* the job is a PS job (flexina cuts it harder) */
 	uint64_t capacity;	/* stream length in elements */
 	uint64_t next_seq;	/* first chunk of the next call */
 	uint64_t calls;

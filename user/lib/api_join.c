@@ -4,6 +4,7 @@
  * answer says where the job's workers and destination are and how many
  * chunks a worker keeps in flight. Anything the daemon does not confirm as
  * an active job is a refusal (-ECONNREFUSED), with the daemon's words.
+ * A worker also takes the job's window policy and class (docs/cc.md).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "inagg/api.h"
 #include "api_int.h"
+#include "cc_job.h"
 #include "ctl.h"
 #include "err.h"
 
@@ -121,6 +123,10 @@ int ia_api_worker_join(const char *sock, uint32_t job, uint32_t index, struct ia
 	get_netns(w, h->netns, sizeof(h->netns));
 	o = member(jo, "worker_window", json_type_int);
 	h->window = o ? json_object_get_int64(o) : 0;
+	ret = ia_job_cc_of(jo, &h->cc, &h->ps_job);
+	if (ret)
+		ia_fail(err, errlen, ret, "job %u: inaggd's answer has an unknown window policy",
+			job);
 out:
 	return join_done(resp, h, ret, out);
 }

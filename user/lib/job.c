@@ -224,6 +224,8 @@ static int check_request(struct ia_jobs *js, const struct ia_job_request *rq, ui
 		return ia_fail(err, errlen, -EINVAL,
 			       "window %u above the head (%u): chunks in flight would share slots",
 			       rq->window, rq->head);
+	if ((unsigned int)rq->cc >= IA_CC__COUNT)
+		return ia_fail(err, errlen, -EINVAL, "cc: fixed, atp, a2tp or flexina");
 	if ((int)rq->algo < 0 || rq->algo >= IA_ALGO__COUNT || rq->algo == IA_ALGO_BRUTE)
 		return ia_fail(err, errlen, -EINVAL, "algorithm not for jobs");
 	for (int v = 0; rq->load && v < t->n; v++)
@@ -289,7 +291,7 @@ int ia_jobs_submit(struct ia_jobs *js, const struct ia_job_request *rq, struct i
 			      .class = rq->class ? rq->class : IA_JOB_AUTO,
 			      .window = rq->window ? rq->window :
 				       rq->head ? rq->head : IA_JOB_WINDOW_DEFAULT,
-			      .state = IA_JOB_ADMITTING, .created = time(NULL) };
+			      .cc = rq->cc, .state = IA_JOB_ADMITTING, .created = time(NULL) };
 	j->head = rq->head ? rq->head : j->window;
 	if (j->class == IA_JOB_PS)
 		j->head = 0;
@@ -332,9 +334,10 @@ int ia_jobs_submit(struct ia_jobs *js, const struct ia_job_request *rq, struct i
 	ret = save(js, err, errlen);
 	if (ret)
 		goto rollback;
-	note(js, 6, "job %u: %s, head %u, %s k=%d, %d blue, congestion %g, %u workers", j->id,
-	     ia_job_class_name(j->class), j->head, ia_algo_name(j->algo), j->k, j->model.nblue,
-	     ia_ratio_double(j->model.congestion), j->plan.nworkers);
+	note(js, 6, "job %u: %s, head %u, %s k=%d, %d blue, congestion %g, %u workers, cc %s",
+	     j->id, ia_job_class_name(j->class), j->head, ia_algo_name(j->algo), j->k,
+	     j->model.nblue, ia_ratio_double(j->model.congestion), j->plan.nworkers,
+	     ia_cc_policy_name(j->cc));
 	free(avail);
 	*out = j;
 	return 0;

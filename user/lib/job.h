@@ -29,6 +29,7 @@
 
 #include <json-c/json.h>
 
+#include "cc.h"
 #include "err.h"
 #include "plan.h"
 #include "topo.h"
@@ -55,6 +56,7 @@ struct ia_job {
 	uint32_t window;		/* chunks in flight x 2 (see ia_job_worker_window()) */
 	uint32_t live_window;		/* INA: chunks its senders keep in flight now, as they
 					 * report it (0: the worker window); lends follow it */
+	enum ia_cc_policy cc;		/* its workers' window policy (cc.h, docs/cc.md) */
 	enum ia_job_state state;
 	uint32_t *load;			/* workers used per switch */
 	bool *blue;			/* INA: where its heads are */
@@ -104,6 +106,7 @@ struct ia_job_request {
 	enum ia_job_class class;	/* 0: IA_JOB_AUTO */
 	uint32_t head;			/* INA: head slots; 0: the window */
 	uint32_t window;		/* 0: the head if given, else IA_JOB_WINDOW_DEFAULT */
+	enum ia_cc_policy cc;		/* its workers' window policy; 0: fixed */
 	const uint32_t *load;		/* workers per switch; NULL: all of the topology's */
 };
 
@@ -151,7 +154,7 @@ const char *ia_job_class_name(enum ia_job_class c);
 int ia_job_class_parse(const char *s);
 /*
  * The job's record: id, state, class, head, algorithm, k, window, worker
- * window, blue (= heads), tails, workers.
+ * window, cc (its workers' window policy), blue (= heads), tails, workers.
  */
 json_object *ia_job_to_json(const struct ia_jobs *js, const struct ia_job *j);
 /* {"jobs": [records]}: what ops->save persists. */

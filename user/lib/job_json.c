@@ -75,6 +75,7 @@ json_object *ia_job_to_json(const struct ia_jobs *js, const struct ia_job *j)
 	json_object_object_add(o, "window", json_object_new_int64(j->window));
 	json_object_object_add(o, "worker_window",
 			       json_object_new_int64(ia_job_worker_window(j->window)));
+	json_object_object_add(o, "cc", json_object_new_string(ia_cc_policy_name(j->cc)));
 	json_object_object_add(o, "created", json_object_new_int64(j->created));
 	for (int v = 0; v < t->n; v++) {
 		if (j->blue[v])
@@ -134,7 +135,7 @@ static void names_to_set(const struct ia_topo *t, json_object *o, const char *ke
  * A saved record back into a job. -EINVAL without an id: unusable. Any other
  * failure leaves what is needed to roll it back (id, what it held, load).
  * A record without a class is an INA job with a head of its window (before
- * issue 16).
+ * issue 16); one without cc runs the fixed policy (before issue 12).
  */
 int ia_job_from_json(const struct ia_topo *t, json_object *o, struct ia_job *j)
 {
@@ -190,6 +191,10 @@ int ia_job_from_json(const struct ia_topo *t, json_object *o, struct ia_job *j)
 	    (algo = ia_algo_parse(json_object_get_string(f))) < 0)
 		return -EBADMSG;
 	j->algo = algo;
+	if (json_object_object_get_ex(o, "cc", &f) &&
+	    (!json_object_is_type(f, json_type_string) ||
+	     ia_cc_policy_parse(json_object_get_string(f), &j->cc)))
+		return -EBADMSG;
 	if (!json_object_object_get_ex(o, "state", &f) || !json_object_is_type(f, json_type_string))
 		return -EBADMSG;
 	s = ia_name_find(NAMES(state_names), json_object_get_string(f));
