@@ -37,7 +37,9 @@ enum ia_msg_type {
 /* PS jobs' tail aggregation (docs/memory.md, "Tail aggregation and exactly-once"): */
 #define IA_F_SET	0x08	/* a member set trailer (struct ia_set) follows the payload */
 #define IA_F_FLUSH	0x10	/* a tail slot's partial aggregate, flushed toward the PS */
-#define IA_F_COLL	0x20	/* passed a tail switch unaggregated (a collision) */
+#define IA_F_COLL	0x20	/* up: passed a tail switch unaggregated (a collision); on a
+				 * RESULT: an accepted piece of the chunk had it (the PS
+				 * sets it, workers' aggregator windows react, docs/cc.md) */
 
 /*
  * Starts at frame offset 42, so every 32-bit field (header offset 2 mod 4)

@@ -74,8 +74,11 @@ const struct opt_cmd worker_run_cmd = {
 		 " (the worker's own UDP port).\n",
 	.notes = "JSON (-j): job, id, elements, chunks, cc, cc_from (option, job: inaggd's\n"
 		 "record, default: no daemon), class, sent, retransmitted, results, duplicates,\n"
-		 "timeouts (resends by timer), early, ignored, marks, max_retx, srtt_us,\n"
-		 "min_rtt_us, rto_us, elapsed, checksum (FNV-1a 64 of the result, hex).\n",
+		 "timeouts (resends by timer), early, ignored, marks, collisions (results saying\n"
+		 "part of the chunk collided in a tail), max_retx, srtt_us, min_rtt_us, rto_us,\n"
+		 "cwnd, min_cwnd, awnd, min_awnd (the policy's windows at the end and their\n"
+		 "smallest), cuts, acuts (their decreases), elapsed, checksum (FNV-1a 64 of the\n"
+		 "result, hex).\n",
 };
 
 /*
@@ -193,10 +196,17 @@ int cmd_worker_run(int argc, char **argv)
 	out_uint("early", "  early %llu", st.early);
 	out_uint("ignored", "  ignored %llu", st.bad);
 	out_uint("marks", "  marks %llu", st.marks);
+	out_uint("collisions", "  collisions %llu", st.colls);
 	out_uint("max_retx", "  max_retx %llu\n", st.max_retx);
 	out_uint("srtt_us", "srtt %llu us", st.srtt_us);
 	out_uint("min_rtt_us", "  min_rtt %llu us", st.min_rtt_us);
 	out_uint("rto_us", "  rto %llu us\n", st.rto_us);
+	out_uint("cwnd", "window %llu", st.cwnd);
+	out_uint("min_cwnd", " (min %llu),", st.min_cwnd);
+	out_uint("awnd", " aggregator window %llu", st.awnd);
+	out_uint("min_awnd", " (min %llu),", st.min_awnd);
+	out_uint("cuts", " cuts %llu", st.cuts);
+	out_uint("acuts", " (aggregator %llu)\n", st.acuts);
 	out_double("elapsed", "elapsed %.6f s\n", st.elapsed);
 	print_checksum(v, n);
 	ret = out_end();

@@ -85,11 +85,15 @@ struct ia_worker_stats {
 	uint64_t early;			/* results of chunks not sent yet (ignored) */
 	uint64_t bad;			/* malformed or foreign messages ignored */
 	uint64_t marks;			/* results carrying IA_F_MARK */
+	uint64_t colls;			/* results carrying IA_F_COLL (part collided in a tail) */
 	uint32_t max_retx;		/* most retransmissions of one chunk */
 	uint64_t timeouts;		/* retransmissions by timer (the others: by later results) */
 	uint32_t srtt_us;		/* smoothed round-trip time at the end */
 	uint32_t min_rtt_us;		/* shortest round trip */
 	uint32_t rto_us;		/* retransmission timeout at the end */
+	/* The window policy (cc.h): windows at the end, their smallest, and cuts. */
+	uint32_t cwnd, awnd, min_cwnd, min_awnd;
+	uint64_t cuts, acuts;
 	double elapsed;			/* seconds from first send to last result */
 };
 
@@ -164,6 +168,7 @@ struct ia_ps_stats {
 	uint64_t late_quiet;		/* of which not answered: sent down < 1 ms before */
 	uint64_t results;		/* RESULT messages sent, re-sends included */
 	uint64_t marks;			/* accepted messages carrying IA_F_MARK */
+	uint64_t colls;			/* accepted messages carrying IA_F_COLL */
 	uint64_t pieces;		/* by set: partial aggregates (IA_F_SET) merged */
 	uint64_t overlap;		/* by set: dropped, overlapping the chunk's set in part */
 	uint64_t drop[IA_PS_DROP__COUNT];

@@ -19,7 +19,7 @@ enum { PC_EMPTY, PC_OPEN, PC_DONE };
 
 struct pchunk {
 	uint8_t state;		/* PC_EMPTY (nothing yet), PC_OPEN, PC_DONE */
-	uint8_t flags;		/* IA_F_MARK seen in an accepted contribution */
+	uint8_t flags;		/* IA_F_MARK, IA_F_COLL seen in an accepted contribution */
 	uint32_t nworkers;	/* sum over distinct senders */
 	uint32_t nsenders, cap;
 	uint64_t uset;		/* by set: ranks merged so far */
@@ -244,7 +244,7 @@ static int ps_send_result(struct ia_ps *ps, uint64_t idx, const struct sockaddr_
 
 	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_RESULT, ps->cfg.job,
 		    ps->cfg.base_seq + (uint32_t)idx, ps->cfg.id, ps->cfg.nworkers, len,
-		    ps->ch[idx].flags & IA_F_MARK);
+		    ps->ch[idx].flags & (IA_F_MARK | IA_F_COLL));
 	ia_io_payload_put(buf + IA_HDR_LEN, ps->sum + idx * ps->cfg.chunk, len);
 	if (ps->cfg.down_mode == IA_PS_DOWN_ADDR) {
 		ps->st.results++;
@@ -388,6 +388,11 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 	if (h->flags & IA_F_MARK) {
 		ps->st.marks++;
 		c->flags |= IA_F_MARK;
+	}
+	/* It collided in a tail on the way: the result says so (docs/cc.md). */
+	if (h->flags & IA_F_COLL) {
+		ps->st.colls++;
+		c->flags |= IA_F_COLL;
 	}
 	dst = ps->sum + idx * ps->cfg.chunk;
 	for (i = 0; i < nelem; i++)

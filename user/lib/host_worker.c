@@ -25,7 +25,7 @@
  *   Timer resends other than of the first open chunk spend tokens that new
  *   results earn, so that they do not feed a storm faster than results come.
  * - The window follows the job's policy (cfg.cc, cc.h, docs/cc.md), fed
- *   every new result (its mark) and every outage. Under the default, fixed,
+ *   every new result (its mark and collision bits) and every outage. Under the default, fixed,
  *   random loss does not shrink it: only no result at all for a whole
  *   timeout (an outage or a full queue) halves it; each result grows it by
  *   one back to cfg.window.
@@ -265,6 +265,19 @@ static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now
 	return ia_io_tx_send(&w->tx, buf, IA_HDR_LEN + 4 * len, &w->ps);
 }
 
+/* The policy's windows into the statistics (after every event). */
+static void cc_stats(struct wrun *r)
+{
+	struct ia_worker_stats *st = &r->w->st;
+
+	st->cwnd = ia_cc_window(&r->cc);
+	st->awnd = ia_cc_agg_window(&r->cc);
+	st->min_cwnd = st->cwnd < st->min_cwnd ? st->cwnd : st->min_cwnd;
+	st->min_awnd = st->awnd < st->min_awnd ? st->awnd : st->min_awnd;
+	st->cuts = r->cc.cuts;
+	st->acuts = r->cc.acuts;
+}
+
 static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, uint64_t now)
 {
 	const struct ia_hdr *h = (const struct ia_hdr *)buf;
@@ -317,11 +330,14 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, uint64_t
 		if (now > c->xmit)
 			rtt_sample(r, now - c->xmit);
 	}
-	/* No collision signal reaches workers yet (docs/cc.md). */
-	ia_cc_result(&r->cc, h->flags & IA_F_MARK ? IA_CC_MARK : 0, now);
+	ia_cc_result(&r->cc, (h->flags & IA_F_MARK ? IA_CC_MARK : 0) |
+			     (h->flags & IA_F_COLL ? IA_CC_COLL : 0), now);
+	cc_stats(r);
 	w->st.elapsed = (now - r->t0) / 1e9;
 	if (h->flags & IA_F_MARK)
 		w->st.marks++;
+	if (h->flags & IA_F_COLL)
+		w->st.colls++;
 	return;
 bad:
 	w->st.bad++;
@@ -400,6 +416,7 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 		 */
 		if (timeout && now - r->last_progress > idle && now - r->last_halve > idle) {
 			ia_cc_timeout(&r->cc, now);
+			cc_stats(r);
 			r->last_halve = now;
 		}
 		ret = worker_send(r, i, IA_F_RETX, now);
@@ -434,6 +451,8 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 		free(r.ch);
 		return ia_fail(err, errlen, ret, "window policy %d: invalid", w->cfg.cc);
 	}
+	w->st.min_cwnd = w->st.min_awnd = UINT32_MAX;
+	cc_stats(&r);
 	r.rto = r.floor = w->cfg.timeout_ms * NS_PER_MS;
 	r.t0 = r.last_progress = ia_io_now_ns();
 	r.tokens = TOKENS_MAX;

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Collision feedback (docs/cc.md, issue 12): the PS sets IA_F_COLL on a
+ * chunk's result when an accepted piece of it collided in a tail, and the
+ * worker feeds it to its policy's aggregator window. Hand-made messages and
+ * a hand-made PS on loopback.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "host.h"
+#include "host_io.h"
+
+#define JOB	41
+#define NE	4
+
+static struct in_addr lo(int host)
+{
+	struct in_addr a = { htonl(0x7f000000 | host) };
+
+	return a;
+}
+
+static int udp_at(struct in_addr addr, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port), .sin_addr = addr };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct ps_run {
+	struct ia_ps *ps;
+	int ret;
+	char err[128];
+};
+
+static void *ps_thread(void *arg)
+{
+	struct ps_run *r = arg;
+
+	r->ret = ia_ps_run(r->ps, r->err, sizeof(r->err));
+	return NULL;
+}
+
+static int send_contrib(int fd, uint16_t port, uint32_t seq, uint32_t sender, uint8_t flags)
+{
+	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr = lo(1) };
+	int32_t v[NE] = { 1, 2, 3, (int32_t)sender };
+	size_t len = IA_HDR_LEN + 4 * NE;
+
+	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_CONTRIB, JOB, seq, sender, 1, NE, flags);
+	ia_io_payload_put(buf + IA_HDR_LEN, v, NE);
+	return sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ? 0
+											    : -errno;
+}
+
+/* The PS reflects collisions as it reflects marks: per chunk, from accepted pieces only. */
+TEST(ps_reflects_collisions)
+{
+	uint16_t port = 20000 + getpid() % 20000;
+	struct ia_ps_cfg cfg = {
+		.job = JOB, .id = IA_SENDER_DEST, .nworkers = 2, .nelem = 3 * NE, .chunk = NE,
+		.addr = lo(1), .down = lo(2), .port = port, .linger_ms = 200,
+	};
+	uint8_t flags[3] = { 0xff, 0xff, 0xff };
+	uint8_t buf[IA_IO_MSG_MAX];
+	struct ps_run r = { 0 };
+	struct ia_ps_stats st;
+	int tx, rx, got = 0;
+	pthread_t th;
+
+	ASSERT_EQ(0, ia_ps_open(&cfg, &r.ps, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
+	tx = udp_at(lo(3), port);
+	rx = udp_at(lo(2), port);
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(0, pthread_create(&th, NULL, ps_thread, &r));
+	ASSERT_EQ(0, send_contrib(tx, port, 0, 1, 0));
+	ASSERT_EQ(0, send_contrib(tx, port, 0, 1, IA_F_COLL));	/* a duplicate: not accepted */
+	ASSERT_EQ(0, send_contrib(tx, port, 0, 2, 0));
+	ASSERT_EQ(0, send_contrib(tx, port, 1, 1, IA_F_COLL));
+	ASSERT_EQ(0, send_contrib(tx, port, 1, 2, 0));
+	ASSERT_EQ(0, send_contrib(tx, port, 2, 1, IA_F_MARK));
+	ASSERT_EQ(0, send_contrib(tx, port, 2, 2, IA_F_COLL | IA_F_MARK));
+	while (got < 3) {
+		struct pollfd p = { rx, POLLIN, 0 };
+		const struct ia_hdr *h = (const struct ia_hdr *)buf;
+		ssize_t n;
+
+		ASSERT_EQ(1, poll(&p, 1, 5000));
+		n = recv(rx, buf, sizeof(buf), 0);
+		ASSERT_EQ(IA_HDR_LEN + 4 * NE, n);
+		ASSERT_EQ(IA_MSG_RESULT, h->type);
+		ASSERT_GT(3, ntohl(h->seq));
+		flags[ntohl(h->seq)] = h->flags;
+		got++;
+	}
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, r.ret) TH_LOG("%s", r.err);
+	EXPECT_EQ(0, flags[0]);
+	EXPECT_EQ(IA_F_COLL, flags[1]);
+	EXPECT_EQ(IA_F_COLL | IA_F_MARK, flags[2]);
+	ia_ps_stats(r.ps, &st);
+	EXPECT_EQ(2, st.colls);
+	EXPECT_EQ(2, st.marks);
+	EXPECT_EQ(1, st.dup);
+	ia_ps_close(r.ps);
+	close(tx);
+	close(rx);
+}
+
+/* A hand-made PS: each contribution's result at once, IA_F_COLL for chunks in [lo, hi). */
+struct fake_ps {
+	int fd;
+	uint32_t coll_lo, coll_hi, nchunks;
+	uint32_t answered;
+};
+
+static void *fake_thread(void *arg)
+{
+	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
+	struct fake_ps *f = arg;
+	struct sockaddr_in from;
+	socklen_t flen;
+	ssize_t n;
+
+	while (f->answered < f->nchunks) {
+		struct pollfd p = { f->fd, POLLIN, 0 };
+		struct ia_hdr *h = (struct ia_hdr *)buf;
+		uint32_t seq;
+
+		if (poll(&p, 1, 5000) != 1)
+			break;
+		flen = sizeof(from);
+		n = recvfrom(f->fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &flen);
+		if (n < IA_HDR_LEN || h->type != IA_MSG_CONTRIB)
+			continue;
+		seq = ntohl(h->seq);
+		h->type = IA_MSG_RESULT;
+		h->flags = seq >= f->coll_lo && seq < f->coll_hi ? IA_F_COLL : 0;
+		if (sendto(f->fd, buf, n, 0, (struct sockaddr *)&from, flen) == n)
+			f->answered++;
+	}
+	return NULL;
+}
+
+FIXTURE(wk) {
+	struct fake_ps f;
+	pthread_t th;
+	struct ia_worker_cfg cfg;
+	struct ia_worker_stats st;
+	int32_t v[64 * NE];
+};
+
+FIXTURE_SETUP(wk)
+{
+	uint16_t port = 20000 + getpid() % 20000;
+
+	self->f = (struct fake_ps){ .coll_lo = 16, .coll_hi = 32, .nchunks = 64 };
+	self->f.fd = udp_at(lo(1), port);
+	ASSERT_LE(0, self->f.fd);
+	/* A long timer: every chunk is sent once, results come in chunk order. */
+	self->cfg = (struct ia_worker_cfg){ .job = JOB, .id = 1, .addr = lo(4), .ps = lo(1),
+					    .port = port, .chunk = NE, .window = 8,
+					    .timeout_ms = 2000 };
+	for (size_t i = 0; i < sizeof(self->v) / sizeof(self->v[0]); i++)
+		self->v[i] = i;
+}
+
+FIXTURE_TEARDOWN(wk)
+{
+	close(self->f.fd);
+}
+
+static int run_worker(FIXTURE_DATA(wk) *self, char *err, size_t errlen)
+{
+	struct ia_worker *w;
+	int ret;
+
+	if (pthread_create(&self->th, NULL, fake_thread, &self->f))
+		return -errno;
+	ret = ia_worker_open(&self->cfg, &w, err, errlen);
+	if (!ret) {
+		ret = ia_worker_run(w, self->v, self->v, sizeof(self->v) / sizeof(self->v[0]), err,
+				    errlen);
+		ia_worker_stats(w, &self->st);
+		ia_worker_close(w);
+	}
+	pthread_join(self->th, NULL);
+	return ret;
+}
+
+/*
+ * a2tp, window 8, 64 results in 8 rounds of 8, rounds 3 and 4 all collided
+ * (docs/cc.md): awnd 8, 8, then 8 - 8*8/16 = 4, 4 - 4*8/16 = 2, then +1 per
+ * round: 3, 4, 5, 6. The link window never shrinks (no marks).
+ */
+TEST_F(wk, a2tp_aggregator_window_follows_collisions)
+{
+	char err[128] = "";
+
+	self->cfg.cc = IA_CC_A2TP;
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(64, self->st.results);
+	EXPECT_EQ(16, self->st.colls);
+	EXPECT_EQ(0, self->st.retx);
+	EXPECT_EQ(2, self->st.min_awnd);
+	EXPECT_EQ(6, self->st.awnd);
+	EXPECT_EQ(2, self->st.acuts);
+	EXPECT_EQ(8, self->st.cwnd);
+	EXPECT_EQ(8, self->st.min_cwnd);
+	EXPECT_EQ(0, self->st.cuts);
+}
+
+/* flexina's PS job follows the same aggregator window; its INA job ignores collisions. */
+TEST_F(wk, flexina_ps_job_cuts_ina_job_does_not)
+{
+	char err[128] = "";
+
+	self->cfg.cc = IA_CC_FLEXINA;
+	self->cfg.ps_job = true;
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(2, self->st.min_awnd);
+	EXPECT_EQ(6, self->st.awnd);
+	self->cfg.ps_job = false;
+	self->f.answered = 0;
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(16, self->st.colls);
+	EXPECT_EQ(8, self->st.min_awnd);
+	EXPECT_EQ(0, self->st.acuts);
+}
+
+/* fixed counts collisions and ignores them. */
+TEST_F(wk, fixed_counts_and_ignores)
+{
+	char err[128] = "";
+
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(16, self->st.colls);
+	EXPECT_EQ(8, self->st.min_awnd);
+	EXPECT_EQ(8, self->st.min_cwnd);
+	EXPECT_EQ(0, self->st.acuts);
+}
+
+TEST_HARNESS_MAIN
