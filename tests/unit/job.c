@@ -427,6 +427,33 @@ TEST_F(job, ps_holds_no_head_and_its_tails_are_its_path)
 				 "\"s5\",\"s6\"]"));
 }
 
+/*
+ * A PS job submitted without tails (NetPack's selective INA, "tail": 0 to
+ * inaggd): admitted nowhere, pushed on its whole path (its messages pass
+ * every switch to the PS), no tail in its record; the same for an automatic
+ * job that finds no room for a head.
+ */
+TEST_F(job, ps_without_tails_holds_no_memory)
+{
+	struct ia_job_request rq = { .k = 7, .algo = IA_ALGO_SMC, .class = IA_JOB_PS,
+				     .no_tail = true };
+	struct ia_job *j;
+
+	ASSERT_EQ(0, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+				    self->err, sizeof(self->err)));
+	EXPECT_EQ((int)IA_JOB_PS, (int)j->class);
+	EXPECT_EQ(0, self->nrefused);
+	for (int v = 0; v < NSW; v++) {
+		EXPECT_FALSE(j->held[v]);
+		EXPECT_FALSE(has(self->w.admitted[v], j->id));
+		EXPECT_EQ(j->plan.sw[v].on_path, has(self->w.pushed[v], j->id));
+	}
+	EXPECT_TRUE(in_place(&self->w, j));
+	EXPECT_NE(NULL, strstr(self->w.saved, "\"tails\":[]"));
+	ASSERT_EQ(0, ia_jobs_end(&self->js, j->id, self->err, sizeof(self->err)));
+	EXPECT_TRUE(no_trace(&self->w, 1));
+}
+
 static int find_member(const struct ia_sender *m, uint32_t n, uint32_t id)
 {
 	for (uint32_t i = 0; i < n; i++)

@@ -15,6 +15,7 @@
 struct job_args {
 	long k, window, job, head;
 	int algo, jclass, cc;
+	bool no_tail;
 	json_object *workers;
 	const char *sock;
 };
@@ -73,6 +74,8 @@ static const struct opt submit_opts[] = {
 		"aggregator slots of an INA job on each blue switch (default: the window)"),
 	OPT_ENUMF(0, "cc", "POLICY", struct job_args, cc, cli_cc_name, IA_CC__COUNT, OPT_NODEF,
 		  "its workers' window policy (docs/cc.md; default: inaggd's, fixed)"),
+	OPT_FLAG(0, "no-tail", struct job_args, no_tail, 0,
+		 "a PS job without tails: it never uses switch memory (NetPack's selective INA)"),
 	JOB_ID(0),
 	OPT_FUNC('W', "workers", "LIST", struct job_args, workers, parse_workers, NULL, 0,
 		 "SWITCH=COUNT,... workers taking part (default: all of the topology's)"),
@@ -225,6 +228,8 @@ static json_object *job_request(const struct opt_cmd *cmd, const char *wire, int
 		json_object_object_add(req, "head", json_object_new_int64(a->head));
 	if (a->cc >= 0)
 		json_object_object_add(req, "cc", json_object_new_string(ia_cc_policy_name(a->cc)));
+	if (a->no_tail)
+		json_object_object_add(req, "tail", json_object_new_int64(0));
 	if (a->job)
 		json_object_object_add(req, "job", json_object_new_int64(a->job));
 	if (a->workers)

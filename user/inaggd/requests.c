@@ -146,6 +146,8 @@ static json_object *do_submit(struct daemon *d, json_object *req)
 		.k = ia_ctl_int(req, "k", 0),
 		.window = ia_ctl_int(req, "window", 0),
 		.head = ia_ctl_int(req, "head", 0),
+		/* "tail": 0, a PS job that never uses switch memory (selective INA, NetPack) */
+		.no_tail = !ia_ctl_int(req, "tail", 1),
 		.algo = IA_ALGO_SMC,
 	};
 	struct ia_job_refusal *refused = NULL;
@@ -444,6 +446,7 @@ static const struct command {
 		{ "class", IA_CTL_STRING, false, 1, 8 },
 		{ "head", IA_CTL_INT, false, 1, IA_MAX_WINDOW },
 		{ "cc", IA_CTL_STRING, false, 1, 16 },
+		{ "tail", IA_CTL_INT, false, 0, 1 },
 	} },
 	{ "end", do_end, { JOB_ID(true) } },
 	{ "list", do_list, { { NULL } } },

@@ -318,7 +318,7 @@ int ia_jobs_submit(struct ia_jobs *js, const struct ia_job_request *rq, struct i
 		ia_fail(err, errlen, ret, "plan: %s", strerror(-ret));
 		goto rollback;
 	}
-	if (j->class == IA_JOB_PS) {
+	if (j->class == IA_JOB_PS && !rq->no_tail) {
 		ret = admit_tails(js, j, refused, nrefused, err, errlen);
 		if (ret)
 			goto rollback;

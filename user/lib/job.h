@@ -108,6 +108,7 @@ struct ia_job_request {
 	uint32_t window;		/* 0: the head if given, else IA_JOB_WINDOW_DEFAULT */
 	enum ia_cc_policy cc;		/* its workers' window policy; 0: fixed */
 	const uint32_t *load;		/* workers per switch; NULL: all of the topology's */
+	bool no_tail;			/* a PS job: no tails, its messages pass every switch */
 };
 
 /* One admission refusal of a submission: the switch and the ledger's reason. */
