@@ -63,6 +63,9 @@ uint32_t ia_io_payload_get(const uint8_t *p, size_t i)
 	return le32toh(le);
 }
 
+/* Set by ia_host_share_enable() (host_share.h): several jobs' sockets on one port. */
+bool ia_io_reuseport;
+
 int ia_io_udp_open(struct in_addr addr, uint16_t port, char *err, size_t errlen)
 {
 	struct sockaddr_in sa = {
@@ -93,6 +96,8 @@ int ia_io_udp_open(struct in_addr addr, uint16_t port, char *err, size_t errlen)
 		close(fd);
 		return ia_fail(err, errlen, ret, "SO_NO_CHECK: %s", strerror(-ret));
 	}
+	if (ia_io_reuseport)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &v, sizeof(v));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		ret = -errno;
 		inet_ntop(AF_INET, &addr, ip, sizeof(ip));

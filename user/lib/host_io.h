@@ -39,6 +39,9 @@ struct ia_io_rx {
 	uint8_t buf[IA_IO_RX_BATCH][IA_IO_MSG_MAX + 4];	/* + 4: see a longer datagram as such */
 };
 
+/* Bind with SO_REUSEPORT (host_share.h); off by default. */
+extern bool ia_io_reuseport;
+
 /* A bound, non-blocking-use UDP socket for inagg messages; fd or -errno. */
 int ia_io_udp_open(struct in_addr addr, uint16_t port, char *err, size_t errlen);
 void ia_io_tx_init(struct ia_io_tx *t, int fd, const struct ia_host_faults *f);
