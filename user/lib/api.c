@@ -46,13 +46,26 @@ static int parse_addr(const char *what, const char *s, struct in_addr *a, char *
 	return 0;
 }
 
-static int check_job(uint32_t job, uint32_t nworkers, char *err, size_t errlen)
+/* A handle for job (checked first), or why there is none. */
+static int handle_new(uint32_t job, uint32_t nworkers, struct ia_api **h, char *err,
+		      size_t errlen)
 {
 	if (!job)
 		return ia_fail(err, errlen, -EINVAL, "job 0: job ids start at 1");
 	if (!nworkers)
 		return ia_fail(err, errlen, -EINVAL, "a job needs at least one worker");
-	return 0;
+	*h = ia_handle_alloc(job, nworkers);
+	return *h ? 0 : ia_fail(err, errlen, -ENOMEM, "out of memory");
+}
+
+/* The end of an open: h handed out, or freed on failure. */
+static int handle_done(struct ia_api *h, int ret, struct ia_api **out)
+{
+	if (ret)
+		free(h);
+	else
+		*out = h;
+	return ret;
 }
 
 int ia_api_worker_open(uint32_t job, uint32_t id, uint32_t nworkers, const char *addr,
@@ -63,23 +76,15 @@ int ia_api_worker_open(uint32_t job, uint32_t id, uint32_t nworkers, const char 
 	int ret;
 
 	*out = NULL;
-	ret = check_job(job, nworkers, err, errlen);
+	ret = handle_new(job, nworkers, &h, err, errlen);
 	if (ret)
 		return ret;
-	h = ia_handle_alloc(job, nworkers);
-	if (!h)
-		return ia_fail(err, errlen, -ENOMEM, "out of memory");
 	h->id = id;
 	h->port = port;
 	ret = parse_addr("worker", addr, &h->addr, err, errlen);
 	if (!ret)
 		ret = parse_addr("PS", ps, &h->ps, err, errlen);
-	if (ret) {
-		free(h);
-		return ret;
-	}
-	*out = h;
-	return 0;
+	return handle_done(h, ret, out);
 }
 
 int ia_api_ps_open(uint32_t job, uint32_t nworkers, const char *addr, const char *down,
@@ -89,24 +94,16 @@ int ia_api_ps_open(uint32_t job, uint32_t nworkers, const char *addr, const char
 	int ret;
 
 	*out = NULL;
-	ret = check_job(job, nworkers, err, errlen);
+	ret = handle_new(job, nworkers, &h, err, errlen);
 	if (ret)
 		return ret;
-	h = ia_handle_alloc(job, nworkers);
-	if (!h)
-		return ia_fail(err, errlen, -ENOMEM, "out of memory");
 	h->is_ps = true;
 	h->port = port;
 	h->unicast = !down;
 	ret = parse_addr("PS", addr, &h->addr, err, errlen);
 	if (!ret && down)
 		ret = parse_addr("down", down, &h->down, err, errlen);
-	if (ret) {
-		free(h);
-		return ret;
-	}
-	*out = h;
-	return 0;
+	return handle_done(h, ret, out);
 }
 
 /* The options' names and ranges. */
