@@ -125,36 +125,52 @@ TEST(ps_reflects_collisions)
 	close(rx);
 }
 
-/* A hand-made PS: each contribution's result at once, IA_F_COLL for chunks in [lo, hi). */
+/*
+ * A hand-made PS: each contribution's result at once; for chunks in [lo, hi)
+ * with IA_F_COLL, or sent with IP CE if ce. Counts contributions that came
+ * with ECT(0).
+ */
 struct fake_ps {
 	int fd;
 	uint32_t coll_lo, coll_hi, nchunks;
-	uint32_t answered;
+	bool ce;
+	uint32_t answered, ect;
 };
 
 static void *fake_thread(void *arg)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
+	uint8_t ctl[CMSG_SPACE(sizeof(int))];
 	struct fake_ps *f = arg;
 	struct sockaddr_in from;
-	socklen_t flen;
 	ssize_t n;
 
 	while (f->answered < f->nchunks) {
 		struct pollfd p = { f->fd, POLLIN, 0 };
 		struct ia_hdr *h = (struct ia_hdr *)buf;
-		uint32_t seq;
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr m = { .msg_name = &from, .msg_namelen = sizeof(from),
+				    .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+		struct cmsghdr *c;
+		bool in, ect = false;
+		int tos;
 
 		if (poll(&p, 1, 5000) != 1)
 			break;
-		flen = sizeof(from);
-		n = recvfrom(f->fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &flen);
+		n = recvmsg(f->fd, &m, 0);
 		if (n < IA_HDR_LEN || h->type != IA_MSG_CONTRIB)
 			continue;
-		seq = ntohl(h->seq);
+		for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
+				ect = (*CMSG_DATA(c) & IA_IO_ECN_MASK) == IA_IO_ECT0;
+		f->ect += ect;
+		in = ntohl(h->seq) >= f->coll_lo && ntohl(h->seq) < f->coll_hi;
 		h->type = IA_MSG_RESULT;
-		h->flags = seq >= f->coll_lo && seq < f->coll_hi ? IA_F_COLL : 0;
-		if (sendto(f->fd, buf, n, 0, (struct sockaddr *)&from, flen) == n)
+		h->flags = in && !f->ce ? IA_F_COLL : 0;
+		tos = in && f->ce ? IA_IO_CE : 0;
+		setsockopt(f->fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+		if (sendto(f->fd, buf, n, 0, (struct sockaddr *)&from, sizeof(from)) == n)
 			f->answered++;
 	}
 	return NULL;
@@ -175,6 +191,7 @@ FIXTURE_SETUP(wk)
 	self->f = (struct fake_ps){ .coll_lo = 16, .coll_hi = 32, .nchunks = 64 };
 	self->f.fd = udp_at(lo(1), port);
 	ASSERT_LE(0, self->f.fd);
+	ASSERT_EQ(0, setsockopt(self->f.fd, IPPROTO_IP, IP_RECVTOS, &(int){ 1 }, sizeof(int)));
 	/* A long timer: every chunk is sent once, results come in chunk order. */
 	self->cfg = (struct ia_worker_cfg){ .job = JOB, .id = 1, .addr = lo(4), .ps = lo(1),
 					    .port = port, .chunk = NE, .window = 8,
@@ -220,6 +237,8 @@ TEST_F(wk, a2tp_aggregator_window_follows_collisions)
 	EXPECT_EQ(64, self->st.results);
 	EXPECT_EQ(16, self->st.colls);
 	EXPECT_EQ(0, self->st.retx);
+	EXPECT_EQ(64, self->f.ect);	/* every contribution left ECT(0) */
+	EXPECT_EQ(0, self->st.marks);
 	EXPECT_EQ(2, self->st.min_awnd);
 	EXPECT_EQ(6, self->st.awnd);
 	EXPECT_EQ(2, self->st.acuts);
@@ -256,6 +275,72 @@ TEST_F(wk, fixed_counts_and_ignores)
 	EXPECT_EQ(8, self->st.min_awnd);
 	EXPECT_EQ(8, self->st.min_cwnd);
 	EXPECT_EQ(0, self->st.acuts);
+}
+
+/*
+ * Results arriving CE (a qdisc's mark on the way down) are marks: atp
+ * halves once in each of rounds 3 and 4 (8 -> 4 -> 2, then +1 per round of
+ * 2, 3, 4, ... results), counted as marks and as ce.
+ */
+TEST_F(wk, ce_results_are_marks)
+{
+	char err[128] = "";
+
+	self->cfg.cc = IA_CC_ATP;
+	self->f.ce = true;
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(16, self->st.ce);
+	EXPECT_EQ(16, self->st.marks);
+	EXPECT_EQ(0, self->st.colls);
+	EXPECT_LE(2, self->st.cuts);
+	EXPECT_GE(4, self->st.min_cwnd);
+}
+
+/* A contribution arriving CE at the PS marks its chunk's result, as IA_F_MARK does. */
+TEST(ps_takes_ce_as_a_mark)
+{
+	uint16_t port = 20000 + getpid() % 20000;
+	struct ia_ps_cfg cfg = {
+		.job = JOB, .id = IA_SENDER_DEST, .nworkers = 1, .nelem = 2 * NE, .chunk = NE,
+		.addr = lo(1), .down = lo(2), .port = port, .linger_ms = 200,
+	};
+	uint8_t flags[2] = { 0xff, 0xff }, buf[IA_IO_MSG_MAX];
+	struct ps_run r = { 0 };
+	struct ia_ps_stats st;
+	int tx, rx, tos;
+	pthread_t th;
+
+	ASSERT_EQ(0, ia_ps_open(&cfg, &r.ps, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
+	tx = udp_at(lo(3), port);
+	rx = udp_at(lo(2), port);
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(0, pthread_create(&th, NULL, ps_thread, &r));
+	tos = IA_IO_ECT0;
+	ASSERT_EQ(0, setsockopt(tx, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)));
+	ASSERT_EQ(0, send_contrib(tx, port, 0, 1, 0));
+	tos = IA_IO_CE;
+	ASSERT_EQ(0, setsockopt(tx, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)));
+	ASSERT_EQ(0, send_contrib(tx, port, 1, 1, 0));
+	for (int got = 0; got < 2; got++) {
+		struct pollfd p = { rx, POLLIN, 0 };
+		const struct ia_hdr *h = (const struct ia_hdr *)buf;
+
+		ASSERT_EQ(1, poll(&p, 1, 5000));
+		ASSERT_EQ(IA_HDR_LEN + 4 * NE, recv(rx, buf, sizeof(buf), 0));
+		ASSERT_GT(2, ntohl(h->seq));
+		flags[ntohl(h->seq)] = h->flags;
+	}
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, r.ret) TH_LOG("%s", r.err);
+	EXPECT_EQ(0, flags[0]);
+	EXPECT_EQ(IA_F_MARK, flags[1]);
+	ia_ps_stats(r.ps, &st);
+	EXPECT_EQ(1, st.ce);
+	EXPECT_EQ(1, st.marks);
+	ia_ps_close(r.ps);
+	close(tx);
+	close(rx);
 }
 
 TEST_HARNESS_MAIN

@@ -136,9 +136,9 @@ const struct opt_cmd ps_run_cmd = {
 		 "--linger MS passed without a message, or until SIGINT/SIGTERM with --forever.\n",
 	.notes = "JSON (-j): job, workers, elements, chunks, complete, done, received,\n"
 		 "contributions, aggregates, duplicates, late, late_quiet (of the late, not\n"
-		 "answered: their result went down < 1 ms before), results_sent, marks,\n"
-		 "collisions (accepted messages that collided in a tail), dropped {reason: count},\n"
-		 "elapsed, checksum.\n",
+		 "answered: their result went down < 1 ms before), results_sent, marks, ce (of\n"
+		 "the marks, messages that arrived IP CE), collisions (accepted messages that\n"
+		 "collided in a tail), dropped {reason: count}, elapsed, checksum.\n",
 };
 
 /*
@@ -225,6 +225,7 @@ int cmd_ps_run(int argc, char **argv)
 	out_uint("late_quiet", "  late_quiet %llu", st.late_quiet);
 	out_uint("results_sent", "  results_sent %llu", st.results);
 	out_uint("marks", "  marks %llu", st.marks);
+	out_uint("ce", " (ce %llu)", st.ce);
 	out_uint("collisions", "  collisions %llu\n", st.colls);
 	out_obj_open("dropped");
 	out_text("dropped");

@@ -74,11 +74,11 @@ const struct opt_cmd worker_run_cmd = {
 		 " (the worker's own UDP port).\n",
 	.notes = "JSON (-j): job, id, elements, chunks, cc, cc_from (option, job: inaggd's\n"
 		 "record, default: no daemon), class, sent, retransmitted, results, duplicates,\n"
-		 "timeouts (resends by timer), early, ignored, marks, collisions (results saying\n"
-		 "part of the chunk collided in a tail), max_retx, srtt_us, min_rtt_us, rto_us,\n"
-		 "cwnd, min_cwnd, awnd, min_awnd (the policy's windows at the end and their\n"
-		 "smallest), cuts, acuts (their decreases), elapsed, checksum (FNV-1a 64 of the\n"
-		 "result, hex).\n",
+		 "timeouts (resends by timer), early, ignored, marks, ce (of the marks, results\n"
+		 "that arrived IP CE), collisions (results saying part of the chunk collided in\n"
+		 "a tail), max_retx, srtt_us, min_rtt_us, rto_us, cwnd, min_cwnd, awnd, min_awnd\n"
+		 "(the policy's windows at the end and their smallest), cuts, acuts (their\n"
+		 "decreases), elapsed, checksum (FNV-1a 64 of the result, hex).\n",
 };
 
 /*
@@ -196,6 +196,7 @@ int cmd_worker_run(int argc, char **argv)
 	out_uint("early", "  early %llu", st.early);
 	out_uint("ignored", "  ignored %llu", st.bad);
 	out_uint("marks", "  marks %llu", st.marks);
+	out_uint("ce", " (ce %llu)", st.ce);
 	out_uint("collisions", "  collisions %llu", st.colls);
 	out_uint("max_retx", "  max_retx %llu\n", st.max_retx);
 	out_uint("srtt_us", "srtt %llu us", st.srtt_us);

@@ -84,7 +84,8 @@ struct ia_worker_stats {
 	uint64_t dup;			/* results of chunks already done */
 	uint64_t early;			/* results of chunks not sent yet (ignored) */
 	uint64_t bad;			/* malformed or foreign messages ignored */
-	uint64_t marks;			/* results carrying IA_F_MARK */
+	uint64_t marks;			/* results carrying IA_F_MARK or arriving CE */
+	uint64_t ce;			/* of which arriving IP CE (a qdisc's mark) */
 	uint64_t colls;			/* results carrying IA_F_COLL (part collided in a tail) */
 	uint32_t max_retx;		/* most retransmissions of one chunk */
 	uint64_t timeouts;		/* retransmissions by timer (the others: by later results) */
@@ -167,7 +168,8 @@ struct ia_ps_stats {
 	uint64_t late;			/* for a completed chunk: its result re-sent */
 	uint64_t late_quiet;		/* of which not answered: sent down < 1 ms before */
 	uint64_t results;		/* RESULT messages sent, re-sends included */
-	uint64_t marks;			/* accepted messages carrying IA_F_MARK */
+	uint64_t marks;			/* accepted messages carrying IA_F_MARK or arriving CE */
+	uint64_t ce;			/* of which arriving IP CE (a qdisc's mark) */
 	uint64_t colls;			/* accepted messages carrying IA_F_COLL */
 	uint64_t pieces;		/* by set: partial aggregates (IA_F_SET) merged */
 	uint64_t overlap;		/* by set: dropped, overlapping the chunk's set in part */

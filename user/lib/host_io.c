@@ -98,6 +98,14 @@ int ia_io_udp_open(struct in_addr addr, uint16_t port, char *err, size_t errlen)
 	}
 	if (ia_io_reuseport)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &v, sizeof(v));
+	/* ECT(0): congestion is marked (CE), not only dropped; and the marks seen. */
+	v = IA_IO_ECT0;
+	if (setsockopt(fd, IPPROTO_IP, IP_TOS, &v, sizeof(v)) ||
+	    setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &(int){ 1 }, sizeof(int))) {
+		ret = -errno;
+		close(fd);
+		return ia_fail(err, errlen, ret, "IP_TOS: %s", strerror(-ret));
+	}
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		ret = -errno;
 		inet_ntop(AF_INET, &addr, ip, sizeof(ip));
@@ -182,6 +190,7 @@ void ia_io_rx_init(struct ia_io_rx *r)
 			.msg_namelen = sizeof(r->from[i]),
 			.msg_iov = &r->iov[i],
 			.msg_iovlen = 1,
+			.msg_control = r->ctl[i],
 		};
 	}
 }
@@ -198,10 +207,22 @@ int ia_io_rx_wait(int fd, struct ia_io_rx *r, uint64_t timeout_ns)
 		return errno == EINTR ? 0 : -errno;
 	if (n == 0)
 		return 0;
-	for (i = 0; i < IA_IO_RX_BATCH; i++)
+	for (i = 0; i < IA_IO_RX_BATCH; i++) {
 		r->mm[i].msg_hdr.msg_namelen = sizeof(r->from[i]);
+		r->mm[i].msg_hdr.msg_controllen = sizeof(r->ctl[i]);
+	}
 	n = recvmmsg(fd, r->mm, IA_IO_RX_BATCH, MSG_DONTWAIT, NULL);
 	if (n < 0)
 		return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
+	for (i = 0; i < n; i++) {
+		struct msghdr *m = &r->mm[i].msg_hdr;
+		struct cmsghdr *c;
+
+		r->tos[i] = 0;
+		for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS &&
+			    c->cmsg_len >= CMSG_LEN(1))
+				r->tos[i] = *CMSG_DATA(c);
+	}
 	return n;
 }

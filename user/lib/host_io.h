@@ -31,18 +31,29 @@ struct ia_io_tx {
 	uint64_t send_err;	/* transient errors (buffer full, no route) */
 };
 
-/* A batch of datagrams from recvmmsg(). */
+/* ECN of the IP TOS (RFC 3168): what hosts send, and the switches' or a qdisc's mark. */
+#define IA_IO_ECT0		0x2
+#define IA_IO_ECN_MASK		0x3
+#define IA_IO_CE		0x3
+
+/* A batch of datagrams from recvmmsg(), with the IP TOS each arrived with. */
 struct ia_io_rx {
 	struct mmsghdr mm[IA_IO_RX_BATCH];
 	struct iovec iov[IA_IO_RX_BATCH];
 	struct sockaddr_in from[IA_IO_RX_BATCH];
+	uint8_t tos[IA_IO_RX_BATCH];
+	uint8_t ctl[IA_IO_RX_BATCH][CMSG_SPACE(sizeof(int))];
 	uint8_t buf[IA_IO_RX_BATCH][IA_IO_MSG_MAX + 4];	/* + 4: see a longer datagram as such */
 };
 
 /* Bind with SO_REUSEPORT (host_share.h); off by default. */
 extern bool ia_io_reuseport;
 
-/* A bound, non-blocking-use UDP socket for inagg messages; fd or -errno. */
+/*
+ * A bound, non-blocking-use UDP socket for inagg messages; fd or -errno. It
+ * sends ECT(0), so that a switch or a qdisc marks CE rather than drops
+ * (docs/cc.md), and receives each datagram's TOS (ia_io_rx.tos).
+ */
 int ia_io_udp_open(struct in_addr addr, uint16_t port, char *err, size_t errlen);
 void ia_io_tx_init(struct ia_io_tx *t, int fd, const struct ia_host_faults *f);
 /* Sends (or, impaired, drops, duplicates or holds back) one message. */
@@ -51,6 +62,12 @@ int ia_io_tx_send(struct ia_io_tx *t, const void *buf, size_t len, const struct 
 int ia_io_tx_flush(struct ia_io_tx *t);
 
 void ia_io_rx_init(struct ia_io_rx *r);
+/* Datagram i of the batch arrived marked CE. */
+static inline bool ia_io_rx_ce(const struct ia_io_rx *r, int i)
+{
+	return (r->tos[i] & IA_IO_ECN_MASK) == IA_IO_CE;
+}
+
 /* Waits up to timeout_ns for datagrams; returns how many (0 on timeout) or -errno. */
 int ia_io_rx_wait(int fd, struct ia_io_rx *r, uint64_t timeout_ns);
 

@@ -270,7 +270,7 @@ static int ps_drop(struct ia_ps *ps, enum ia_ps_drop why)
 }
 
 static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
-		   const struct sockaddr_in *from)
+		   const struct sockaddr_in *from, bool ce)
 {
 	const struct ia_hdr *h = (const struct ia_hdr *)buf;
 	const struct ia_sender *m;
@@ -385,8 +385,10 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 		ps->st.contrib++;
 	else
 		ps->st.agg++;
-	if (h->flags & IA_F_MARK) {
+	/* A qdisc on the way marked it CE: congestion as a switch's mark is (docs/cc.md). */
+	if ((h->flags & IA_F_MARK) || ce) {
 		ps->st.marks++;
+		ps->st.ce += ce;
 		c->flags |= IA_F_MARK;
 	}
 	/* It collided in a tail on the way: the result says so (docs/cc.md). */
@@ -440,7 +442,8 @@ int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 		if (k < 0)
 			return ia_fail(err, errlen, k, "receive: %s", strerror(-k));
 		for (i = 0; i < k; i++) {
-			ret = ps_recv(ps, ps->rx.buf[i], ps->rx.mm[i].msg_len, &ps->rx.from[i]);
+			ret = ps_recv(ps, ps->rx.buf[i], ps->rx.mm[i].msg_len, &ps->rx.from[i],
+				      ia_io_rx_ce(&ps->rx, i));
 			if (ret)
 				return ia_fail(err, errlen, ret, "%s", strerror(-ret));
 		}

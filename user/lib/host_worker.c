@@ -278,7 +278,7 @@ static void cc_stats(struct wrun *r)
 	st->acuts = r->cc.acuts;
 }
 
-static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, uint64_t now)
+static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce, uint64_t now)
 {
 	const struct ia_hdr *h = (const struct ia_hdr *)buf;
 	struct ia_worker *w = r->w;
@@ -330,12 +330,14 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, uint64_t
 		if (now > c->xmit)
 			rtt_sample(r, now - c->xmit);
 	}
-	ia_cc_result(&r->cc, (h->flags & IA_F_MARK ? IA_CC_MARK : 0) |
+	/* CE from a qdisc on the way down counts as a switch's mark. */
+	ia_cc_result(&r->cc, (h->flags & IA_F_MARK || ce ? IA_CC_MARK : 0) |
 			     (h->flags & IA_F_COLL ? IA_CC_COLL : 0), now);
 	cc_stats(r);
 	w->st.elapsed = (now - r->t0) / 1e9;
-	if (h->flags & IA_F_MARK)
+	if (h->flags & IA_F_MARK || ce)
 		w->st.marks++;
+	w->st.ce += ce;
 	if (h->flags & IA_F_COLL)
 		w->st.colls++;
 	return;
@@ -486,7 +488,8 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 		}
 		now = ia_io_now_ns();
 		for (i = 0; i < k; i++)
-			worker_recv(&r, w->rx.buf[i], w->rx.mm[i].msg_len, now);
+			worker_recv(&r, w->rx.buf[i], w->rx.mm[i].msg_len,
+				    ia_io_rx_ce(&w->rx, i), now);
 	}
 	w->st.srtt_us = r.srtt / 1000;
 	w->st.min_rtt_us = r.min_rtt / 1000;
