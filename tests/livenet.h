@@ -35,6 +35,8 @@
 #define LIVE_MAXW 64
 
 static char build[PATH_MAX];
+/* The destination of allreduce() NACKs pieces found lost (ia_ps_cfg.nack). */
+static bool live_ps_nack;
 
 /* One network with its daemon. */
 struct env {
@@ -257,7 +259,7 @@ static inline int allreduce(struct env *self, json_object *job, int chunks, stru
 	if (pids[nproc] == 0) {
 		struct ia_ps_cfg cfg = {
 			.job = r->job, .id = IA_SENDER_DEST, .nworkers = r->nworkers, .nelem = n,
-			.linger_ms = -1, .stop = &r->ps_stop, .faults = *faults,
+			.linger_ms = -1, .stop = &r->ps_stop, .faults = *faults, .nack = live_ps_nack,
 			.base_seq = json_object_get_int64(get(job, "base_seq")),
 		};
 		struct ia_ps_stats st;

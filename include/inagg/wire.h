@@ -40,6 +40,12 @@ enum ia_msg_type {
 #define IA_F_COLL	0x20	/* up: passed a tail switch unaggregated (a collision); on a
 				 * RESULT: an accepted piece of the chunk had it (the PS
 				 * sets it, workers' aggregator windows react, docs/cc.md) */
+/*
+ * On a RESULT: no result but the destination's request for pieces it lacks,
+ * nelem / 2 pairs (chunk seq, sender id) in the payload; seq is the first
+ * pair's, nworkers 0 (docs/hosts.md, "Loss recovery").
+ */
+#define IA_F_NACK	0x40
 
 /*
  * Starts at frame offset 42, so every 32-bit field (header offset 2 mod 4)

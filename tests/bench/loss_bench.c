@@ -3,10 +3,12 @@
  * Loss recovery benchmark: the paper's Fig. 1 (docs/fig1.json, 18 workers)
  * as a live network, one allreduce of 200 chunks per run through the job
  * inaggd places (SMC, k = 2), with every host link (both directions)
- * impaired by the tc programs of tests/impair/: clean, 1 % and 10 % loss.
- * The three cases are interleaved round by round; it prints each run, then
- * per case the median and range of the time and of its ratio to the clean
- * run of the same round, and whether every result was exact.
+ * impaired by the tc programs of tests/impair/: clean, 1 % and 10 % loss,
+ * by the workers' own recovery and again with the destination's NACKs
+ * (ia_ps_cfg.nack). The cases are interleaved round by round; it prints
+ * each run, then per case the median and range of the time and of its ratio
+ * to the clean run (without NACKs) of the same round, and whether every
+ * result was exact.
  *
  * Usage: loss_bench [-r ROUNDS] [-c CHUNKS] [-t TOPOLOGY.json]
  * Needs root; run under flock /tmp/ia-net.lock. Namespaces ia-l<pid>-*
@@ -19,16 +21,20 @@
 #include "../impair/impair.h"
 
 #define MAX_ROUNDS	50
-#define NCASES		3
+#define NCASES		6
 
 static const struct {
 	const char *name;
 	uint32_t loss_ppm;
 	double target;		/* at most this many times the clean time */
+	bool nack;		/* the destination NACKs */
 } cases[NCASES] = {
-	{ "clean", 0, 0 },
-	{ "1% loss", 10000, 1.5 },
-	{ "10% loss", 100000, 5 },
+	{ "clean", 0, 0, false },
+	{ "1% loss", 10000, 1.5, false },
+	{ "10% loss", 100000, 5, false },
+	{ "clean+NACK", 0, 0, true },
+	{ "1%+NACK", 10000, 1.5, true },
+	{ "10%+NACK", 100000, 5, true },
 };
 
 static struct env net;
@@ -103,7 +109,8 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	json_object *resp = request(&net, "{\"cmd\": \"submit\", \"k\": 2}");
 	struct run *r = new_run();
 	struct impair_counts ic, sum = { 0 };
-	uint64_t retx = 0, timeouts = 0, srtt = 0, min_rtt = 0;
+	uint64_t retx = 0, timeouts = 0, nacks = 0, srtt = 0, min_rtt = 0;
+	uint32_t max_retx = 0;
 	int ret = -1;
 
 	if (!resp || !r)
@@ -116,6 +123,7 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 		memset(im[i].skel->bss->seen, 0, sizeof(im[i].skel->bss->seen));
 		memset(im[i].skel->bss->dropped, 0, sizeof(im[i].skel->bss->dropped));
 	}
+	live_ps_nack = cases[c].nack;
 	if (allreduce(&net, get(resp, "job"), chunks, r, NULL, NULL, NULL))
 		goto out;
 	for (int i = 0; i < *nim; i++) {
@@ -126,17 +134,21 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	for (int i = 0; i < r->nworkers; i++) {
 		retx += r->wst[i].retx;
 		timeouts += r->wst[i].timeouts;
+		nacks += r->wst[i].nacks;
+		if (r->wst[i].max_retx > max_retx)
+			max_retx = r->wst[i].max_retx;
 		srtt += r->wst[i].srtt_us;
 		min_rtt += r->wst[i].min_rtt_us;
 	}
 	*seconds = r->seconds;
 	*exact = run_exact(r);
 	printf("round %d  %-9s %7.3f s  %s  frames %llu dropped %llu (%.1f%%)  resent %llu "
-	       "(timer %llu)  rtt mean %.1f ms, min %.1f ms\n",
+	       "(timer %llu, NACKed %llu, most of one chunk %u)  rtt mean %.1f ms, min %.1f ms\n",
 	       round + 1, cases[c].name, r->seconds, *exact ? "exact" : "NOT EXACT",
 	       (unsigned long long)sum.seen, (unsigned long long)sum.dropped,
 	       sum.seen ? 100.0 * sum.dropped / sum.seen : 0, (unsigned long long)retx,
-	       (unsigned long long)timeouts, srtt / 1e3 / r->nworkers, min_rtt / 1e3 / r->nworkers);
+	       (unsigned long long)timeouts, (unsigned long long)nacks, max_retx,
+	       srtt / 1e3 / r->nworkers, min_rtt / 1e3 / r->nworkers);
 	if (!*exact) {
 		if (r->ps.rc)
 			printf("#   destination: %s\n", r->ps.err);

@@ -88,7 +88,9 @@ struct ia_worker_stats {
 	uint64_t ce;			/* of which arriving IP CE (a qdisc's mark) */
 	uint64_t colls;			/* results carrying IA_F_COLL (part collided in a tail) */
 	uint32_t max_retx;		/* most retransmissions of one chunk */
-	uint64_t timeouts;		/* retransmissions by timer (the others: by later results) */
+	uint64_t timeouts;		/* retransmissions by timer (the others: by later results
+					 * or a NACK) */
+	uint64_t nacks;			/* NACKs of chunks in flight received */
 	uint32_t srtt_us;		/* smoothed round-trip time at the end */
 	uint32_t min_rtt_us;		/* shortest round trip */
 	uint32_t rto_us;		/* retransmission timeout at the end */
@@ -142,6 +144,11 @@ struct ia_ps_cfg {
 	 * done when it holds every rank of the members' union.
 	 */
 	const uint64_t *sets;
+	/*
+	 * NACK chunks found lacking a piece (host_ps_nack.c, docs/hosts.md):
+	 * off by default until it is shown to pay on Fig. 1.
+	 */
+	bool nack;
 	int linger_ms;			/* idle time served after the last chunk; < 0: forever */
 	volatile sig_atomic_t *stop;	/* optional: set to end run() (-EINTR if not complete) */
 	struct ia_host_faults faults;
@@ -167,6 +174,8 @@ struct ia_ps_stats {
 	uint64_t dup;			/* same sender again for an open chunk */
 	uint64_t late;			/* for a completed chunk: its result re-sent */
 	uint64_t late_quiet;		/* of which not answered: sent down < 1 ms before */
+	uint64_t nacks;			/* NACK messages sent (cfg.nack) */
+	uint64_t nacked;		/* (chunk, sender) pieces they asked for */
 	uint64_t results;		/* RESULT messages sent, re-sends included */
 	uint64_t marks;			/* accepted messages carrying IA_F_MARK or arriving CE */
 	uint64_t ce;			/* of which arriving IP CE (a qdisc's mark) */

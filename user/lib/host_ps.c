@@ -12,47 +12,8 @@
 
 #include "err.h"
 #include "host.h"
-#include "host_io.h"
+#include "host_ps_int.h"
 #include "names.h"
-
-enum { PC_EMPTY, PC_OPEN, PC_DONE };
-
-struct pchunk {
-	uint8_t state;		/* PC_EMPTY (nothing yet), PC_OPEN, PC_DONE */
-	uint8_t flags;		/* IA_F_MARK, IA_F_COLL seen in an accepted contribution */
-	uint32_t nworkers;	/* sum over distinct senders */
-	uint32_t nsenders, cap;
-	uint64_t uset;		/* by set: ranks merged so far */
-	union {
-		uint32_t *senders;	/* open: freed on completion, anything later is "late" */
-		uint64_t sent_at;	/* done: when the result was last sent down */
-	};
-};
-
-/*
- * Down to an address (the root switch replicates to every worker), a result
- * sent less than this ago is not sent again for another late message: the
- * workers that missed one result resend at about the same moment (and each
- * of their blue switches re-emits), and one copy reaches them all.
- */
-#define RESEND_GAP_NS	1000000ull
-
-struct ia_ps {
-	struct ia_ps_cfg cfg;
-	struct ia_sender *members;
-	uint64_t *sets;		/* by set: members[i]'s, else NULL */
-	uint64_t full;		/* by set: every rank */
-	uint64_t nchunks;
-	struct pchunk *ch;
-	int32_t *sum;
-	struct sockaddr_in down;
-	struct sockaddr_in *waddr;	/* unicast: worker addresses heard from */
-	uint32_t nwaddr, capwaddr;
-	struct ia_io_tx tx;
-	struct ia_ps_stats st;
-	uint64_t t_first;
-	struct ia_io_rx rx;
-};
 
 static const char *const drop_names[IA_PS_DROP__COUNT] = {
 	[IA_PS_DROP_SHORT] = "short",	[IA_PS_DROP_VERSION] = "version",
@@ -167,6 +128,7 @@ void ia_ps_close(struct ia_ps *ps)
 		if (ps->ch[i].state != PC_DONE)
 			free(ps->ch[i].senders);
 	free(ps->waddr);
+	free(ps->src);
 	free(ps->sets);
 	free(ps->members);
 	free(ps->sum);
@@ -263,6 +225,7 @@ static int ps_send_result(struct ia_ps *ps, uint64_t idx, const struct sockaddr_
 	return 0;
 }
 
+
 static int ps_drop(struct ia_ps *ps, enum ia_ps_drop why)
 {
 	ps->st.drop[why]++;
@@ -324,6 +287,11 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 			return ret;
 	}
 	c = &ps->ch[idx];
+	if (ps->cfg.nack && !ps->sets) {
+		ret = ia_ps_nack_heard(ps, idx, sender, ia_io_now_ns());
+		if (ret)
+			return ret;
+	}
 	if (c->state == PC_DONE) {
 		/* A retransmission that missed the result: send it again, count nothing. */
 		ps->st.late++;
@@ -412,7 +380,7 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 
 int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 {
-	uint64_t idle_since = 0, now;
+	uint64_t idle_since = 0, now, nack_wake = UINT64_MAX;
 	uint64_t wait;
 	int i, k, ret;
 
@@ -428,6 +396,8 @@ int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 			return ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
 		now = ia_io_now_ns();
 		wait = IA_IO_POLL_MAX_MS * 1000000ull;
+		if (nack_wake != UINT64_MAX && ps->st.done < ps->nchunks)
+			wait = nack_wake > now ? ia_io_ns_until(nack_wake, now) : 0;
 		if (ps->st.done == ps->nchunks && ps->cfg.linger_ms >= 0) {
 			uint64_t end;
 
@@ -449,5 +419,18 @@ int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 		}
 		if (k)
 			idle_since = 0;
+		/*
+		 * NACKs once the socket is drained: a piece overtaken on the way
+		 * may still be queued after the one that made its chunk suspect.
+		 */
+		if (k < IA_IO_RX_BATCH && ps->cfg.nack && !ps->sets && ps->st.done < ps->nchunks) {
+			uint64_t wake;
+
+			now = ia_io_now_ns();
+			ret = ia_ps_nack(ps, now, &wake);
+			if (ret)
+				return ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
+			nack_wake = wake;
+		}
 	}
 }

@@ -14,6 +14,10 @@
  *   a reordering allowance after that, i is lost somewhere (a contribution,
  *   an aggregate or its result) and resent. A resent chunk counts as that
  *   reference too: at heavy loss few chunks complete on their first try.
+ * - NACKs: the destination sees every sender's pieces in order and asks
+ *   again for a chunk lacking one (host_ps_nack.c); a chunk in flight is
+ *   then resent at once, unless sent so recently that the NACK may have
+ *   crossed that send.
  * - Timers, for what no later result can reveal (the chunks at the end, a
  *   resend lost again). A chunk sent once is resent when no chunk sent once
  *   had its result for fresh_base() (TCP's timer, restarted as the queue
@@ -66,6 +70,7 @@ struct wchunk {
 	uint32_t stuck;		/* timer resends without any result in between */
 	uint8_t tmo;		/* its timer waits resent_base() << tmo */
 	uint8_t state;
+	uint8_t nack;		/* the destination asked for it (IA_F_NACK) */
 };
 
 struct ia_worker {
@@ -235,6 +240,12 @@ static uint64_t timer_at(const struct wrun *r, const struct wchunk *c)
 	return from + (t > RTO_MAX_NS ? RTO_MAX_NS : t);
 }
 
+/* The reordering allowance: a quarter of the shortest round trip, at least REO_MIN_NS. */
+static uint64_t reo_ns(const struct wrun *r)
+{
+	return r->min_rtt / 4 > REO_MIN_NS ? r->min_rtt / 4 : REO_MIN_NS;
+}
+
 static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now)
 {
 	struct ia_worker *w = r->w;
@@ -246,6 +257,7 @@ static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now
 		    w->cfg.id, 1, len, flags);
 	ia_io_payload_put(buf + IA_HDR_LEN, r->in + idx * w->cfg.chunk, len);
 	c->sends++;
+	c->nack = 0;
 	c->state = CH_INFLIGHT;
 	c->xmit = now;
 	c->order = ++r->sends;
@@ -278,6 +290,29 @@ static void cc_stats(struct wrun *r)
 	st->acuts = r->cc.acuts;
 }
 
+/*
+ * The destination lacks sender id's piece of chunk seq: this worker resends
+ * it at once if it is that sender, or if that is a switch (the lost piece
+ * may be an aggregate of its contribution, which the switch re-emits on any
+ * member's resend, or a contribution on the way to it), unless it sent it
+ * so recently that the NACK may have crossed that send.
+ */
+static void worker_nack(struct wrun *r, uint32_t seq, uint32_t id, uint64_t now)
+{
+	uint64_t idx = (uint32_t)(seq - r->w->cfg.base_seq);
+	struct wchunk *c;
+
+	if (idx >= r->nchunks || r->ch[idx].state != CH_INFLIGHT || r->ch[idx].nack ||
+	    (id != r->w->cfg.id && !(id & IA_SENDER_SWITCH)))
+		return;
+	c = &r->ch[idx];
+	r->w->st.nacks++;
+	/* The network works: this chunk waits for a loss, not an outage. */
+	c->stuck = 0;
+	if (c->xmit + reo_ns(r) <= now)
+		c->nack = 1;
+}
+
 static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce, uint64_t now)
 {
 	const struct ia_hdr *h = (const struct ia_hdr *)buf;
@@ -293,6 +328,14 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce,
 	seq = ntohl(h->seq);
 	nelem = ntohs(h->nelem);
 	idx = (uint32_t)(seq - w->cfg.base_seq);
+	if (h->flags & IA_F_NACK) {
+		if (len != IA_HDR_LEN + 4 * nelem || nelem % 2)
+			goto bad;
+		for (i = 0; i < nelem; i += 2)
+			worker_nack(r, ia_io_payload_get(buf + IA_HDR_LEN, i),
+				    ia_io_payload_get(buf + IA_HDR_LEN, i + 1), now);
+		return;
+	}
 	if (idx >= r->nchunks || nelem != ia_host_chunk_len(r->n, w->cfg.chunk, idx) ||
 	    len != IA_HDR_LEN + 4 * nelem)
 		goto bad;
@@ -375,7 +418,7 @@ static int timer_fired(struct wrun *r, struct wchunk *c, uint64_t now)
 static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *err, size_t errlen)
 {
 	struct ia_worker *w = r->w;
-	uint64_t reo = r->min_rtt / 4 > REO_MIN_NS ? r->min_rtt / 4 : REO_MIN_NS;
+	uint64_t reo = reo_ns(r);
 	uint64_t i, rack_at, tmo_at, idle = fresh_base(r);
 	int ret;
 
@@ -388,7 +431,7 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 			continue;
 		rack_at = c->order < r->rack_order ? r->rack_time + reo : UINT64_MAX;
 		tmo_at = timer_at(r, c);
-		lost = rack_at <= now;
+		lost = rack_at <= now || c->nack;
 		timeout = !lost && tmo_at <= now;
 		if (!lost && !timeout) {
 			*wake = rack_at < *wake ? rack_at : *wake;

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * NACKs (docs/hosts.md, "Loss recovery"): the destination (with cfg.nack,
+ * off by default) asks once for a chunk once a later piece of a sender
+ * shows that the chunk lacks that sender's piece, never for chunks whose
+ * pieces came in order, and a worker resends a NACKed chunk at once rather
+ * than by its timer. Hand-made messages on loopback.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "host.h"
+#include "host_io.h"
+
+#define JOB	41
+#define NE	4	/* elements per chunk */
+#define NCH	3	/* chunks */
+
+static struct in_addr lo(int host)
+{
+	struct in_addr a = { htonl(0x7f000000 | host) };
+
+	return a;
+}
+
+static int bound(int host, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr = lo(host) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends a message of chunk seq to host:port, payload all val. */
+static int send_msg(int fd, int host, uint16_t port, uint8_t type, uint32_t seq, uint32_t sender,
+		    uint32_t nw, uint8_t flags, int32_t val)
+{
+	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr = lo(host) };
+	int32_t v[NE];
+	size_t len = IA_HDR_LEN + 4 * NE;
+
+	for (int e = 0; e < NE; e++)
+		v[e] = val;
+	ia_hdr_fill((struct ia_hdr *)buf, type, JOB, seq, sender, nw, NE, flags);
+	ia_io_payload_put(buf + IA_HDR_LEN, v, NE);
+	return sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ? 0
+											    : -errno;
+}
+
+/* A NACK of chunk seq naming the n senders of ids, to host:port. */
+static int send_nack(int fd, int host, uint16_t port, uint32_t seq, const uint32_t *ids, int n)
+{
+	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr = lo(host) };
+	size_t len = IA_HDR_LEN + 8 * n;
+
+	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_RESULT, JOB, seq, IA_SENDER_DEST, 0, 2 * n,
+		    IA_F_NACK);
+	for (int i = 0; i < n; i++) {
+		uint32_t pair[2] = { seq, ids[i] };
+
+		ia_io_payload_put(buf + IA_HDR_LEN + 8 * i, (const int32_t *)pair, 2);
+	}
+	return sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ? 0
+											    : -errno;
+}
+
+static uint8_t last[IA_IO_MSG_MAX];
+
+/* Receives one message within ms (whole in last); its header in *h, its length or -errno. */
+static int recv_msg(int fd, int ms, struct ia_hdr *h)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, ms) != 1)
+		return -ETIMEDOUT;
+	n = recv(fd, last, sizeof(last), 0);
+	if (n < IA_HDR_LEN)
+		return -EBADMSG;
+	memcpy(h, last, IA_HDR_LEN);
+	return n;
+}
+
+struct run {
+	struct ia_ps *ps;
+	struct ia_worker *w;
+	int32_t vec[NE * NCH];
+	int ret;
+	char err[128];
+};
+
+static void *ps_thread(void *arg)
+{
+	struct run *r = arg;
+
+	r->ret = ia_ps_run(r->ps, r->err, sizeof(r->err));
+	return NULL;
+}
+
+static void *worker_thread(void *arg)
+{
+	struct run *r = arg;
+
+	r->ret = ia_worker_run(r->w, r->vec, r->vec, NE * NCH, r->err, sizeof(r->err));
+	return NULL;
+}
+
+FIXTURE(ps) {
+	struct run r;
+	pthread_t th;
+	int fd, down;
+	uint16_t port;
+};
+
+FIXTURE_VARIANT(ps) {
+	bool nack;
+};
+
+FIXTURE_VARIANT_ADD(ps, nack) {
+	.nack = true,
+};
+
+FIXTURE_VARIANT_ADD(ps, by_default) {
+	.nack = false,
+};
+
+/* A PS of 3 workers and NCH chunks on 127.0.0.1, results down to 127.0.0.2. */
+FIXTURE_SETUP(ps)
+{
+	struct ia_ps_cfg cfg = {
+		.job = JOB, .id = IA_SENDER_DEST, .nworkers = 3, .nelem = NE * NCH, .chunk = NE,
+		.addr = lo(1), .down = lo(2), .linger_ms = 0, .nack = variant->nack,
+	};
+
+	/* A port of this process's own: tests of other trees may run at once. */
+	self->port = 20000 + getpid() % 20000;
+	cfg.port = self->port;
+	ASSERT_EQ(0, ia_ps_open(&cfg, &self->r.ps, self->r.err, sizeof(self->r.err)))
+		TH_LOG("%s", self->r.err);
+	self->fd = bound(3, 0);
+	ASSERT_LE(0, self->fd);
+	self->down = bound(2, self->port);
+	ASSERT_LE(0, self->down);
+	ASSERT_EQ(0, pthread_create(&self->th, NULL, ps_thread, &self->r));
+}
+
+FIXTURE_TEARDOWN(ps)
+{
+	close(self->fd);
+	close(self->down);
+	ia_ps_close(self->r.ps);
+}
+
+#define SEND(seq, sender, flags) \
+	ASSERT_EQ(0, send_msg(self->fd, 1, self->port, IA_MSG_CONTRIB, seq, sender, 1, flags, 1))
+
+/* Waits for a message down: *h, or fails after a second. */
+#define DOWN(h) ASSERT_LT(0, recv_msg(self->down, 1000, &(h)))
+
+TEST_F(ps, nack_when_a_later_piece_shows_a_loss)
+{
+	struct ia_ps_stats st;
+	struct ia_hdr h;
+
+	SEND(0, 1, 0);
+	SEND(0, 2, 0);
+	SEND(1, 1, 0);
+	SEND(1, 3, 0);	/* chunk 0 lacks worker 3's piece */
+	if (!variant->nack) {
+		/* Off: nothing comes down before chunk 0's result. */
+		EXPECT_EQ(-ETIMEDOUT, recv_msg(self->down, 50, &h));
+		SEND(0, 3, IA_F_RETX);
+		DOWN(h);
+		EXPECT_EQ(0, h.flags & IA_F_NACK);
+		goto rest;
+	}
+	DOWN(h);
+	EXPECT_EQ(IA_MSG_RESULT, h.type);
+	EXPECT_EQ(IA_F_NACK, h.flags & IA_F_NACK);
+	EXPECT_EQ(0, ntohl(h.seq));
+	EXPECT_EQ(0, ntohl(h.nworkers));
+	/* It names the one sender whose later piece came: (chunk 0, worker 3). */
+	EXPECT_EQ(2, ntohs(h.nelem));
+	EXPECT_EQ(0, ia_io_payload_get(last + IA_HDR_LEN, 0));
+	EXPECT_EQ(3, ia_io_payload_get(last + IA_HDR_LEN, 1));
+	SEND(0, 3, IA_F_RETX);
+	/* Chunk 0's result; NACKs of chunk 0 sent meanwhile may come first. */
+	do {
+		DOWN(h);
+	} while (h.flags & IA_F_NACK);
+	EXPECT_EQ(0, ntohl(h.seq));
+	EXPECT_EQ(3, ntohl(h.nworkers));
+rest:
+	SEND(1, 2, 0);
+	SEND(2, 1, 0);
+	SEND(2, 2, 0);
+	SEND(2, 3, 0);
+	pthread_join(self->th, NULL);
+	ASSERT_EQ(0, self->r.ret) TH_LOG("%s", self->r.err);
+	ia_ps_stats(self->r.ps, &st);
+	/* Once: one message, one (chunk, sender) pair. */
+	EXPECT_EQ(variant->nack, st.nacks);
+	EXPECT_EQ(variant->nack, st.nacked);
+	EXPECT_EQ(3, st.done);
+	EXPECT_EQ(NCH, st.results);	/* NACKs are no results */
+}
+
+TEST_F(ps, no_nack_for_pieces_in_order)
+{
+	struct ia_ps_stats st;
+	struct ia_hdr h;
+	int n = 0;
+
+	/*
+	 * Every worker's pieces in order, one worker far ahead of the others:
+	 * nothing shows a loss. Chunk 2 waits for worker 3, whose later pieces
+	 * there are none.
+	 */
+	for (uint32_t w = 1; w <= 3; w++)
+		for (uint32_t s = 0; s < NCH; s++)
+			if (s != 2 || w != 3)
+				SEND(s, w, 0);
+	while (recv_msg(self->down, 50, &h) > 0) {
+		EXPECT_EQ(0, h.flags & IA_F_NACK);
+		n++;
+	}
+	EXPECT_EQ(2, n);
+	SEND(2, 3, 0);
+	pthread_join(self->th, NULL);
+	ASSERT_EQ(0, self->r.ret) TH_LOG("%s", self->r.err);
+	ia_ps_stats(self->r.ps, &st);
+	EXPECT_EQ(0, st.nacks);
+	EXPECT_EQ(NCH, st.results);
+}
+
+/*
+ * A worker (id 7) with a 300 ms timer: a NACK naming it, or a switch (whose
+ * aggregate may hold its contribution), makes it resend at once (no timer
+ * resend), one naming only others does not, only chunks in flight are
+ * resent, and a NACK is never taken for a result.
+ */
+TEST(worker_resends_on_nack)
+{
+	struct ia_worker_cfg cfg = {
+		.job = JOB, .id = 7, .addr = lo(5), .ps = lo(4), .chunk = NE, .window = 1,
+		.timeout_ms = 300,
+	};
+	struct ia_worker_stats st;
+	struct ia_hdr h;
+	struct run r = { 0 };
+	pthread_t th;
+	uint16_t port = 20000 + (getpid() + 1) % 20000;
+	const uint32_t others[2] = { 6, 8 };
+	const uint32_t mine[NCH][2] = { { 6, 7 }, { 8, IA_SENDER_SWITCH | 3 }, { 7, 7 } };
+	int ps;
+
+	cfg.port = port;
+	ps = bound(4, port);
+	ASSERT_LE(0, ps);
+	ASSERT_EQ(0, ia_worker_open(&cfg, &r.w, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
+	ASSERT_EQ(0, pthread_create(&th, NULL, worker_thread, &r));
+	for (uint32_t s = 0; s < NCH; s++) {
+		ASSERT_LT(0, recv_msg(ps, 1000, &h));
+		ASSERT_EQ(s, ntohl(h.seq));
+		EXPECT_EQ(0, h.flags & IA_F_RETX);
+		/* Later than a NACK that crossed this send could be. */
+		usleep(5000);
+		/* A NACK of a chunk not sent yet is ignored, one of others too. */
+		ASSERT_EQ(0, send_nack(ps, 5, port, s + 1, mine[s], 2));
+		ASSERT_EQ(0, send_nack(ps, 5, port, s, others, 2));
+		EXPECT_EQ(-ETIMEDOUT, recv_msg(ps, 50, &h)) TH_LOG("chunk %u resent", s);
+		ASSERT_EQ(0, send_nack(ps, 5, port, s, mine[s], 2));
+		ASSERT_LT(0, recv_msg(ps, 250, &h)) TH_LOG("chunk %u: no resend on a NACK", s);
+		EXPECT_EQ(s, ntohl(h.seq));
+		EXPECT_EQ(IA_F_RETX, h.flags & IA_F_RETX);
+		ASSERT_EQ(0, send_msg(ps, 5, port, IA_MSG_RESULT, s, IA_SENDER_DEST, 1, 0, 9));
+	}
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, r.ret) TH_LOG("%s", r.err);
+	ia_worker_stats(r.w, &st);
+	EXPECT_EQ(NCH, st.nacks);
+	EXPECT_EQ(NCH, st.retx);
+	EXPECT_EQ(0, st.timeouts);
+	EXPECT_EQ(NCH, st.results);
+	for (int i = 0; i < NE * NCH; i++)
+		EXPECT_EQ(9, r.vec[i]);
+	ia_worker_close(r.w);
+	close(ps);
+}
+
+TEST_HARNESS_MAIN
