@@ -46,10 +46,11 @@ int ia_host_steer_new(struct ia_host_steer *s)
 			INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_4, 0, 0, 4),
 			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_skb_load_bytes),
 			/* short datagram: leave the choice to the kernel */
-			INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_0, 0, 10, 0),
-			/* key = be32 job id, as host order */
+			INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_0, 0, 11, 0),
+			/* key = be32 job id, as host order, modulo the map */
 			INSN(BPF_LDX | BPF_MEM | BPF_W, BPF_REG_1, BPF_REG_10, -8, 0),
 			INSN(BPF_ALU | BPF_END | BPF_TO_BE, BPF_REG_1, 0, 0, 32),
+			INSN(BPF_ALU | BPF_AND | BPF_K, BPF_REG_1, 0, 0, IA_STEER_MAX_JOBS - 1),
 			INSN(BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_1, -4, 0),
 			/* bpf_sk_select_reuseport(ctx, map, &key, 0); its error: the kernel's choice */
 			INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0),
@@ -116,11 +117,10 @@ static int own_socket(void)
 
 int ia_host_steer_join(const struct ia_host_steer *s, uint32_t job)
 {
+	uint32_t key = job % IA_STEER_MAX_JOBS;
 	uint64_t val;
 	int fd;
 
-	if (job >= IA_STEER_MAX_JOBS)
-		return -ERANGE;
 	fd = own_socket();
 	if (fd < 0)
 		return fd;
@@ -128,7 +128,7 @@ int ia_host_steer_join(const struct ia_host_steer *s, uint32_t job)
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, &s->prog_fd, sizeof(s->prog_fd)))
 		return -errno;
 	val = fd;
-	if (bpf_map_update_elem(s->map_fd, &job, &val, BPF_ANY))
+	if (bpf_map_update_elem(s->map_fd, &key, &val, BPF_ANY))
 		return -errno;
 	return 0;
 }

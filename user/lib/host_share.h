@@ -17,7 +17,8 @@
 
 #include <stdint.h>
 
-#define IA_STEER_MAX_JOBS	4096	/* job ids the steering can tell apart: 0..this-1 */
+/* Jobs on one host must differ modulo this (a power of 2): the steering's key. */
+#define IA_STEER_MAX_JOBS	4096
 
 struct ia_host_steer {
 	int map_fd;		/* REUSEPORT_SOCKARRAY: job id -> socket */
@@ -31,8 +32,8 @@ int ia_host_steer_new(struct ia_host_steer *s);
 void ia_host_steer_free(struct ia_host_steer *s);
 /*
  * The calling process's socket bound to IA_UDP_PORT (opened with sharing
- * on) receives job's datagrams from now on. 0, -ENOENT (no such socket),
- * -ERANGE (job id too large), another -errno.
+ * on) receives job's datagrams from now on (and those of any job equal to it
+ * modulo IA_STEER_MAX_JOBS). 0, -ENOENT (no such socket), another -errno.
  */
 int ia_host_steer_join(const struct ia_host_steer *s, uint32_t job);
 
