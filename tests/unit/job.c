@@ -454,6 +454,52 @@ TEST_F(job, ps_without_tails_holds_no_memory)
 	EXPECT_TRUE(no_trace(&self->w, 1));
 }
 
+/*
+ * All-red, the reference without in-network aggregation: a PS job that no
+ * switch aggregates, in no ledger, red on its whole path, whatever its class
+ * (ina refused); a job that is PS by class or memory keeps its tails.
+ */
+TEST_F(job, all_red_holds_no_tail)
+{
+	static const enum ia_job_class classes[] = { 0, IA_JOB_AUTO, IA_JOB_PS };
+	struct ia_job_request rq = { .k = 2, .algo = IA_ALGO_ALL_RED };
+	struct ia_job *j;
+	int held = 0;
+
+	for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++) {
+		rq.class = classes[c];
+		ASSERT_EQ(0, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					    self->err, sizeof(self->err)));
+		EXPECT_EQ((int)IA_JOB_PS, (int)j->class);
+		EXPECT_EQ(0, nblue(j));
+		EXPECT_EQ(0, self->nrefused);
+		for (int v = 0; v < NSW; v++) {
+			EXPECT_FALSE(j->held[v]) TH_LOG("class %d: a tail on s%d", classes[c], v);
+			EXPECT_FALSE(ia_job_tail_at(self->t, j, v));
+			EXPECT_TRUE(has(self->w.pushed[v], j->id));	/* red on its path */
+		}
+		EXPECT_TRUE(in_place(&self->w, j));
+		EXPECT_TRUE(no_trace_in_ledgers(&self->w, j->id));
+		EXPECT_EQ(18, ia_ratio_double(j->model.congestion));
+		EXPECT_NE(NULL, strstr(self->w.saved, "\"tails\":[]"));
+		ASSERT_EQ(0, ia_jobs_end(&self->js, j->id, self->err, sizeof(self->err)));
+	}
+	rq.class = IA_JOB_INA;
+	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "all-red aggregates nowhere"));
+	EXPECT_EQ(0, self->js.njobs);
+	/* PS for want of a budget (auto, k 0): its tails on its path. */
+	rq = (struct ia_job_request){ .k = 0, .algo = IA_ALGO_SMC };
+	ASSERT_EQ(0, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused, self->err,
+				    sizeof(self->err)));
+	EXPECT_EQ((int)IA_JOB_PS, (int)j->class);
+	for (int v = 0; v < NSW; v++)
+		held += j->held[v];
+	EXPECT_EQ(NSW, held);
+	EXPECT_TRUE(in_place(&self->w, j));
+}
+
 static int find_member(const struct ia_sender *m, uint32_t n, uint32_t id)
 {
 	for (uint32_t i = 0; i < n; i++)

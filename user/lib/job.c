@@ -220,6 +220,9 @@ static int check_request(struct ia_jobs *js, const struct ia_job_request *rq, ui
 		return ia_fail(err, errlen, -EINVAL, "a PS job holds no head");
 	if (rq->class == IA_JOB_INA && !rq->k)
 		return ia_fail(err, errlen, -EINVAL, "an INA job needs k >= 1 (its blue switches)");
+	if (rq->class == IA_JOB_INA && rq->algo == IA_ALGO_ALL_RED)
+		return ia_fail(err, errlen, -EINVAL,
+			       "all-red aggregates nowhere: not an INA job (class ps or auto)");
 	if (rq->head && rq->window > rq->head)
 		return ia_fail(err, errlen, -EINVAL,
 			       "window %u above the head (%u): chunks in flight would share slots",
@@ -318,7 +321,13 @@ int ia_jobs_submit(struct ia_jobs *js, const struct ia_job_request *rq, struct i
 		ia_fail(err, errlen, ret, "plan: %s", strerror(-ret));
 		goto rollback;
 	}
-	if (j->class == IA_JOB_PS && !rq->no_tail) {
+	/*
+	 * All-red is the reference without in-network aggregation (the paper's
+	 * baseline): no tails either, every message reaches the PS, like a PS job
+	 * asked without tails. A job that is PS by its class or for want of
+	 * memory aggregates in the tails.
+	 */
+	if (j->class == IA_JOB_PS && !rq->no_tail && j->algo != IA_ALGO_ALL_RED) {
 		ret = admit_tails(js, j, refused, nrefused, err, errlen);
 		if (ret)
 			goto rollback;

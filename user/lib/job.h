@@ -43,7 +43,9 @@ enum ia_job_state { IA_JOB_ADMITTING, IA_JOB_CONFIGURING, IA_JOB_ACTIVE, IA_JOB_
  * blue switches; PS: no head, best effort in the tails of the switches on
  * its paths, the rest at its parameter server; AUTO, a request only: INA if
  * SMC's placement can be admitted with the memory left, else PS (selective
- * INA). The values of INA and PS are the ledger's (enum inagg_job_class).
+ * INA). A job of algorithm all-red is PS without tails: no switch
+ * aggregates it (the reference). The values of INA and PS are the ledger's
+ * (enum inagg_job_class).
  */
 enum ia_job_class { IA_JOB_INA = 1, IA_JOB_PS = 2, IA_JOB_AUTO = 3 };
 
