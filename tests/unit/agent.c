@@ -155,6 +155,63 @@ TEST_F(agent, admission_refusal_release)
 	json_object_put(r);
 }
 
+/* FlexINA: head slots lent to the tail and taken back, in the ledger, by the agent. */
+TEST_F(agent, lend_and_reclaim_in_the_ledger)
+{
+	json_object *r;
+
+	OK(&self->a, "{\"op\": \"setup\", \"jobs\": 2, \"slots\": 100}");
+	OK(&self->a, "{\"op\": \"admit\", \"job\": 5, \"class\": 1, \"slots\": 60}");
+	OK(&self->a, "{\"op\": \"admit\", \"job\": 6, \"class\": 2, \"slots\": 0}");
+	OK(&self->a, "{\"op\": \"lend\", \"job\": 5, \"count\": 20}");
+	/* Beyond the head: the ledger's refusal, with its reason. */
+	r = ask(&self->a, "{\"op\": \"lend\", \"job\": 5, \"count\": 41}");
+	EXPECT_FALSE(ok(r));
+	EXPECT_EQ(ERANGE, err_of(r)) TH_LOG("%s", json_object_to_json_string(r));
+	EXPECT_TRUE(json_object_object_get_ex(r, "error", NULL));
+	json_object_put(r);
+	/* A PS job has no head to lend. */
+	r = ask(&self->a, "{\"op\": \"lend\", \"job\": 6, \"count\": 1}");
+	EXPECT_EQ(EINVAL, err_of(r));
+	json_object_put(r);
+	r = ask(&self->a, "{\"op\": \"reclaim\", \"job\": 5, \"count\": 5}");
+	EXPECT_TRUE(ok(r));
+	EXPECT_EQ(5, int_of(r, "count"));
+	json_object_put(r);
+	/* Without a count: all it still lends (a daemon's start), then nothing. */
+	r = ask(&self->a, "{\"op\": \"reclaim\", \"job\": 5}");
+	EXPECT_TRUE(ok(r));
+	EXPECT_EQ(15, int_of(r, "count"));
+	json_object_put(r);
+	r = ask(&self->a, "{\"op\": \"reclaim\", \"job\": 5}");
+	EXPECT_TRUE(ok(r));
+	EXPECT_EQ(0, int_of(r, "count"));
+	json_object_put(r);
+	r = ask(&self->a, "{\"op\": \"reclaim\", \"job\": 5, \"count\": 1}");
+	EXPECT_EQ(ERANGE, err_of(r)) TH_LOG("nothing lent any more");
+	json_object_put(r);
+	/* A job not here is nothing to take back. */
+	r = ask(&self->a, "{\"op\": \"reclaim\", \"job\": 9}");
+	EXPECT_TRUE(ok(r));
+	EXPECT_EQ(0, int_of(r, "count"));
+	json_object_put(r);
+}
+
+/* A switch without maps: tail and memory requests fail with the reason, and say it. */
+TEST_F(agent, tail_and_memory_need_the_maps)
+{
+	json_object *r = ask(&self->a, "{\"op\": \"tail\", \"slots\": 10, \"lend\": [[5, 2]]}");
+
+	EXPECT_FALSE(ok(r));
+	EXPECT_NE(0, err_of(r));
+	EXPECT_TRUE(json_object_object_get_ex(r, "error", NULL));
+	json_object_put(r);
+	r = ask(&self->a, "{\"op\": \"memory\", \"jobs\": [5], \"probes\": 8}");
+	EXPECT_FALSE(ok(r));
+	EXPECT_NE(0, err_of(r));
+	json_object_put(r);
+}
+
 TEST_F(agent, bad_requests_are_answered)
 {
 	static const struct { const char *req; int err; } cases[] = {
@@ -173,6 +230,17 @@ TEST_F(agent, bad_requests_are_answered)
 		{ "{\"op\": \"push\", \"job\": 1, \"window\": 8, \"role\": \"blue\", \"members\": [],"
 		  " \"down\": [], \"up\": {\"port\": \"lo\", \"peer\": \"nonsense\"}}", EINVAL },
 		{ "{\"op\": \"counters\"}", EINVAL },
+		{ "{\"op\": \"lend\", \"job\": 5}", EINVAL },
+		{ "{\"op\": \"lend\", \"job\": 5, \"count\": -2}", EINVAL },
+		{ "{\"op\": \"reclaim\", \"count\": 2}", EINVAL },
+		{ "{\"op\": \"tail\"}", EINVAL },
+		{ "{\"op\": \"tail\", \"slots\": 65537}", EINVAL },
+		{ "{\"op\": \"tail\", \"slots\": 1, \"lend\": [[5]]}", EINVAL },
+		{ "{\"op\": \"tail\", \"slots\": 1, \"lend\": [[5, \"x\"]]}", EINVAL },
+		{ "{\"op\": \"tail\", \"slots\": 1, \"lend\": [[1,1],[1,1],[1,1],[1,1],[1,1],"
+		  "[1,1],[1,1],[1,1],[1,1],[1,1],[1,1],[1,1],[1,1],[1,1],[1,1],[1,1],[1,1]]}", EINVAL },
+		{ "{\"op\": \"memory\", \"jobs\": 5}", EINVAL },
+		{ "{\"op\": \"memory\", \"probes\": 100000}", EINVAL },
 		/* A layout is checked whole before anything changes; nothing reaches a shell. */
 		{ "{\"op\": \"layout\", \"addrs\": []}", EINVAL },
 		{ "{\"op\": \"layout\", \"addrs\": [[\"ia-no-such-if\", \"10.0.0.1/30\"]], \"routes\": []}",

@@ -9,6 +9,7 @@
  * the job transaction across routers staying all-or-nothing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -38,6 +39,7 @@ static const char fake_ssh[] =
 	"[ -e \"$dir/$host.hang\" ] && exec sleep 60\n"
 	"if [ -e \"$dir/$host.hang1\" ]; then rm -f \"$dir/$host.hang1\"; exec sleep 60; fi\n"
 	"[ -e \"$dir/$host.boot\" ] && export INAGG_AGENT_BOOT_ID=$(cat \"$dir/$host.boot\")\n"
+	"ls /proc/$$/fd >\"$dir/$host.fds\"\n"
 	"mkdir -p \"$dir/$host\"\n"
 	"export INAGG_LEDGER=user INAGG_LEDGER_DIR=\"$dir/$host/ledger\"\n"
 	"exec \"$@\" -S \"$dir/$host/agent.json\"\n";
@@ -287,6 +289,37 @@ TEST_F(routers, slow_router_answers_on_the_retry)
 	ia_link_free(&l);
 }
 
+/* A session gets stdin, stdout and stderr only: no file of the controller's (a test's lock). */
+TEST_F(routers, session_inherits_no_other_fd)
+{
+	char path[PATH_MAX], agent[PATH_MAX + 16], why[IA_ERRLEN] = "", line[32];
+	char *argv[] = { path, "r4", agent, "-s", "r4", NULL };
+	int fd = open("/dev/null", O_RDONLY), n = 0;	/* inheritable, as a lock's fd is */
+	struct ia_link l;
+	json_object *q = hello(), *rep;
+	FILE *f;
+
+	ASSERT_LE(3, fd);
+	snprintf(path, sizeof(path), "%s/ssh", self->dir);
+	snprintf(agent, sizeof(agent), "%s/inagg-agent", build);
+	ASSERT_EQ(0, ia_link_init(&l, "r4", "r4", argv, 2000, 0));
+	ASSERT_EQ(0, ia_link_call(&l, q, &rep, why, sizeof(why))) TH_LOG("%s", why);
+	json_object_put(rep);
+	snprintf(path, sizeof(path), "%s/r4.fds", self->dir);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	/* 0, 1, 2, and the shell's own (its script, at 10 and above) */
+	while (fgets(line, sizeof(line), f)) {
+		EXPECT_NE(fd, atoi(line)) TH_LOG("the session has the controller's fd %d", fd);
+		n += atoi(line) < 3;
+	}
+	fclose(f);
+	EXPECT_EQ(3, n);
+	close(fd);
+	json_object_put(q);
+	ia_link_free(&l);
+}
+
 /* An agent killed and started again: same boot, next epoch, its jobs still known. */
 TEST_F(routers, restarted_agent_keeps_its_jobs)
 {
@@ -306,6 +339,31 @@ TEST_F(routers, restarted_agent_keeps_its_jobs)
 	ASSERT_NE(NULL, l->held);
 	ASSERT_EQ(1, json_object_array_length(l->held));
 	EXPECT_EQ(4, json_object_get_int(json_object_array_get_idx(l->held, 0)));
+}
+
+/* FlexINA's lending goes to the router's own ledger, through its agent, both ways. */
+TEST_F(routers, lend_and_reclaim_reach_the_router)
+{
+	char why[IA_ERRLEN] = "";
+
+	ASSERT_EQ(0, make_topo(self, false));
+	ASSERT_EQ(0, ia_remote_admit(&self->r, 1, 4, INAGG_CLASS_INA, 8, why, sizeof(why)))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, ia_remote_lend(&self->r, 1, 4, 6, why, sizeof(why))) TH_LOG("%s", why);
+	/* More than its head: the router's ledger says no, and why. */
+	EXPECT_EQ(-ERANGE, ia_remote_lend(&self->r, 1, 4, 3, why, sizeof(why)));
+	EXPECT_NE('\0', why[0]);
+	/* Not on r2, which does not hold the job. */
+	EXPECT_GT(0, ia_remote_lend(&self->r, 2, 4, 1, why, sizeof(why)));
+	EXPECT_EQ(2, ia_remote_reclaim(&self->r, 1, 4, 2, why, sizeof(why))) TH_LOG("%s", why);
+	/* A daemon's start: all that is still lent (4), then nothing. */
+	EXPECT_EQ(4, ia_remote_reclaim(&self->r, 1, 4, 0, why, sizeof(why))) TH_LOG("%s", why);
+	EXPECT_EQ(0, ia_remote_reclaim(&self->r, 1, 4, 0, why, sizeof(why)));
+	/* A router without the switch's maps: the tail's publication fails with the reason. */
+	struct ia_xdp_tail tl = { .slots = 8 };
+
+	EXPECT_GT(0, ia_remote_tail(&self->r, 1, &tl, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "maps")) TH_LOG("%s", why);
 }
 
 static bool refused_on(const struct ia_job_refusal *rf, int n, int v, const char *what)

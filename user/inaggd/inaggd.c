@@ -190,6 +190,11 @@ int main(int argc, char **argv)
 	int c, lfd, sfd, ret;
 	sigset_t mask;
 
+	/*
+	 * Nothing inherited beyond stdin, stdout and stderr: a daemon outliving
+	 * whoever started it must not keep their files (a test's lock) open.
+	 */
+	close_range(3, ~0U, 0);
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
 	while ((c = getopt_long(argc, argv, "t:n:s:S:m:L:vqKh", opts, NULL)) != -1) {
 		switch (c) {

@@ -226,6 +226,21 @@ static int ledger_open(struct ia_agent *a, struct ia_ledger **l)
 }
 
 /*
+ * Every ledger request's start: its one integer field (key, NULL for none)
+ * and the ledger opened. NULL then, else the error reply to return.
+ */
+json_object *ia_agent_ledger(struct ia_agent *a, json_object *req, const char *key,
+			     uint32_t *val, struct ia_ledger **l)
+{
+	int ret;
+
+	if (key && get_u32(req, key, val))
+		return ia_agent_err(EINVAL, "\"%s\": need an integer", key);
+	ret = ledger_open(a, l);
+	return ret ? ia_agent_err(ret, "ledger: %s", strerror(-ret)) : NULL;
+}
+
+/*
  * The tail pool is all the memory no head holds (FlexINA: PS jobs use what
  * no job was given), so it follows every admission and release.
  */
@@ -249,15 +264,14 @@ static json_object *op_setup(struct ia_agent *a, json_object *req)
 {
 	uint32_t jobs, slots;
 	struct ia_ledger *l;
+	json_object *r;
 	int ret;
 
 	NEED_U32(req, "jobs", &jobs);
-	NEED_U32(req, "slots", &slots);
+	if ((r = ia_agent_ledger(a, req, "slots", &slots, &l)))
+		return r;
 	if (jobs > INAGG_JOBS_LIMIT)
 		jobs = INAGG_JOBS_LIMIT;
-	ret = ledger_open(a, &l);
-	if (ret)
-		return ia_agent_err(ret, "ledger: %s", strerror(-ret));
 	ret = ia_ledger_set_tail(l, 0);
 	if (!ret)
 		ret = ia_ledger_set(l, jobs, slots);
@@ -279,12 +293,10 @@ static json_object *op_admit(struct ia_agent *a, json_object *req)
 
 	NEED_U32(req, "job", &id);
 	NEED_U32(req, "class", &class);
-	NEED_U32(req, "slots", &slots);
 	if (class != INAGG_CLASS_INA && class != INAGG_CLASS_PS)
 		return ia_agent_err(EINVAL, "class: %u or %u", INAGG_CLASS_INA, INAGG_CLASS_PS);
-	ret = ledger_open(a, &l);
-	if (ret)
-		return ia_agent_err(ret, "ledger: %s", strerror(-ret));
+	if ((j = ia_agent_ledger(a, req, "slots", &slots, &l)))
+		return j;
 	/* A retried request whose first try got through: the same admission is no error. */
 	if (!ia_ledger_job(l, id, &e) && e.class == class && e.slots == slots) {
 		ia_ledger_close(l);
@@ -323,10 +335,8 @@ static json_object *op_release(struct ia_agent *a, json_object *req)
 	uint32_t id;
 	int ret;
 
-	NEED_U32(req, "job", &id);
-	ret = ledger_open(a, &l);
-	if (ret)
-		return ia_agent_err(ret, "ledger: %s", strerror(-ret));
+	if ((j = ia_agent_ledger(a, req, "job", &id, &l)))
+		return j;
 	ret = ia_ledger_release(l, id);
 	if (!ret)
 		ret = tail_follow(l, 0);
@@ -351,10 +361,8 @@ static json_object *op_admitted(struct ia_agent *a, json_object *req)
 	uint32_t id;
 	int ret;
 
-	NEED_U32(req, "job", &id);
-	ret = ledger_open(a, &l);
-	if (ret)
-		return ia_agent_err(ret, "ledger: %s", strerror(-ret));
+	if ((r = ia_agent_ledger(a, req, "job", &id, &l)))
+		return r;
 	ret = ia_ledger_job(l, id, &e);
 	if (ret && ret != -ENOENT)
 		return ledger_fail(l, ret);
@@ -373,10 +381,8 @@ static json_object *op_room(struct ia_agent *a, json_object *req)
 	uint32_t slots;
 	int ret;
 
-	NEED_U32(req, "slots", &slots);
-	ret = ledger_open(a, &l);
-	if (ret)
-		return ia_agent_err(ret, "ledger: %s", strerror(-ret));
+	if ((r = ia_agent_ledger(a, req, "slots", &slots, &l)))
+		return r;
 	ret = ia_ledger_get(l, &cap);
 	if (ret)
 		return ledger_fail(l, ret);
@@ -436,7 +442,9 @@ static const struct {
 	{ "room", op_room },		{ "ports", ia_agent_ports },
 	{ "push", ia_agent_push },	{ "unpush", ia_agent_unpush },
 	{ "pushed", ia_agent_pushed },	{ "counters", ia_agent_counters },
-	{ "layout", ia_agent_layout },
+	{ "layout", ia_agent_layout },	{ "lend", ia_agent_lend },
+	{ "reclaim", ia_agent_reclaim },	{ "tail", ia_agent_tail },
+	{ "memory", ia_agent_memory },
 };
 
 json_object *ia_agent_handle(struct ia_agent *a, json_object *req)

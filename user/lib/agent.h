@@ -16,7 +16,9 @@
  *   release job                -> ENOENT if not held
  *   admitted job               -> admitted (bool)
  *   room   slots               -> room (bool)
- *   ports  ports: [{name, neigh?}] -> ports: [{name, ifindex, mac, peer?}]
+ *   ports  ports: [{name, neigh?}], resolve? -> ports: [{name, ifindex, mac, peer?}]
+ *                              (peer: neigh's MAC from the neighbour table;
+ *                              resolve: asked of the network if not there)
  *   push   job, role (blue, red, tail), window, self_id, flags, members:
  *          [[id, nworkers]], sets? (tail: each member's set),
  *          up: {port, peer, saddr?, daddr?}, down: [{port, peer, daddr?}]
@@ -26,6 +28,13 @@
  *   layout addrs: [[port, addr/len]], routes: [[dst, via, port]]
  *                              -> the ports addressed and routed (iproute2)
  *   state                      -> the agent's record (below)
+ *   lend   job, count          -> head slots lent to the tail (the ledger's)
+ *   reclaim job, count?        -> taken back (no count: all lent); count
+ *   tail   slots, age_ns?, lend: [[job, count]] -> the tail pool and its
+ *                                 directory published in the maps
+ *   memory jobs: [ids], probes? -> heads: [{job, slots, open, done} | null],
+ *                                 tail: {slots, lent, nlend, gen, age_ns,
+ *                                 lends, reclaims, counters, live, stale}
  *
  * The record (state file) holds the boot id, an epoch that grows at each
  * start, and per job its admission and its last push request, written
@@ -43,6 +52,7 @@
 #include <json-c/json.h>
 
 struct ia_xdp;
+struct ia_ledger;
 
 #define IA_AGENT_PROTO 1
 #define IA_AGENT_LINE_MAX (256 * 1024)
@@ -77,6 +87,15 @@ json_object *ia_agent_err(int err, const char *fmt, ...) __attribute__((format(p
 /* The record of job id ("ID" key), made if create. */
 json_object *ia_agent_job(struct ia_agent *a, uint32_t id, bool create);
 int ia_agent_save(struct ia_agent *a);
+/*
+ * A ledger request's start: its integer field key (NULL: none) into *val
+ * and the ledger opened into *l. NULL then, else the error reply.
+ */
+json_object *ia_agent_ledger(struct ia_agent *a, json_object *req, const char *key,
+			     uint32_t *val, struct ia_ledger **l);
+/* The switch's maps, opened once and kept (NULL and *err if they are not there). */
+struct ia_xdp *ia_agent_maps(struct ia_agent *a, int *err);
+void ia_agent_maps_drop(struct ia_agent *a);
 
 /* agent_push.c: the maps and the ports. */
 json_object *ia_agent_push(struct ia_agent *a, json_object *req);
@@ -84,6 +103,16 @@ json_object *ia_agent_unpush(struct ia_agent *a, json_object *req);
 json_object *ia_agent_pushed(struct ia_agent *a, json_object *req);
 json_object *ia_agent_counters(struct ia_agent *a, json_object *req);
 json_object *ia_agent_ports(struct ia_agent *a, json_object *req);
+/*
+ * Integer field key of o, 0..max, into *out (left alone when absent and not
+ * need). 0, -EINVAL (absent and needed, or not an integer), -ERANGE.
+ */
+int ia_agent_num(json_object *o, const char *key, uint64_t max, uint64_t *out, bool need);
+/* agent_tail.c: FlexINA's lending, tail publication and memory figures. */
+json_object *ia_agent_lend(struct ia_agent *a, json_object *req);
+json_object *ia_agent_reclaim(struct ia_agent *a, json_object *req);
+json_object *ia_agent_tail(struct ia_agent *a, json_object *req);
+json_object *ia_agent_memory(struct ia_agent *a, json_object *req);
 /* agent_layout.c */
 json_object *ia_agent_layout(struct ia_agent *a, json_object *req);
 

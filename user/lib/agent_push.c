@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -44,18 +46,12 @@ static const char *get_str(json_object *o, const char *key)
 
 static int get_u32(json_object *o, const char *key, uint32_t *out, bool need)
 {
-	json_object *v;
-	int64_t n;
+	uint64_t n;
+	int ret = ia_agent_num(o, key, UINT32_MAX, &n, need);
 
-	if (!json_object_object_get_ex(o, key, &v))
-		return need ? -EINVAL : 0;
-	if (!json_object_is_type(v, json_type_int))
-		return -EINVAL;
-	n = json_object_get_int64(v);
-	if (n < 0 || n > UINT32_MAX)
-		return -ERANGE;
-	*out = n;
-	return 0;
+	if (!ret && json_object_object_get_ex(o, key, NULL))
+		*out = n;
+	return ret;
 }
 
 /* The switch's maps: opened once (opening parses the whole BPF object). */
@@ -70,8 +66,13 @@ static struct ia_xdp *maps(struct ia_agent *a, bool create, int *err)
 	return a->xdp;
 }
 
+struct ia_xdp *ia_agent_maps(struct ia_agent *a, int *err)
+{
+	return maps(a, false, err);
+}
+
 /* A kept handle that failed: the switch may have been set up again since. */
-static void maps_drop(struct ia_agent *a)
+void ia_agent_maps_drop(struct ia_agent *a)
 {
 	ia_xdp_close(a->xdp);
 	a->xdp = NULL;
@@ -96,9 +97,64 @@ static int neigh_mac(const char *dev, const char *addr, unsigned char mac[6])
 	return ret;
 }
 
+/* A datagram to addr (the discard port) out of dev: the kernel resolves addr meanwhile. */
+static void neigh_ask(const char *dev, const char *addr)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
+	int fd;
+
+	if (inet_pton(AF_INET, addr, &to.sin_addr) != 1)
+		return;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, strlen(dev)))
+		sendto(fd, "", 1, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
+	close(fd);
+}
+
+/*
+ * The peers of the ports with a "neigh", from the neighbour table. With
+ * resolve, those it does not have are asked of the network (neigh_ask(),
+ * all at once) and the table read again for up to a second: a host needs
+ * only its address, not to have sent anything first.
+ */
+static void peers_of(json_object *in, json_object *out, bool resolve)
+{
+	size_t n = json_object_array_length(in);
+	bool left = false;
+
+	for (int round = 0; round <= (resolve ? 20 : 0); round++) {
+		left = false;
+		for (size_t i = 0; i < n; i++) {
+			json_object *p = json_object_array_get_idx(in, i);
+			json_object *o = json_object_array_get_idx(out, i);
+			const char *name = get_str(p, "name"), *neigh = get_str(p, "neigh");
+			unsigned char mac[6];
+			char text[18];
+
+			if (!neigh || json_object_object_get_ex(o, "peer", NULL))
+				continue;
+			if (!neigh_mac(name, neigh, mac)) {
+				ia_mac_format(mac, text);
+				json_object_object_add(o, "peer", json_object_new_string(text));
+				continue;
+			}
+			if (resolve && !round)
+				neigh_ask(name, neigh);
+			left = true;
+		}
+		if (!left)
+			break;
+		if (resolve)
+			usleep(50000);
+	}
+}
+
 json_object *ia_agent_ports(struct ia_agent *a, json_object *req)
 {
-	json_object *in, *out, *r;
+	json_object *in, *out, *r, *v;
+	bool resolve = json_object_object_get_ex(req, "resolve", &v) && json_object_get_boolean(v);
 	unsigned char mac[6];
 	char text[18];
 	size_t n;
@@ -110,7 +166,7 @@ json_object *ia_agent_ports(struct ia_agent *a, json_object *req)
 	n = json_object_array_length(in);
 	for (size_t i = 0; i < n; i++) {
 		json_object *p = json_object_array_get_idx(in, i), *o;
-		const char *name = get_str(p, "name"), *neigh = get_str(p, "neigh");
+		const char *name = get_str(p, "name");
 		int ifindex, ret;
 
 		if (!name || strlen(name) >= IFNAMSIZ) {
@@ -127,12 +183,9 @@ json_object *ia_agent_ports(struct ia_agent *a, json_object *req)
 		json_object_object_add(o, "ifindex", json_object_new_int(ifindex));
 		ia_mac_format(mac, text);
 		json_object_object_add(o, "mac", json_object_new_string(text));
-		if (neigh && !neigh_mac(name, neigh, mac)) {
-			ia_mac_format(mac, text);
-			json_object_object_add(o, "peer", json_object_new_string(text));
-		}
 		json_object_array_add(out, o);
 	}
+	peers_of(in, out, resolve);
 	r = ia_agent_ok();
 	json_object_object_add(r, "ports", out);
 	return r;
@@ -279,7 +332,7 @@ json_object *ia_agent_push(struct ia_agent *a, json_object *req)
 	ret = ia_xdp_job_add(x, &cfg);
 	if (ret) {
 		snprintf(why, sizeof(why), "maps: %s", ia_xdp_strerror(ret));
-		maps_drop(a);
+		ia_agent_maps_drop(a);
 		goto out;
 	}
 	j = ia_agent_job(a, cfg.id, true);
@@ -299,7 +352,7 @@ json_object *ia_agent_unpush(struct ia_agent *a, json_object *req)
 {
 	json_object *j;
 	struct ia_xdp *x;
-	uint32_t id;
+	uint32_t id = 0;
 	char key[16];
 	int ret;
 
@@ -309,7 +362,7 @@ json_object *ia_agent_unpush(struct ia_agent *a, json_object *req)
 	if (x) {
 		ret = ia_xdp_job_del(x, id);
 		if (ret && ret != -ENOENT)
-			maps_drop(a);
+			ia_agent_maps_drop(a);
 	}
 	j = ia_agent_job(a, id, false);
 	if (j) {
@@ -343,7 +396,7 @@ static int read_counters(struct ia_agent *a, json_object *req, struct ia_counter
 		return ret;
 	ret = ifindex ? ia_xdp_port_counters(x, ifindex, c) : ia_xdp_job_counters(x, id, c);
 	if (ret && ret != -ENOENT)
-		maps_drop(a);
+		ia_agent_maps_drop(a);
 	return ret;
 }
 

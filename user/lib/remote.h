@@ -32,6 +32,7 @@
 #include "err.h"
 #include "topo.h"
 #include "xdp.h"
+#include "xdp_mem.h"
 
 #define IA_LINK_HOLDOFF_MS 5000
 
@@ -178,6 +179,31 @@ int ia_remote_counters(struct ia_remote *r, int v, uint32_t id, int ifindex,
 int ia_remote_probe(struct ia_remote *r, const struct ia_job *j);
 /* Why job id failed, or NULL. */
 const char *ia_remote_failed(const struct ia_remote *r, uint32_t id);
+/* ---- FlexINA over the agents (remote_tail.c) ---- */
+
+/* count head slots of INA job id lent to switch v's tail; taken back (count 0: all lent). */
+int ia_remote_lend(struct ia_remote *r, int v, uint32_t id, uint32_t count, char *why,
+		   size_t whylen);
+/* The slots taken back, or -errno. */
+int ia_remote_reclaim(struct ia_remote *r, int v, uint32_t id, uint32_t count, char *why,
+		      size_t whylen);
+/* Switch v's tail pool and directory published whole (ia_xdp_tail_set() there). */
+int ia_remote_tail(struct ia_remote *r, int v, const struct ia_xdp_tail *t, char *why,
+		   size_t whylen);
+
+struct ia_remote_tail {
+	struct ia_xdp_tail_info info;	/* as published and counted there */
+	uint64_t live, stale;		/* partials held, of which stale (from probes slots) */
+};
+
+/*
+ * What switch v's memory holds: the heads of jobs ids[0..n) (zeros where
+ * one is not a head there) and its tail, probes of its slots read. 0 or
+ * -errno (then all zeros).
+ */
+int ia_remote_memory(struct ia_remote *r, int v, const uint32_t *ids, int n, uint32_t probes,
+		     struct ia_xdp_head_use *heads, struct ia_remote_tail *tail);
+
 /* The routers of job j (all if NULL): [ia_link_json(), ...]. */
 json_object *ia_remote_links_json(const struct ia_remote *r, const struct ia_job *j);
 

@@ -145,6 +145,8 @@ static int spawn(struct ia_link *l)
 		signal(SIGPIPE, SIG_DFL);
 		if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0 || dup2(ep[1], 2) < 0)
 			_exit(126);
+		/* The agent (or ssh) gets its session and nothing else the controller holds. */
+		close_range(3, ~0U, 0);
 		execvp(l->argv[0], l->argv);
 		dprintf(2, "%s: %s\n", l->argv[0], strerror(errno));
 		_exit(127);
