@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # inagg eval tenants --sim --quick (KTAP): the table is complete in text and
 # JSON (every scheme at every memory point, median with its range), the
-# baseline's ratio is 1, and the command refuses to run without --sim.
+# baseline's ratio is 1, and the live run refuses a bad --mix before it
+# builds anything (the live run itself: tests/net/eval_tenants.sh).
 BUILD=${BUILD:-build}
 INAGG=$BUILD/inagg
 tmp=$(mktemp -d)
@@ -41,9 +42,9 @@ PY
 }
 t "eval tenants -j: every scheme with median, min and max of each figure" json_complete
 
-needs_sim() {
-	! "$INAGG" eval tenants --quick 2>"$tmp/e" && grep -q -- '--sim' "$tmp/e"
+bad_mix() {
+	! "$INAGG" eval tenants --quick --mix 2:5 2>"$tmp/e" && grep -q -- '--mix' "$tmp/e"
 }
-t "eval tenants without --sim says only the simulation is built" needs_sim
+t "eval tenants (live) refuses a bad --mix" bad_mix
 
 finish

@@ -1,35 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * inagg eval tenants --sim: many jobs sharing switch memory and a bottleneck,
- * every scheme of issue 12 on the same job mixes (docs/cc.md, "Simulation").
+ * inagg eval tenants: many jobs sharing switch memory and a bottleneck,
+ * every scheme of issue 12 on the same job mixes, live on namespaces
+ * (cmd_eval_tenants_live.c) or simulated (--sim; docs/cc.md).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "sim.h"
+#include "eval_tenants.h"
 
-#define MAX_ROUNDS	64
-
-struct tenants_args {
-	struct ia_sim_cfg c;
-	bool sim, quick;
-	double mem;		/* 0: the sweep */
-	int rounds;
-};
+#define MAX_ROUNDS	TENANTS_MAX_ROUNDS
 
 static void tenants_init(void *args)
 {
 	struct tenants_args *a = args;
 
 	ia_sim_defaults(&a->c);
+	ia_live_defaults(&a->lc);
 	a->rounds = 3;
+	a->cross = -1;
 }
 
 static const struct opt tenants_opts[] = {
 	OPT_FLAG(0, "sim", struct tenants_args, sim, 0,
-		 "simulate (the live experiment on namespaces is not built yet)"),
+		 "simulate (default: live, on network namespaces, as root)"),
 	OPT_INT('d', "depth", "D", struct tenants_args, c.depth, 1, 16, 0,
 		"depth of the complete binary tree (2^(D+1)-1 switches)"),
 	OPT_INT(0, "jobs", "N", struct tenants_args, c.jobs, 1, 100000, 0, "concurrent jobs"),
@@ -47,7 +43,33 @@ static const struct opt tenants_opts[] = {
 		"job mixes (seeds) per point: median and range"),
 	OPT_INT('s', "seed", "S", struct tenants_args, c.seed, 0, OPT_NOMAX, 0, "first seed"),
 	OPT_FLAG(0, "quick", struct tenants_args, quick, 0,
-		 "32 jobs, 2 iterations, 2 rounds (for make check)"),
+		 "--sim: 32 jobs, 2 iterations, 2 rounds; live: 4 jobs, 1 iteration, 2 rounds,"
+		 " one point (for make check)"),
+	OPT_INT(0, "live-jobs", "N", struct tenants_args, lc.jobs, 1, IA_LIVE_MAX_JOBS, 0,
+		"live: concurrent jobs"),
+	OPT_INT(0, "live-iters", "N", struct tenants_args, lc.iters, 1, IA_LIVE_MAX_ITERS, 0,
+		"live: allreduces per job"),
+	OPT_INT(0, "leaves", "N", struct tenants_args, lc.leaves, 1, IA_LIVE_MAX_LEAVES, 0,
+		"live: leaf switches (job i on leaf i mod N)"),
+	OPT_INT(0, "chunks-max", "N", struct tenants_args, lc.cmax, 1, 4096, 0,
+		"live: most chunks per iteration (the least: a third of it)"),
+	OPT_STR(0, "mix", "M", struct tenants_args, mix, 0,
+		"live: requested INA:PS, 1:1, 1:3 or all (every job asks for a head;"
+		" default: the sweep)"),
+	OPT_REAL(0, "cross", "F", struct tenants_args, cross, 0, 0.9, OPT_NODEF,
+		 "live: UDP cross traffic, a fraction of the bottleneck (default: the sweep)"),
+	OPT_REAL(0, "rate-mbit", "R", struct tenants_args, lc.rate_mbit, 0.1, 1e5, 0,
+		 "live: the bottleneck (the root's uplink), Mbit/s"),
+	OPT_INT(0, "mark-kb", "K", struct tenants_args, lc.mark_kb, 1, 1 << 20, 0,
+		"live: virtual queues mark above K KiB"),
+	OPT_REAL(0, "gap-ms", "MS", struct tenants_args, lc.gap_ms, 0, 10000, 0,
+		 "live: compute gap before an iteration, at most (the straggler's)"),
+	OPT_FLAG(0, "no-congestion", struct tenants_args, no_congestion, 0,
+		 "live: the bottleneck 100 times faster"),
+	OPT_FLAG(0, "compare", struct tenants_args, compare, 0,
+		 "live: also simulate each point's mix parameters and compare (tolerance 25 %)"),
+	OPT_STR(0, "plot", "DIR", struct tenants_args, plot, 0,
+		"live: gnuplot PNGs of throughput and PS JCTs in DIR"),
 	OPT_END
 };
 
@@ -57,9 +79,12 @@ const struct opt_cmd eval_tenants_cmd = {
 	.size = sizeof(struct tenants_args),
 	.about =
 	"Multi-tenant in-network aggregation (FlexINA): jobs on the leaves of a\n"
-	"complete binary tree, each leaf's memory a fraction of what its jobs' heads\n"
-	"need, one bottleneck to the parameter servers. Selective INA makes a job INA\n"
-	"while its head fits, else PS. Schemes: netpack-atp and netpack-a2tp (PS jobs\n"
+	"tree, each leaf's memory a fraction of what its jobs' heads need, one\n"
+	"bottleneck to the parameter servers. Live (the default, as root): a root and\n"
+	"--leaves leaves in network namespaces, inaggd, every job's PS and workers\n"
+	"running at once, the root's uplink shaped by tc, every result checked; --sim:\n"
+	"a complete binary tree simulated. Selective INA makes a job INA while its\n"
+	"head fits, else PS. Schemes: netpack-atp and netpack-a2tp (PS jobs\n"
 	"never use switch memory), flexina (head/tail, lent heads, flexina windows),\n"
 	"ht-atp (head/tail with atp windows) and flexina-notail. Every scheme runs on\n"
 	"the same job mix of each round; the table gives the median and range over\n"
@@ -82,8 +107,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median, min and max of v[0..n) (sorted in place). */
-static void stats(double *v, int n, double *med, double *lo, double *hi)
+void tenants_stats(double *v, int n, double *med, double *lo, double *hi)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	*med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -108,7 +132,7 @@ static void print_point(double mem, double (*v)[M__N][MAX_ROUNDS], int rounds,
 		out_obj_open(NULL);
 		out_str("scheme", "  %-15s", ia_sim_scheme_name(s));
 		for (int m = 0; m < M__N; m++) {
-			stats(v[s][m], rounds, &med, &lo, &hi);
+			tenants_stats(v[s][m], rounds, &med, &lo, &hi);
 			if (m == M_TPUT) {
 				/* bytes/s in JSON, MB/s in the table */
 				out_double(m_key[m], NULL, med);
@@ -143,9 +167,16 @@ int cmd_eval_tenants(int argc, char **argv)
 	opt_defaults(&eval_tenants_cmd, &a);
 	if (opt_parse(&eval_tenants_cmd, argv[0], argc, argv, &a, NULL, NULL))
 		return 1;
-	if (!a.sim)
-		return out_err("%s: only --sim is built (the live experiment is issue 12 point 4)",
-			       argv[0]);
+	if (!a.sim) {
+		if (a.quick) {
+			a.lc.jobs = 4;
+			a.lc.iters = 1;
+			a.rounds = 2;
+		}
+		a.lc.cmin = a.lc.cmax / 3 ? a.lc.cmax / 3 : 1;
+		a.lc.seed = a.c.seed;
+		return tenants_live(&a, argv[0]);
+	}
 	if (a.quick) {
 		a.c.jobs = 32;
 		a.c.iters = 2;

@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench: the live multi-tenant evaluation of issue 12 (docs/cc.md "Live").
+# Run as root under flock /tmp/ia-net.lock (the caller's), like make bench:
+#  1. the sweep: memory 0.25 / 0.5 of the heads' demand x requested INA:PS
+#     1:1 / 1:3 x UDP cross traffic none / 0.3 of the bottleneck, memory 1.0
+#     with every job asking for a head (with and without cross traffic, and
+#     with the bottleneck 100x faster), every scheme in interleaved rounds,
+#     plots in $BUILD/bench-tenants;
+#  2. the acceptance mix (memory 0.5, INA:PS 1:3, congested): flexina's
+#     throughput over netpack-atp's and netpack-a2tp's against the targets
+#     1.3 and 1.1, and INA jobs' JCT under flexina against netpack-atp's;
+#  3. memory 1.0, no congestion: every scheme within 5 % of netpack-atp;
+#  4. simulation against live on the small mix (tolerance printed).
+# Prints figures and verdicts; fails only when a run fails or is not exact.
+BUILD=${BUILD:-build}
+INAGG=$(realpath -m "$BUILD/inagg")
+ROUNDS=${ROUNDS:-5}
+out=$BUILD/bench-tenants
+mkdir -p "$out"
+set -o pipefail
+
+echo "== sweep ($ROUNDS rounds per point)"
+"$INAGG" eval tenants --rounds "$ROUNDS" --plot "$out" | tee "$out/sweep.txt" || exit 1
+
+verdicts() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); what = sys.argv[2]
+s = {x["scheme"]: x for x in d["points"][0]["schemes"]}
+if what == "accept":
+    f = s["flexina"]
+    a, b = f["vs_netpack_atp"], f["vs_netpack_a2tp"]
+    j = f["jct_ina_ms"] / s["netpack-atp"]["jct_ina_ms"]
+    print("acceptance mix: flexina / netpack-atp %.2f (%.2f-%.2f, target >= 1.3: %s),"
+          " / netpack-a2tp %.2f (%.2f-%.2f, target >= 1.1: %s)" %
+          (a, f["vs_netpack_atp_min"], f["vs_netpack_atp_max"], "met" if a >= 1.3 else "NOT met",
+           b, f["vs_netpack_a2tp_min"], f["vs_netpack_a2tp_max"], "met" if b >= 1.1 else "NOT met"))
+    print("  INA jobs' JCT flexina / netpack-atp %.2f (target <= 1.05: %s)" %
+          (j, "met" if j <= 1.05 else "NOT met"))
+    for k in ("ht-atp", "flexina-notail"):
+        r = s[k]["vs_netpack_atp"]
+        print("  ablation %s / netpack-atp %.2f (between 1 and flexina's %.2f: %s)" %
+              (k, r, a, "yes" if min(1, a) <= r <= max(1, a) else "no"))
+else:
+    r = [x["vs_netpack_atp"] for x in s.values()]
+    print("memory 1.0, no congestion: throughput / netpack-atp's %s (all within 5 %%: %s)" %
+          (" ".join("%s %.3f" % (k, x["vs_netpack_atp"]) for k, x in s.items()),
+           "yes" if max(r) <= 1.05 and min(r) >= 0.95 else "NO"))
+PY
+}
+
+echo "== acceptance: memory 0.5, INA:PS 1:3, congested"
+"$INAGG" -j eval tenants --rounds "$ROUNDS" --mem 0.5 --mix 1:3 >"$out/accept.json" || exit 1
+verdicts "$out/accept.json" accept
+
+echo "== memory 1.0, every job asking for a head, no congestion"
+"$INAGG" -j eval tenants --rounds "$ROUNDS" --mem 1 --mix all --no-congestion \
+	>"$out/nocong.json" || exit 1
+verdicts "$out/nocong.json" nocong
+
+echo "== simulation vs live, the small mix (memory 0.5, selective INA of every job)"
+"$INAGG" eval tenants --rounds "$ROUNDS" --mem 0.5 --mix all --compare | tee "$out/compare.txt" ||
+	exit 1

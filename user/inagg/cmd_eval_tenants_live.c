@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inagg eval tenants (live): every scheme of issue 12 on the same job mixes
+ * in network namespaces, interleaved rounds, median and range
+ * (user/lib/eval_live.h, docs/cc.md "Live").
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "inagg/wire.h"
+#include "eval_tenants.h"
+
+#define MAX_POINTS	16
+#define CROSS_SWEEP	0.3	/* cross traffic of the sweep's congested points */
+#define NOCONG_RATE	100	/* the no-congestion point: the bottleneck this many times faster */
+
+enum { M_TPUT, M_RATIO, M_RATIO2, M_JCT_INA, M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M__N };
+
+static const char *const m_key[M__N] = {
+	"tput", "vs_netpack_atp", "vs_netpack_a2tp", "jct_ina_ms", "jct_ps_ms", "util",
+	"mark_rate", "coll_rate", "jain",
+};
+
+struct point {
+	double mem, cross, rate;
+	uint32_t ps_per_ina;	/* 0: every job asks for a head */
+	const char *mix;
+};
+
+/* One point's figures: [scheme][metric][round], per job [scheme][job][round]. */
+struct figs {
+	double v[IA_SIM__COUNT][M__N][TENANTS_MAX_ROUNDS];
+	double jt[IA_SIM__COUNT][IA_LIVE_MAX_JOBS][TENANTS_MAX_ROUNDS];
+	double jj[IA_SIM__COUNT][IA_LIVE_MAX_JOBS][TENANTS_MAX_ROUNDS];
+	int exact[IA_SIM__COUNT];
+	struct ia_live_res last;
+	struct ia_live_job first_bad;
+	int nbad;
+};
+
+static int mix_parse(const char *s, uint32_t *ps_per_ina)
+{
+	if (!strcmp(s, "1:1"))
+		*ps_per_ina = 1;
+	else if (!strcmp(s, "1:3"))
+		*ps_per_ina = 3;
+	else if (!strcmp(s, "all"))
+		*ps_per_ina = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int build_points(const struct tenants_args *a, struct point *p)
+{
+	static const double mems[] = { 0.25, 0.5 };
+	static const char *const mixes[] = { "1:1", "1:3" };
+	double rate = a->lc.rate_mbit;
+	int n = 0;
+
+	if (a->quick || a->mem > 0 || a->mix || a->cross >= 0 || a->no_congestion) {
+		p[0] = (struct point){ .mem = a->mem > 0 ? a->mem : 0.5,
+				       .cross = a->cross > 0 ? a->cross : 0, .rate = rate,
+				       .mix = a->mix ? a->mix : "1:3" };
+		if (a->no_congestion)
+			p[0].rate *= NOCONG_RATE;
+		return mix_parse(p[0].mix, &p[0].ps_per_ina) ? -EINVAL : 1;
+	}
+	/* The sweep: grouped by memory and rate, so that each network is built once. */
+	for (int m = 0; m < 2; m++)
+		for (int x = 0; x < 2; x++)
+			for (int c = 0; c < 2; c++)
+				p[n++] = (struct point){ .mem = mems[m], .cross = c ? CROSS_SWEEP : 0,
+							 .rate = rate, .mix = mixes[x],
+							 .ps_per_ina = x ? 3 : 1 };
+	p[n++] = (struct point){ .mem = 1, .rate = rate, .mix = "all" };
+	p[n++] = (struct point){ .mem = 1, .cross = CROSS_SWEEP, .rate = rate, .mix = "all" };
+	p[n++] = (struct point){ .mem = 1, .rate = rate * NOCONG_RATE, .mix = "all" };
+	return n;
+}
+
+static void print_point(const struct tenants_args *a, const struct point *p, struct figs *f)
+{
+	char key[48];
+	double med, lo, hi;
+
+	out_obj_open(NULL);
+	out_double("mem", "memory %.2f of the heads' demand", p->mem);
+	out_str("mix", ", mix %s", p->mix);
+	out_uint("ina", " (%llu INA", f->last.n_ina);
+	out_uint("ps", ", %llu PS)", f->last.n_ps);
+	out_double("rate_mbit", ", bottleneck %g Mbit/s", p->rate);
+	out_double("cross", ", cross traffic %.2f\n", p->cross);
+	out_text("  %-15s %8s %-13s %6s %6s %8s %8s %5s %5s %5s %5s %5s\n", "scheme", "MB/s",
+		 "(range)", "x atp", "x a2tp", "JCT ina", "JCT ps", "util", "marks", "colls",
+		 "jain", "exact");
+	out_arr_open("schemes");
+	for (int s = 0; s < IA_SIM__COUNT; s++) {
+		out_obj_open(NULL);
+		out_str("scheme", "  %-15s", ia_sim_scheme_name(s));
+		for (int m = 0; m < M__N; m++) {
+			tenants_stats(f->v[s][m], a->rounds, &med, &lo, &hi);
+			if (m == M_TPUT) {
+				out_double(m_key[m], NULL, med);
+				snprintf(key, sizeof(key), "(%.2f-%.2f)", lo / 1e6, hi / 1e6);
+				out_text(" %8.2f %-13s", med / 1e6, key);
+			} else {
+				out_double(m_key[m], m <= M_RATIO2 ? " %6.2f" :
+					   m <= M_JCT_PS ? " %8.1f" : " %5.3f", med);
+			}
+			snprintf(key, sizeof(key), "%s_min", m_key[m]);
+			out_double(key, NULL, lo);
+			snprintf(key, sizeof(key), "%s_max", m_key[m]);
+			out_double(key, NULL, hi);
+		}
+		out_int("exact_rounds", " %2lld", f->exact[s]);
+		out_int("rounds", "/%lld\n", a->rounds);
+		out_text("  %15s per job MB/s:", "");
+		out_arr_open("jobs");
+		for (uint32_t j = 0; j < a->lc.jobs; j++) {
+			out_obj_open(NULL);
+			tenants_stats(f->jt[s][j], a->rounds, &med, &lo, &hi);
+			out_bool("ps", NULL, f->last.job[j].ps);
+			out_double("tput", " %.2f", med);
+			out_text("%s", f->last.job[j].ps ? "p" : "i");
+			tenants_stats(f->jj[s][j], a->rounds, &med, &lo, &hi);
+			out_double("jct_ms", NULL, med);
+			out_obj_close();
+		}
+		out_arr_close();
+		out_text("\n");
+		out_obj_close();
+	}
+	out_arr_close();
+	out_obj_close();
+}
+
+static FILE *open_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return fopen(path, "w");
+}
+
+/* --plot: one row per point, median low high per scheme, and the gnuplot script. */
+static int write_plot(const char *dir, const struct point *p, int np,
+		      double (*sum)[IA_SIM__COUNT][2][3])
+{
+	FILE *d, *gp;
+	int ret;
+
+	mkdir(dir, 0755);
+	d = open_in(dir, "tenants.dat");
+	gp = open_in(dir, "tenants.gp");
+	if (!d || !gp) {
+		if (d)
+			fclose(d);
+		if (gp)
+			fclose(gp);
+		return out_err("%s: %s", dir, strerror(errno));
+	}
+	fprintf(d, "# point, then per scheme: MB/s median low high, PS JCT ms median low high\n");
+	for (int i = 0; i < np; i++) {
+		fprintf(d, "\"m%.2f %s%s%s\"", p[i].mem, p[i].mix, p[i].cross > 0 ? " x" : "",
+			p[i].rate > p[0].rate ? " fast" : "");
+		for (int s = 0; s < IA_SIM__COUNT; s++)
+			fprintf(d, " %.4f %.4f %.4f", sum[i][s][0][0] / 1e6, sum[i][s][0][1] / 1e6,
+				sum[i][s][0][2] / 1e6);
+		for (int s = 0; s < IA_SIM__COUNT; s++)
+			fprintf(d, " %.2f %.2f %.2f", sum[i][s][1][0], sum[i][s][1][1],
+				sum[i][s][1][2]);
+		fprintf(d, "\n");
+	}
+	fclose(d);
+	fprintf(gp, "# inagg eval tenants: gnuplot tenants.gp (run in this folder)\n"
+		    "set terminal pngcairo size 1000,500\n"
+		    "set style data histograms\n"
+		    "set style histogram errorbars gap 1 lw 1\n"
+		    "set style fill solid 0.6 border -1\n"
+		    "set key top left\nset xtics rotate by -30\nset grid ytics\nset yrange [0:*]\n"
+		    "set output 'tenants-tput.png'\n"
+		    "set title 'aggregation throughput, median and range of rounds'\n"
+		    "set ylabel 'MB/s'\n"
+		    "plot for [s=0:%d] 'tenants.dat' using (column(2+3*s)):(column(3+3*s)):"
+		    "(column(4+3*s)):xtic(1) title word('%s %s %s %s %s', s+1)\n"
+		    "set output 'tenants-jct-ps.png'\n"
+		    "set title 'PS jobs mean completion time, median and range of rounds'\n"
+		    "set ylabel 'ms'\n"
+		    "plot for [s=0:%d] 'tenants.dat' using (column(%d+3*s)):(column(%d+3*s)):"
+		    "(column(%d+3*s)):xtic(1) title word('%s %s %s %s %s', s+1)\n",
+		IA_SIM__COUNT - 1, ia_sim_scheme_name(0), ia_sim_scheme_name(1),
+		ia_sim_scheme_name(2), ia_sim_scheme_name(3), ia_sim_scheme_name(4),
+		IA_SIM__COUNT - 1, 2 + 3 * IA_SIM__COUNT, 3 + 3 * IA_SIM__COUNT,
+		4 + 3 * IA_SIM__COUNT, ia_sim_scheme_name(0), ia_sim_scheme_name(1),
+		ia_sim_scheme_name(2), ia_sim_scheme_name(3), ia_sim_scheme_name(4));
+	fclose(gp);
+	{
+		char cmd[PATH_MAX + 64];
+
+		snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot tenants.gp", dir);
+		ret = system(cmd);
+	}
+	if (ret)
+		out_warn("gnuplot failed: the data and script are in %s", dir);
+	return 0;
+}
+
+/*
+ * --compare: the simulator on the same mix parameters (docs/cc.md "Sim and
+ * live"), each scheme's throughput over netpack-atp's, median of rounds, side
+ * by side with live; they agree when every ratio is within COMPARE_TOL.
+ */
+#define COMPARE_TOL	0.25
+
+static int compare(const struct tenants_args *a, const struct point *p, struct figs *f)
+{
+	const double frame = IA_FRAME_LEN(IA_MAX_ELEMS);	/* bytes the tbf counts */
+	double v[IA_SIM__COUNT][TENANTS_MAX_ROUNDS], med, lo, hi, live, worst = 0;
+	struct ia_sim_cfg c;
+	struct ia_sim_res r;
+	bool agree = true;
+
+	ia_sim_defaults(&c);
+	c.jobs = a->lc.jobs;
+	c.depth = 0;
+	while ((1u << c.depth) < a->lc.leaves)
+		c.depth++;
+	c.per_leaf = (a->lc.jobs + a->lc.leaves - 1) / a->lc.leaves;
+	c.wmin = a->lc.wmin;
+	c.wmax = a->lc.wmax;
+	c.cmin = a->lc.cmin;
+	c.cmax = a->lc.cmax;
+	c.iters = a->lc.iters;
+	c.window = a->lc.window;
+	c.mem = p->mem;
+	c.rate = p->rate * 1e6 / 8 / frame;
+	c.thresh = a->lc.mark_kb * 1024 / frame > 1 ? a->lc.mark_kb * 1024 / frame : 1;
+	c.buffer = c.rate > 1024 ? c.rate : 1024;	/* tbf latency 1 s */
+	c.gap = a->lc.gap_ms / 1e3;
+	c.rtt = 100e-6;		/* namespaces, the kernel forwarding upward */
+	for (int k = 0; k < a->rounds; k++) {
+		double base = 0;
+
+		c.seed = a->lc.seed + k;
+		for (int s = 0; s < IA_SIM__COUNT; s++) {
+			int ret = ia_sim_run(&c, s, &r, NULL);
+
+			if (ret)
+				return out_err("--compare: simulation: %s", strerror(-ret));
+			if (s == IA_SIM_NETPACK_ATP)
+				base = r.tput;
+			v[s][k] = base > 0 ? r.tput / base : 0;
+		}
+	}
+	out_obj_open("compare");
+	out_double("tolerance", "  sim vs live, throughput / netpack-atp's (median), tolerance"
+		   " %.0f %%:\n", COMPARE_TOL * 100);
+	out_arr_open("schemes");
+	for (int s = 0; s < IA_SIM__COUNT; s++) {
+		double d;
+
+		tenants_stats(v[s], a->rounds, &med, &lo, &hi);
+		tenants_stats(f->v[s][M_RATIO], a->rounds, &live, &lo, &hi);
+		d = med > 0 ? fabs(live - med) / med : 1;
+		worst = d > worst ? d : worst;
+		agree &= d <= COMPARE_TOL;
+		out_obj_open(NULL);
+		out_str("scheme", "    %-15s", ia_sim_scheme_name(s));
+		out_double("live", " live %5.2f", live);
+		out_double("sim", "  sim %5.2f", med);
+		out_double("diff", "  diff %5.1f %%\n", d * 100);
+		out_obj_close();
+	}
+	out_arr_close();
+	out_double("worst", "    worst %.1f %%", worst * 100);
+	out_bool("agree", ": %s\n", agree);
+	out_obj_close();
+	return 0;
+}
+
+/* SIGINT or SIGTERM: the network and its daemon do not outlive us (children die with us). */
+static struct ia_live *live_net;
+
+static void on_signal(int sig)
+{
+	if (live_net)
+		ia_live_down(live_net);
+	_exit(128 + sig);
+}
+
+/* Every scheme on round k's mix, in an order that rotates with k. */
+static int run_round(struct ia_live *L, const struct tenants_args *a, int k, struct figs *f)
+{
+	double base[2] = { 0, 0 };
+	struct ia_live_res r;
+	char err[256];
+	int ret;
+
+	for (int i = 0; i < IA_SIM__COUNT; i++) {
+		int s = (i + k) % IA_SIM__COUNT;
+
+		ret = ia_live_run(L, s, &r, err, sizeof(err));
+		if (ret)
+			return out_err("live run (%s): %s", ia_sim_scheme_name(s), err);
+		f->v[s][M_TPUT][k] = r.tput;
+		f->v[s][M_JCT_INA][k] = r.jct_ina * 1e3;
+		f->v[s][M_JCT_PS][k] = r.jct_ps * 1e3;
+		f->v[s][M_UTIL][k] = r.util;
+		f->v[s][M_MARK][k] = r.mark_rate;
+		f->v[s][M_COLL][k] = r.coll_rate;
+		f->v[s][M_JAIN][k] = r.jain;
+		f->exact[s] += r.exact;
+		for (uint32_t j = 0; j < a->lc.jobs; j++) {
+			f->jt[s][j][k] = r.job[j].jct > 0 ? r.job[j].bytes / r.job[j].jct / 1e6 : 0;
+			f->jj[s][j][k] = r.job[j].jct * 1e3;
+			if (!r.job[j].exact && !f->nbad++)
+				f->first_bad = r.job[j];
+		}
+		if (s == IA_SIM_NETPACK_ATP)
+			base[0] = r.tput;
+		if (s == IA_SIM_NETPACK_A2TP)
+			base[1] = r.tput;
+		f->last = r;
+	}
+	for (int s = 0; s < IA_SIM__COUNT; s++) {
+		f->v[s][M_RATIO][k] = base[0] > 0 ? f->v[s][M_TPUT][k] / base[0] : 0;
+		f->v[s][M_RATIO2][k] = base[1] > 0 ? f->v[s][M_TPUT][k] / base[1] : 0;
+	}
+	return 0;
+}
+
+int tenants_live(struct tenants_args *a, const char *argv0)
+{
+	static double sum[MAX_POINTS][IA_SIM__COUNT][2][3];
+	struct point p[MAX_POINTS];
+	char exe[PATH_MAX], dir[64];
+	double start = now_seconds();
+	struct ia_live L = { 0 };
+	struct figs *f;
+	ssize_t len;
+	int np, ret = 0, bad = 0;
+
+	np = build_points(a, p);
+	if (np < 0)
+		return out_err("%s: --mix: 1:1, 1:3 or all", argv0);
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return out_err("%s: cannot find its own binary", argv0);
+	exe[len] = '\0';
+	*strrchr(exe, '/') = '\0';
+	a->lc.bindir = exe;
+	snprintf(dir, sizeof(dir), "/tmp/inagg-tenants-%d", getpid());
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return out_err("%s: %s", dir, strerror(errno));
+	a->lc.workdir = dir;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return out_err("out of memory");
+	live_net = &L;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	out_begin();
+	out_text("Live: %u jobs of %u-%u workers on %u leaves, %u-%u chunks, %u iterations, ",
+		 a->lc.jobs, a->lc.wmin, a->lc.wmax, a->lc.leaves, a->lc.cmin, a->lc.cmax,
+		 a->lc.iters);
+	out_uint("jobs", NULL, a->lc.jobs);
+	out_uint("window", "window %llu", a->lc.window);
+	out_uint("mark_kb", ", marks above %llu KiB", a->lc.mark_kb);
+	out_int("rounds", ", median of %lld rounds\n", a->rounds);
+	out_arr_open("points");
+	for (int i = 0; i < np && !ret; i++) {
+		char err[256];
+
+		if (!L.up || p[i].mem != L.c.mem || p[i].rate != L.c.rate_mbit) {
+			ia_live_down(&L);
+			a->lc.mem = p[i].mem;
+			a->lc.rate_mbit = p[i].rate;
+			ret = ia_live_up(&L, &a->lc, err, sizeof(err));
+			if (ret) {
+				out_err("%s: network: %s", argv0, err);
+				break;
+			}
+		}
+		L.c.ps_per_ina = p[i].ps_per_ina;
+		L.c.cross = p[i].cross;
+		memset(f, 0, sizeof(*f));
+		for (int k = 0; k < a->rounds && !ret; k++) {
+			L.c.seed = a->lc.seed + k;
+			ret = run_round(&L, a, k, f);
+		}
+		if (ret)
+			break;
+		print_point(a, &p[i], f);
+		if (a->compare && compare(a, &p[i], f)) {
+			ret = 1;
+			break;
+		}
+		for (int s = 0; s < IA_SIM__COUNT; s++) {
+			tenants_stats(f->v[s][M_TPUT], a->rounds, &sum[i][s][0][0], &sum[i][s][0][1],
+				      &sum[i][s][0][2]);
+			tenants_stats(f->v[s][M_JCT_PS], a->rounds, &sum[i][s][1][0],
+				      &sum[i][s][1][1], &sum[i][s][1][2]);
+		}
+		if (f->nbad) {
+			bad += f->nbad;
+			out_warn("%d job runs not exact, the first: %s", f->nbad, f->first_bad.err);
+		}
+	}
+	ia_live_down(&L);
+	out_arr_close();
+	if (!ret) {
+		char cmd[128];
+
+		/* The daemon's log stays when something failed. */
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			out_warn("could not remove %s", dir);
+	}
+	free(f);
+	if (ret)
+		return 1;
+	if (a->plot && write_plot(a->plot, p, np, sum))
+		return 1;
+	out_bool("exact", NULL, !bad);
+	out_text(bad ? "NOT EXACT: see above\n" : "every job's result exact\n");
+	out_double("seconds", NULL, now_seconds() - start);
+	return out_end() || bad ? 1 : 0;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The live multi-tenant experiment (issue 12 point 4, docs/cc.md "Live"):
+ * the whole system in network namespaces, as users run it: `inagg net up`
+ * builds a two-level tree (a root without memory, leaves with the jobs'
+ * workers), inaggd places and admits the jobs, and each job's PS and
+ * workers run as processes in their namespaces, all jobs at once. The
+ * root's uplink to the PSs is the bottleneck (tc tbf; the daemon makes
+ * upward messages go through the kernel so that the qdisc applies) and
+ * every uplink has a virtual queue that marks (docs/cc.md). Optional UDP
+ * cross traffic crosses the bottleneck.
+ *
+ * Files: eval_live_net.c (network, daemon, cross traffic), eval_live_run.c
+ * (one scheme on one job mix), eval_live_ep.c (the endpoint processes).
+ */
+#ifndef INAGG_EVAL_LIVE_H
+#define INAGG_EVAL_LIVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "host_share.h"
+#include "sim.h"
+
+#define IA_LIVE_MAX_JOBS	16
+#define IA_LIVE_MAX_W		8	/* workers per job (and hosts per leaf) */
+#define IA_LIVE_MAX_LEAVES	8
+#define IA_LIVE_MAX_ITERS	16
+
+struct ia_live_cfg {
+	uint32_t jobs;		/* concurrent jobs, job i on leaf i % leaves */
+	uint32_t leaves;
+	uint32_t wmin, wmax;	/* workers per job, uniform */
+	uint32_t cmin, cmax;	/* chunks (of 256 elements) per iteration, uniform */
+	uint32_t iters;		/* allreduces per job */
+	uint32_t window;	/* slots of a head; workers keep window / 2 in flight */
+	double mem;		/* each leaf's slots / the heads its jobs would need */
+	uint32_t ps_per_ina;	/* requested mix: of each 1 + n jobs, n are PS; 0: all auto */
+	double rate_mbit;	/* the bottleneck, Mbit/s */
+	uint32_t mark_kb;	/* virtual queue marking threshold, KiB */
+	double cross;		/* UDP cross traffic, fraction of the bottleneck; 0: none */
+	double gap_ms;		/* compute gap before each iteration, at most (the straggler's) */
+	uint64_t seed;		/* the job mix of a round */
+	const char *bindir;	/* where inagg and inaggd are */
+	const char *workdir;	/* for the topology, the daemon's socket, state and log */
+};
+
+/* The mix of one round (drawn from cfg->seed, the same for every scheme). */
+struct ia_live_mixjob {
+	uint32_t leaf, workers, chunks;
+	bool want_ps;		/* submitted as class ps (else auto: INA if its head fits) */
+	double gap_ms[IA_LIVE_MAX_W];
+};
+
+struct ia_live_job {
+	bool ps;		/* what selective INA made it */
+	bool exact;		/* every worker's every iteration, and the PS, exact */
+	double jct;		/* s, from the start to its last worker's last result */
+	double bytes;		/* aggregated payload: workers x chunks x iterations x 1 KiB */
+	uint64_t results, marks;	/* workers' results, of them marked */
+	uint64_t tail_tries, tail_colls;	/* PS jobs: tail claims + hits + collisions; collisions */
+	uint64_t retx;
+	char err[128];		/* the first failure */
+};
+
+struct ia_live_res {
+	double tput;		/* all jobs' bytes / makespan */
+	double makespan;
+	double jct_ina, jct_ps;	/* mean JCT per class, s */
+	double util;		/* leaves' memory utilisation over the run (the daemon's samples) */
+	double mark_rate, coll_rate, jain;
+	uint32_t n_ina, n_ps;
+	bool exact;
+	uint64_t cross_sent;	/* cross traffic datagrams sent */
+	struct ia_live_job job[IA_LIVE_MAX_JOBS];
+};
+
+/* A network with its daemon (one memory point). */
+struct ia_live {
+	struct ia_live_cfg c;
+	char tag[12];
+	char topo[256], sock[256], state[256], log[256];
+	pid_t daemon;
+	bool up;
+	uint32_t runs;		/* so far: every run's jobs get ids never used before */
+	uint32_t nhosts;	/* per leaf */
+	struct ia_host_steer dest;	/* the PSs' host */
+	struct ia_host_steer host[IA_LIVE_MAX_LEAVES][IA_LIVE_MAX_W];
+};
+
+/* 8 jobs of 2-4 workers on 2 leaves, 32-96 chunks, 2 iterations, 40 Mbit/s. */
+void ia_live_defaults(struct ia_live_cfg *c);
+int ia_live_check(const struct ia_live_cfg *c);
+void ia_live_mix(const struct ia_live_cfg *c, struct ia_live_mixjob *mix);
+
+/* eval_live_net.c. 0 or -errno, err says why. */
+int ia_live_up(struct ia_live *L, const struct ia_live_cfg *c, char *err, size_t errlen);
+void ia_live_down(struct ia_live *L);
+/* A daemon request (printf-style JSON); its answer if "ok", else NULL and err. */
+struct json_object *ia_live_request(struct ia_live *L, char *err, size_t errlen,
+				    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Cross traffic from a leaf-0 host to the PSs' host until stopped; the pid or -errno. */
+pid_t ia_live_cross_start(struct ia_live *L, volatile uint64_t *sent);
+void ia_live_cross_stop(pid_t pid);
+
+/* eval_live_run.c: scheme s on the mix of L->c.seed. */
+int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, char *err,
+		size_t errlen);
+
+#endif

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One scheme on one job mix, live (eval_live.h): the jobs submitted to
+ * inaggd in order, all their PSs and workers started together, the run's
+ * figures from the workers, the PSs and the daemon, the jobs ended.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "err.h"
+#include "eval_live_int.h"
+#include "host.h"
+
+static enum ia_cc_policy policy_of(enum ia_sim_scheme s)
+{
+	switch (s) {
+	case IA_SIM_NETPACK_A2TP:
+		return IA_CC_A2TP;
+	case IA_SIM_FLEXINA:
+	case IA_SIM_FLEXINA_NOTAIL:
+		return IA_CC_FLEXINA;
+	default:
+		return IA_CC_ATP;
+	}
+}
+
+/* Schemes whose PS jobs aggregate in the switches' tails. */
+static bool with_tail(enum ia_sim_scheme s)
+{
+	return s == IA_SIM_FLEXINA || s == IA_SIM_HT_ATP;
+}
+
+static long long num(json_object *o, const char *path)
+{
+	return json_object_get_int64(ia_live_get(o, path));
+}
+
+/* The leaves' memory: utilisation so far and samples taken, from the daemon. */
+struct mem_snap {
+	double util[IA_LIVE_MAX_LEAVES + 1], slots[IA_LIVE_MAX_LEAVES + 1];
+	long long samples;
+};
+
+static int mem_snap(struct ia_live *L, struct mem_snap *m, char *err, size_t errlen)
+{
+	json_object *st = ia_live_request(L, err, errlen, "{\"cmd\": \"stats\"}");
+	json_object *sw;
+
+	if (!st)
+		return -EIO;
+	m->samples = num(st, "memory.samples");
+	sw = ia_live_get(st, "memory.switches");
+	for (uint32_t v = 0; v <= L->c.leaves && sw && v < json_object_array_length(sw); v++) {
+		json_object *o = json_object_array_get_idx(sw, v);
+
+		m->util[v] = json_object_get_double(ia_live_get(o, "utilisation"));
+		m->slots[v] = num(o, "slots");
+	}
+	json_object_put(st);
+	return 0;
+}
+
+/* Utilisation between two snapshots: the daemon's is cumulative over its samples. */
+static double mem_util(const struct ia_live *L, const struct mem_snap *a, const struct mem_snap *b)
+{
+	double busy = 0, slots = 0;
+	long long dn = b->samples - a->samples;
+
+	if (dn <= 0)
+		return 0;
+	for (uint32_t v = 0; v <= L->c.leaves; v++) {
+		busy += b->slots[v] * (b->util[v] * b->samples - a->util[v] * a->samples) / dn;
+		slots += b->slots[v];
+	}
+	return slots > 0 ? busy / slots : 0;
+}
+
+/*
+ * Job k of this run: an id no earlier run used (a stale tail partial of an
+ * ended job can never meet a new one's chunk), distinct modulo the datapath's
+ * job tables and the host steering.
+ */
+static int submit(struct ia_live *L, enum ia_sim_scheme s, uint32_t k,
+		  const struct ia_live_mixjob *m, json_object **job, char *err, size_t errlen)
+{
+	uint32_t id = 1 + (L->runs - 1) * IA_LIVE_MAX_JOBS + k;
+
+	char head[32] = "";
+
+	/* Asked for a head: INA if it fits (selective INA), else PS. */
+	if (!m->want_ps)
+		snprintf(head, sizeof(head), " \"head\": %u,", L->c.window);
+	/* The scheme: the job's window policy (its workers run it) and whether PS jobs get tails. */
+	*job = ia_live_request(L, err, errlen,
+			       "{\"cmd\": \"submit\", \"job\": %u, \"k\": 1, \"class\": \"%s\",%s"
+			       " \"window\": %u, \"cc\": \"%s\", \"tail\": %d,"
+			       " \"workers\": {\"l%u\": %u}}",
+			       id, m->want_ps ? "ps" : "auto", head, L->c.window,
+			       ia_cc_policy_name(policy_of(s)), with_tail(s), m->leaf, m->workers);
+	return *job ? 0 : -EIO;
+}
+
+/* The expected sums: the PS's whole vector, each iteration's slice for the workers. */
+static int expect(const struct ia_live *L, json_object *job, struct live_j *lj)
+{
+	const size_t n = (size_t)lj->chunks * IA_MAX_ELEMS, tot = n * L->c.iters;
+	json_object *ws = ia_live_get(job, "workers");
+	int32_t *sum = calloc(tot, sizeof(*sum)), *v = malloc(tot * sizeof(*v));
+
+	if (!sum || !v) {
+		free(sum);
+		free(v);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < lj->nworkers; i++) {
+		json_object *w = json_object_array_get_idx(ws, i);
+
+		ia_host_fill(v, tot, live_seed(lj->id, num(w, "id")));
+		ia_host_add(sum, v, tot);
+	}
+	lj->ps_expect = ia_host_checksum(sum, tot);
+	for (uint32_t it = 0; it < L->c.iters; it++)
+		for (uint32_t i = 0; i < lj->nworkers; i++)
+			lj->w[i].expect[it] = ia_host_checksum(sum + it * n, n);
+	free(sum);
+	free(v);
+	return 0;
+}
+
+static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job, uint64_t t_go,
+		      struct ia_live_res *r)
+{
+	double sx = 0, sxx = 0;
+	uint64_t results = 0, marks = 0, tries = 0, colls = 0;
+
+	r->exact = true;
+	for (uint32_t k = 0; k < L->c.jobs; k++) {
+		struct live_j *lj = &sh->j[k];
+		struct ia_live_job *o = &r->job[k];
+		uint64_t t_last = 0;
+		json_object *st;
+
+		o->ps = lj->ps;
+		o->exact = lj->ps_rc == 0 && lj->ps_sum == lj->ps_expect;
+		if (lj->ps_rc)
+			snprintf(o->err, sizeof(o->err), "PS: %s", lj->ps_err);
+		else if (!o->exact)
+			snprintf(o->err, sizeof(o->err), "PS: wrong sum");
+		for (uint32_t i = 0; i < lj->nworkers; i++) {
+			struct live_w *w = &lj->w[i];
+
+			if (w->rc || !w->exact) {
+				if (o->exact)
+					snprintf(o->err, sizeof(o->err), "worker %u: %s", i,
+						 w->err[0] ? w->err : "failed");
+				o->exact = false;
+			}
+			if (w->t_end != ~0ull && w->t_end > t_last)
+				t_last = w->t_end;
+			o->results += w->results;
+			o->marks += w->marks;
+			o->retx += w->retx;
+		}
+		o->jct = t_last > t_go ? (t_last - t_go) / 1e9 : 0;
+		o->bytes = (double)lj->nworkers * lj->chunks * L->c.iters * IA_MAX_ELEMS * 4;
+		st = ia_live_request(L, NULL, 0, "{\"cmd\": \"stats\", \"job\": %u}", lj->id);
+		if (st && lj->ps) {
+			o->tail_colls = num(st, "tail.tail_collisions");
+			o->tail_tries = num(st, "tail.tail_claims") + num(st, "tail.tail_hits") +
+					o->tail_colls;
+		}
+		json_object_put(st);
+		r->exact &= o->exact;
+		if (o->jct > r->makespan)
+			r->makespan = o->jct;
+		if (o->ps) {
+			r->n_ps++;
+			r->jct_ps += o->jct;
+		} else {
+			r->n_ina++;
+			r->jct_ina += o->jct;
+		}
+		results += o->results;
+		marks += o->marks;
+		tries += o->tail_tries;
+		colls += o->tail_colls;
+		if (o->jct > 0) {
+			sx += o->bytes / o->jct;
+			sxx += (o->bytes / o->jct) * (o->bytes / o->jct);
+		}
+		r->tput += o->bytes;
+	}
+	r->tput = r->makespan > 0 ? r->tput / r->makespan : 0;
+	r->jct_ina = r->n_ina ? r->jct_ina / r->n_ina : 0;
+	r->jct_ps = r->n_ps ? r->jct_ps / r->n_ps : 0;
+	r->mark_rate = results ? (double)marks / results : 0;
+	r->coll_rate = tries ? (double)colls / tries : 0;
+	r->jain = sxx > 0 ? sx * sx / (L->c.jobs * sxx) : 0;
+	r->cross_sent = sh->cross_sent;
+}
+
+/* One byte from a process that is getting ready; '\0' when none comes in 60 s (it died). */
+static char ready_byte(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	if (poll(&p, 1, 60000) != 1 || read(fd, &c, 1) != 1)
+		return '\0';
+	return c;
+}
+
+/* Starts every endpoint, releases the workers at once, waits for them; the start time. */
+static int run_endpoints(struct ia_live *L, enum ia_sim_scheme s, json_object **job,
+			 const struct ia_live_mixjob *mix, struct live_shm *sh, uint64_t *t_go,
+			 char *err, size_t errlen)
+{
+	pid_t ps[IA_LIVE_MAX_JOBS] = { 0 }, wk[IA_LIVE_MAX_JOBS * IA_LIVE_MAX_W];
+	int ready[2], go[2], nw = 0, ret = 0, ex = 0;
+	pid_t cross = 0;
+
+	if (pipe(ready) || pipe(go))
+		return ia_fail(err, errlen, -errno, "pipe: %s", strerror(errno));
+	for (uint32_t k = 0; k < L->c.jobs && !ret; k++) {
+		ps[k] = ia_live_ps_fork(L, job[k], &sh->j[k], ready[1], go[1]);
+		if (ps[k] < 0 || ready_byte(ready[0]) != 'r')
+			ret = ia_fail(err, errlen, -EIO, "job %u: PS: %s", sh->j[k].id,
+				      sh->j[k].ps_err);
+	}
+	for (uint32_t k = 0; k < L->c.jobs && !ret; k++) {
+		for (uint32_t i = 0; i < sh->j[k].nworkers; i++) {
+			wk[nw] = ia_live_worker_fork(L, job[k], i, &mix[k], &sh->j[k], ready[1],
+						     go[0], go[1]);
+			if (wk[nw] > 0)
+				ex++;
+			nw++;
+		}
+	}
+	for (int i = 0; i < ex && !ret; i++)
+		if (!ready_byte(ready[0]))
+			ret = ia_fail(err, errlen, -EIO, "a worker did not get ready");
+	if (!ret && L->c.cross > 0)
+		cross = ia_live_cross_start(L, &sh->cross_sent);
+	*t_go = ia_live_now_ns();
+	close(go[1]);
+	close(go[0]);
+	for (int i = 0; i < nw; i++)
+		if (wk[i] > 0)
+			waitpid(wk[i], NULL, 0);
+	ia_live_cross_stop(cross);
+	for (uint32_t k = 0; k < L->c.jobs; k++) {
+		sh->j[k].ps_stop = 1;
+		if (ps[k] > 0)
+			waitpid(ps[k], NULL, 0);
+	}
+	close(ready[0]);
+	close(ready[1]);
+	return ret;
+}
+
+int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, char *err,
+		size_t errlen)
+{
+	struct ia_live_mixjob mix[IA_LIVE_MAX_JOBS];
+	json_object *job[IA_LIVE_MAX_JOBS] = { 0 };
+	struct mem_snap m0 = { 0 }, m1 = { 0 };
+	struct live_shm *sh;
+	uint64_t t_go = 0;
+	int ret = 0;
+
+	memset(r, 0, sizeof(*r));
+	ia_live_mix(&L->c, mix);
+	L->runs++;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return ia_fail(err, errlen, -ENOMEM, "out of memory");
+	memset(sh, 0, sizeof(*sh));
+	for (uint32_t k = 0; k < L->c.jobs && !ret; k++) {
+		struct live_j *lj = &sh->j[k];
+		json_object *j;
+
+		ret = submit(L, s, k, &mix[k], &job[k], err, errlen);
+		if (ret)
+			break;
+		j = ia_live_get(job[k], "job");
+		lj->id = num(j, "job");
+		lj->nworkers = json_object_array_length(ia_live_get(j, "workers"));
+		lj->chunks = mix[k].chunks;
+		lj->ps = !strcmp(json_object_get_string(ia_live_get(j, "class")), "ps");
+		for (uint32_t i = 0; i < lj->nworkers; i++)
+			lj->w[i].t_end = ~0ull;
+		ret = expect(L, j, lj);
+	}
+	if (!ret)
+		ret = mem_snap(L, &m0, err, errlen);
+	if (!ret) {
+		json_object *jj[IA_LIVE_MAX_JOBS];
+
+		for (uint32_t k = 0; k < L->c.jobs; k++)
+			jj[k] = ia_live_get(job[k], "job");
+		ret = run_endpoints(L, s, jj, mix, sh, &t_go, err, errlen);
+	}
+	if (!ret && !mem_snap(L, &m1, err, errlen)) {
+		summarise(L, sh, job, t_go, r);
+		r->util = mem_util(L, &m0, &m1);
+	}
+	for (uint32_t k = 0; k < L->c.jobs; k++) {
+		if (job[k])
+			json_object_put(ia_live_request(L, NULL, 0, "{\"cmd\": \"end\", \"job\": %u}",
+							sh->j[k].id));
+		json_object_put(job[k]);
+	}
+	munmap(sh, sizeof(*sh));
+	return ret;
+}
