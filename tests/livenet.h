@@ -68,10 +68,10 @@ static inline pid_t start_daemon(struct env *self)
 		_exit(127);
 	}
 	/*
-	 * Ready when the socket answers. A start verifies the tail programs on
-	 * every switch (seconds each on a loaded machine): up to 120 s.
+	 * Ready when the socket answers: up to 30 s (a start verifies no BPF
+	 * program; a PS job's first submission loads the tail's programs).
 	 */
-	for (int i = 0; i < 2400; i++) {
+	for (int i = 0; i < 600; i++) {
 		json_object *req = json_object_new_object(), *resp = NULL;
 		char err[256];
 		int ret;

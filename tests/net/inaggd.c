@@ -854,7 +854,8 @@ static int pinned_cfg(FIXTURE_DATA(d) *self, int v, unsigned int id, struct ia_j
 
 /*
  * A PS job is a tail job on every switch of its path (docs/memory.md,
- * "Loader API for the tail"): each switch's set is the ranks below it (s1's
+ * "Loader API for the tail"), whose tail programs its submission loads
+ * (a start loads none): each switch's set is the ranks below it (s1's
  * workers ranks 0-1, s2's 2-3), its PS gets every worker and tail switch
  * with their sets; every switch's tail is published with every slot no head
  * holds, shrinks by an INA head, and carries the head's lends as the ledger
@@ -872,10 +873,14 @@ TEST_F_TIMEOUT(d, ps_jobs_tails_and_directories_published, 120)
 		ASSERT_EQ(0, tail_info(self, v, &ti, 0, NULL)) TH_LOG("s%d", v);
 		EXPECT_EQ(topo3_slots[v], ti.slots) TH_LOG("s%d: published at start", v);
 		EXPECT_EQ(0, ti.nlend);
+		/* No PS job yet: nothing verified the tail's programs (a start did, per switch). */
+		EXPECT_EQ(0, ti.loaded) TH_LOG("s%d: tail programs loaded at start", v);
 	}
 	o = ask(self, "{\"cmd\": \"submit\", \"k\": 3, \"class\": \"ps\"}\n", true);
 	ASSERT_NE(NULL, o);
 	for (int v = 0; v < 3; v++) {
+		ASSERT_EQ(0, tail_info(self, v, &ti, 0, NULL)) TH_LOG("s%d", v);
+		EXPECT_EQ(1, ti.loaded) TH_LOG("s%d: a tail job's switch without tail programs", v);
 		ASSERT_EQ(0, pinned_cfg(self, v, 1, &cfg)) TH_LOG("s%d", v);
 		EXPECT_EQ(IA_ROLE_TAIL, cfg.role) TH_LOG("s%d", v);
 		EXPECT_EQ(full[v], cfg.full) TH_LOG("s%d", v);

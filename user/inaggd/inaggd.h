@@ -84,6 +84,7 @@ int lend_init(struct daemon *d);
 void lend_reset(struct daemon *d);
 void lend_end(struct daemon *d, uint32_t id);
 void lend_forget(struct daemon *d, uint32_t id);
+int lend_tail_load(struct daemon *d, const struct ia_job *j, int v, char *why, size_t whylen);
 
 /* server.c: the control socket */
 int listen_on(const char *path);

@@ -149,7 +149,7 @@ static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t w
 {
 	struct daemon *d = ctx;
 
-	return ia_remote_push(d->remote, j, v, why, whylen);
+	return lend_tail_load(d, j, v, why, whylen) ?: ia_remote_push(d->remote, j, v, why, whylen);
 }
 
 static int sw_unpush(void *ctx, int v, uint32_t id)

@@ -126,12 +126,20 @@ struct ia_xdp_tail {
 };
 
 int ia_xdp_tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t);
+/*
+ * The tail's programs (ia_tail, ia_evict) verified and loaded on this
+ * switch's maps, unless they are (by any process: ia_progs is pinned).
+ * Adding a tail job does it; a controller may do it first, where seconds of
+ * verification meet no deadline. Setting the tail does not.
+ */
+int ia_xdp_tail_load(struct ia_xdp *x);
 
 struct ia_xdp_tail_info {
 	__u32	slots;		/* published tail pool */
 	__u32	lent;		/* published lent head slots (sum of counts) */
 	__u32	nlend;		/* lending jobs */
 	__u32	gen;		/* publications so far */
+	__u32	loaded;		/* 1: the tail's programs are loaded (ia_xdp_tail_load()) */
 	__u64	age_ns;
 	__u64	lends;		/* head slots lent, summed over publications (increases) */
 	__u64	reclaims;	/* head slots taken back, likewise (decreases) */

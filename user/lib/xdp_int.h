@@ -52,8 +52,6 @@ int ia_xdp_sum_counters(struct ia_xdp *x, int map_fd, const void *key, struct ia
 
 /* xdp_tail.c: withdraws a deleted job's lend from the directory. */
 int ia_xdp_tail_forget(struct ia_xdp *x, __u32 job);
-/* xdp_tail.c: the tail's programs into ia_progs, if they are not there yet. */
-int ia_xdp_tail_load(struct ia_xdp *x);
 
 /* xdp_vq.c: a new port's virtual queue: none (a reused index keeps no old rate). */
 int ia_xdp_vq_reset(struct ia_xdp *x, __u32 idx);

@@ -15,8 +15,8 @@
 
 /*
  * The tail's programs (bpf/inagg_tail.bpf.c), loaded on this switch's maps
- * the first time the switch uses the tail and left in ia_progs, which holds
- * them (pinned with the maps): switches without a tail never verify them.
+ * the first time a tail job is added here and left in ia_progs, which holds
+ * them (pinned with the maps): switches without PS jobs never verify them.
  */
 int ia_xdp_tail_load(struct ia_xdp *x)
 {
@@ -172,11 +172,12 @@ int ia_xdp_tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t)
 	err = dir_read(x, &old);
 	if (err)
 		return err;
-	if (t->slots || t->nlend) {
-		err = ia_xdp_tail_load(x);
-		if (err)
-			return err;
-	}
+	/*
+	 * No program load here: only ia_tail puts a partial in a slot, and it is
+	 * loaded with the first tail job (ia_xdp_job_add()). A pool or a lend on
+	 * a switch without PS jobs costs no verification (a controller setting
+	 * every switch's tail at its start verified them all).
+	 */
 	/* A new pool (another size) starts empty; the datapath bounds every index by it. */
 	if (t->slots != tail_size(x)) {
 		if (!t->slots) {
@@ -243,6 +244,8 @@ int ia_xdp_tail_info(struct ia_xdp *x, struct ia_xdp_tail_info *out)
 	if (err)
 		return err;
 	memset(out, 0, sizeof(*out));
+	key = IA_PROGS_TAIL;
+	out->loaded = !bpf_map_lookup_elem(bpf_map__fd(x->skel->maps.ia_progs), &key, &key);
 	out->slots = d.tail;
 	out->lent = d.total - d.tail;
 	out->nlend = d.nseg;
