@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -62,6 +63,11 @@ static pid_t start_daemon(FIXTURE_DATA(d) *self, const char *sock, const char *s
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 
+		/*
+		 * Dies with its test: one killed at its timeout skips the teardown,
+		 * and a daemon left running keeps the network and the test lock.
+		 */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fd, 2);
 		snprintf(bin, sizeof(bin), "%s/inaggd", build);
 		execl(bin, "inaggd", "-t", self->topo, "-n", self->tag, "-s", sock, "-S", state,
@@ -135,22 +141,26 @@ static bool ok_of(json_object *o)
 	return o && json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v);
 }
 
-/* The daemon is alive and a valid request is answered within wait_ms. */
-static bool answers(FIXTURE_DATA(d) *self, int wait_ms)
+/* A valid request to sock is answered within wait_ms. */
+static bool sock_answers(const char *sock, int wait_ms)
 {
 	static const char list[] = "{\"cmd\": \"list\"}\n";
 	char buf[4096];
 	json_object *o;
 	bool ok;
 
-	if (waitpid(self->daemon, NULL, WNOHANG) != 0)
-		return false;
-	if (raw(self->sock, list, sizeof(list) - 1, false, buf, sizeof(buf), wait_ms))
+	if (raw(sock, list, sizeof(list) - 1, false, buf, sizeof(buf), wait_ms))
 		return false;
 	o = answer_of(buf);
 	ok = ok_of(o);
 	json_object_put(o);
 	return ok;
+}
+
+/* The daemon is alive and answers within wait_ms. */
+static bool answers(FIXTURE_DATA(d) *self, int wait_ms)
+{
+	return waitpid(self->daemon, NULL, WNOHANG) == 0 && sock_answers(self->sock, wait_ms);
 }
 
 FIXTURE_SETUP(d)
@@ -418,6 +428,67 @@ TEST_F_TIMEOUT(d, one_daemon_per_network_never_over_capacity, 300)
 	for (int i = 0; i < 100 && !answers(self, 1000); i++)
 		usleep(50000);
 	ASSERT_TRUE(answers(self, 1000));
+}
+
+/*
+ * A test process killed mid-run (the harness's timeout: no teardown) takes
+ * its daemon along, so the network is free for the next daemon. (A daemon
+ * left behind by a killed test once held the test lock of every engineer.)
+ */
+/* Process pid has ended (no such process, or a zombie). */
+static bool gone(pid_t pid)
+{
+	char path[64], st[256];
+	FILE *f;
+	char *p;
+	bool z;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	z = fgets(st, sizeof(st), f) && (p = strrchr(st, ')')) && p[1] == ' ' && p[2] == 'Z';
+	fclose(f);
+	return z;
+}
+
+TEST_F_TIMEOUT(d, daemon_dies_with_its_test, 120)
+{
+	pid_t test, dpid = 0;
+	int p[2];
+
+	kill(self->daemon, SIGTERM);
+	waitpid(self->daemon, NULL, 0);
+	ASSERT_EQ(0, pipe(p));
+	test = fork();
+	ASSERT_LE(0, test);
+	if (test == 0) {
+		pid_t d = start_daemon(self, self->sock, self->state);
+
+		if (write(p[1], &d, sizeof(d)) != sizeof(d))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	self->daemon = 0;
+	ASSERT_EQ(sizeof(dpid), read(p[0], &dpid, sizeof(dpid)));
+	ASSERT_LT(0, dpid);
+	/* Up (its socket answers) before its test dies. */
+	for (int i = 0; i < 100 && !sock_answers(self->sock, 1000); i++)
+		usleep(50000);
+	EXPECT_TRUE(sock_answers(self->sock, 1000));
+	kill(test, SIGKILL);
+	waitpid(test, NULL, 0);
+	for (int i = 0; i < 100 && !gone(dpid); i++)
+		usleep(50000);
+	ASSERT_TRUE(gone(dpid)) TH_LOG("daemon %d outlived its test", dpid);
+	/* A new daemon takes the network: the old one is gone with its claim. */
+	self->daemon = start_daemon(self, self->sock, self->state);
+	ASSERT_LT(0, self->daemon);
+	for (int i = 0; i < 100 && !answers(self, 1000); i++)
+		usleep(50000);
+	EXPECT_TRUE(answers(self, 1000));
+	EXPECT_NE(0, sh("grep -q 'already has its daemon' %s/inaggd.log", self->dir));
 }
 
 /* Aggregator slots of a job's head in a switch's BPF maps: the first index that is not there. */
