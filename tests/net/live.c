@@ -107,8 +107,8 @@ TEST_F_TIMEOUT(net, fig1_every_placement_exact_and_as_modelled, 600)
 	static const struct {
 		const char *algo;
 		double congestion;
-	} cases[] = { { "smc", 5 }, { "top", 8 }, { "max", 9 }, { "level", 6 } };
-	long long sent[7] = { 0 };	/* up each switch's uplink, all four jobs */
+	} cases[] = { { "smc", 5 }, { "top", 8 }, { "max", 9 }, { "level", 6 }, { "all-red", 18 } };
+	long long sent[7] = { 0 };	/* up each switch's uplink, all five jobs */
 	json_object *links;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -137,12 +137,15 @@ TEST_F_TIMEOUT(net, fig1_every_placement_exact_and_as_modelled, 600)
 			const char *sw = json_object_get_string(get(o, "switch"));
 
 			sent[atoi(sw + 1)] += CHUNKS * json_object_get_int64(get(o, "messages"));
+			/* None aggregates in a tail: all-red is the reference, the others INA. */
+			EXPECT_STRNE("tail", json_object_get_string(get(o, "role")))
+				TH_LOG("%s: switch %s", cases[i].algo, sw);
 		}
 		json_object_put(request(&self->e, "{\"cmd\": \"end\", \"job\": %u}", id));
 		json_object_put(resp);
 		munmap(r, sizeof(*r));
 	}
-	/* Per link, all jobs: each uplink's port sent what the four models add up to. */
+	/* Per link, all jobs: each uplink's port sent what the five models add up to. */
 	json_object *st = request(&self->e, "{\"cmd\": \"stats\"}");
 
 	ASSERT_NE(NULL, st);

@@ -429,7 +429,6 @@ static void run_job(struct __test_metadata *_metadata, const struct job_case *c)
 	const char *checksum;
 	uint32_t id;
 	size_t nw;
-	int tails;
 
 	NET_READY();
 	ASSERT_LT(0, daemon_pid);
@@ -531,30 +530,18 @@ static void run_job(struct __test_metadata *_metadata, const struct job_case *c)
 	}
 
 	/* Measured messages per chunk on every uplink = the model. */
-	tails = 0;
 	ASSERT_EQ(0, inagg_json(&st, NULL, "stats -J %u --chunks %d -S %s", id, CHUNKS, SOCK));
 	links = get(st, "links");
 	ASSERT_NE(NULL, links);
 	EXPECT_EQ(topo->n, (int)json_object_array_length(links));
-	/*
-	 * A job without a blue switch is a PS job now (docs/memory.md): it
-	 * aggregates best-effort in the switches' tails, which the placement
-	 * model does not count. Its result is still checked exact above; the
-	 * model is compared on links that are blue or red.
-	 */
 	for (size_t i = 0; i < json_object_array_length(links); i++) {
 		json_object *l = json_object_array_get_idx(links, i);
 
-		if (!strcmp(sget(l, "role"), "tail")) {
-			tails++;
-			continue;
-		}
 		EXPECT_EQ(json_object_get_double(get(l, "model_messages")),
 			  json_object_get_double(get(l, "messages_per_chunk")))
 			TH_LOG("switch %s (%s)", sget(l, "switch"), sget(l, "role"));
 	}
-	if (!tails)
-		EXPECT_EQ(c->congestion, json_object_get_double(get(st, "congestion")));
+	EXPECT_EQ(c->congestion, json_object_get_double(get(st, "congestion")));
 	EXPECT_EQ(c->congestion, json_object_get_double(get(st, "model_congestion")));
 	json_object_put(st);
 
