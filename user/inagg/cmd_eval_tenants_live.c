@@ -289,10 +289,12 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 
 /* SIGINT or SIGTERM: the network and its daemon do not outlive us (children die with us). */
 static struct ia_live *live_net;
+static pid_t live_pid;
 
 static void on_signal(int sig)
 {
-	if (live_net)
+	/* Its forked endpoints get the signal too (timeout(1) signals the group): only we clean. */
+	if (live_net && getpid() == live_pid)
 		ia_live_down(live_net);
 	_exit(128 + sig);
 }
@@ -366,6 +368,9 @@ int tenants_live(struct tenants_args *a, const char *argv0)
 	if (!f)
 		return out_err("out of memory");
 	live_net = &L;
+	live_pid = getpid();
+	/* A long sweep's table line by line, also into a file (and up to a signal). */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
