@@ -28,35 +28,13 @@
 #include <json-c/json.h>
 
 #include "kselftest_harness.h"
-#include "../livenet.h"
+#include "livetest.h"
 #include "../impair/impair.h"
 #include "plan.h"
 
 #define CHUNKS 1000
 
-static const char fig1[] =
-	"{\"switches\": ["
-	"{\"name\": \"s0\", \"parent\": null, \"capacity\": 2},"
-	"{\"name\": \"s1\", \"parent\": \"s0\", \"capacity\": 2},"
-	"{\"name\": \"s2\", \"parent\": \"s0\", \"capacity\": 2},"
-	"{\"name\": \"s3\", \"parent\": \"s1\", \"load\": 2, \"capacity\": 2},"
-	"{\"name\": \"s4\", \"parent\": \"s1\", \"load\": 6, \"capacity\": 2},"
-	"{\"name\": \"s5\", \"parent\": \"s2\", \"load\": 5, \"capacity\": 2},"
-	"{\"name\": \"s6\", \"parent\": \"s2\", \"load\": 5, \"capacity\": 2}]}";
-
-FIXTURE(net) {
-	struct env e;
-};
-
-FIXTURE_SETUP(net)
-{
-	ASSERT_EQ(0, env_up(&self->e, fig1, 0, false));
-}
-
-FIXTURE_TEARDOWN(net)
-{
-	env_down(&self->e);
-}
+LIVE_FIXTURE(net, live_fig1, 0, false)
 
 /* Impairment of every host's sends in the next allreduce (seeded per host). */
 static struct ia_host_faults faults;
@@ -67,16 +45,6 @@ static struct ia_host_faults faults;
  * milliseconds at times (a resend there would re-emit an aggregate).
  */
 static const struct ia_worker_cfg wtmpl = { .timeout_ms = 300, .retries = 200 };
-
-static void check_exact(struct __test_metadata *_metadata, const struct run *r)
-{
-	EXPECT_EQ(0, r->ps.rc) TH_LOG("destination: %s", r->ps.err);
-	EXPECT_EQ(r->expected, r->ps.checksum);
-	for (int i = 0; i < r->nworkers; i++) {
-		EXPECT_EQ(0, r->w[i].rc) TH_LOG("worker %d: %s", i, r->w[i].err);
-		EXPECT_EQ(r->expected, r->w[i].checksum) TH_LOG("worker %d", i);
-	}
-}
 
 /* Measured messages per chunk on every link equal the model; congestion as given. */
 static void check_model(struct __test_metadata *_metadata, struct env *self,
@@ -123,7 +91,7 @@ TEST_F_TIMEOUT(net, fig1_every_placement_exact_and_as_modelled, 600)
 		ASSERT_EQ(cases[i].congestion, json_object_get_double(get(resp, "job.congestion")));
 		ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, &faults, &wtmpl,
 				       NULL));
-		check_exact(_metadata, r);
+		live_check_exact(_metadata, r);
 		check_model(_metadata, &self->e, id, CHUNKS, cases[i].congestion);
 		/* Without the caller's count the daemon finds it from the root's counters. */
 		json_object *st = request(&self->e, "{\"cmd\": \"stats\", \"job\": %u}", id);
@@ -183,7 +151,7 @@ TEST_F_TIMEOUT(net, daemon_sigkill_mid_run, 300)
 			       kill_and_restart));
 	ASSERT_LT(0, self->e.daemon) TH_LOG("daemon did not come back");
 	EXPECT_EQ(r->nworkers, r->running_at_kill);
-	check_exact(_metadata, r);
+	live_check_exact(_metadata, r);
 	/* The restarted daemon knows the job and still ends it cleanly. */
 	list = request(&self->e, "{\"cmd\": \"list\"}");
 	ASSERT_NE(NULL, list);
@@ -234,7 +202,7 @@ TEST_F_TIMEOUT(net, lossy_hosts_still_exact, 300)
 		impair_set(&im[i], 0, 0);
 		impair_destroy(&im[i]);
 	}
-	check_exact(_metadata, r);
+	live_check_exact(_metadata, r);
 	EXPECT_LT(0U, sum.dropped);
 	EXPECT_LT(0U, sum.cloned);
 	st = request(&self->e, "{\"cmd\": \"stats\", \"job\": %u, \"chunks\": %d}", r->job,
@@ -273,7 +241,7 @@ TEST_F_TIMEOUT(net, retransmissions_counted_apart_from_model, 300)
 
 	ASSERT_NE(NULL, resp);
 	ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, NULL, &wtmpl, NULL));
-	check_exact(_metadata, r);
+	live_check_exact(_metadata, r);
 	for (int i = 0; i < r->nworkers; i++) {
 		json_object *w = json_object_array_get_idx(get(resp, "job.workers"), i);
 		struct {
@@ -353,7 +321,7 @@ TEST_F_TIMEOUT(net, admission_refused_placed_elsewhere, 300)
 	/* Without s2 the best is 7 (brute force: s1 and s5) */
 	EXPECT_EQ(7, json_object_get_double(get(resp, "job.congestion")));
 	ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, &faults, &wtmpl, NULL));
-	check_exact(_metadata, r);
+	live_check_exact(_metadata, r);
 	json_object_put(resp);
 	json_object_put(request(&self->e, "{\"cmd\": \"end\", \"job\": %u}", r->job));
 }
@@ -418,19 +386,7 @@ static const char tree15[] =
 	"{\"name\": \"s13\", \"parent\": \"s6\", \"rate\": 4, \"load\": 4},"
 	"{\"name\": \"s14\", \"parent\": \"s6\", \"rate\": 3, \"load\": 4}]}";
 
-FIXTURE(rated) {
-	struct env e;
-};
-
-FIXTURE_SETUP(rated)
-{
-	ASSERT_EQ(0, env_up(&self->e, tree15, 2, true));
-}
-
-FIXTURE_TEARDOWN(rated)
-{
-	env_down(&self->e);
-}
+LIVE_FIXTURE(rated, tree15, 2, true)
 
 TEST_F_TIMEOUT(rated, completion_time_follows_model_congestion, 900)
 {
@@ -446,7 +402,7 @@ TEST_F_TIMEOUT(rated, completion_time_follows_model_congestion, 900)
 		ASSERT_NE(NULL, resp);
 		congestion[i] = json_object_get_double(get(resp, "job.congestion"));
 		ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), 100, r, &faults, &wtmpl, NULL));
-		check_exact(_metadata, r);
+		live_check_exact(_metadata, r);
 		seconds[i] = r->elapsed;
 		TH_LOG("%-5s model congestion %5.2f  completion %.2f s", algos[i], congestion[i],
 		       seconds[i]);
@@ -463,15 +419,4 @@ TEST_F_TIMEOUT(rated, completion_time_follows_model_congestion, 900)
 	}
 }
 
-int main(int argc, char **argv)
-{
-	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (len <= 0)
-		return 1;
-	exe[len] = '\0';
-	/* build/tests/net/live -> build */
-	snprintf(build, sizeof(build), "%s", dirname(dirname(dirname(exe))));
-	return test_harness_run(argc, argv);
-}
+LIVE_TEST_MAIN

@@ -11,25 +11,12 @@
  * Namespaces: ia-<tag>-*, tag "l<pid>"; the teardown removes them (and kills
  * the daemon it started, by PID).
  */
-#include <libgen.h>
-#include <limits.h>
-
 #include <json-c/json.h>
 
 #include "kselftest_harness.h"
-#include "../livenet.h"
+#include "livetest.h"
 
 #define CHUNKS 400
-
-static const char fig1[] =
-	"{\"switches\": ["
-	"{\"name\": \"s0\", \"parent\": null, \"capacity\": 2},"
-	"{\"name\": \"s1\", \"parent\": \"s0\", \"capacity\": 2},"
-	"{\"name\": \"s2\", \"parent\": \"s0\", \"capacity\": 2},"
-	"{\"name\": \"s3\", \"parent\": \"s1\", \"load\": 2, \"capacity\": 2},"
-	"{\"name\": \"s4\", \"parent\": \"s1\", \"load\": 6, \"capacity\": 2},"
-	"{\"name\": \"s5\", \"parent\": \"s2\", \"load\": 5, \"capacity\": 2},"
-	"{\"name\": \"s6\", \"parent\": \"s2\", \"load\": 5, \"capacity\": 2}]}";
 
 FIXTURE(mk) {
 	struct env e;
@@ -54,7 +41,7 @@ FIXTURE_VARIANT_ADD(mk, fast_uplinks) {
 FIXTURE_SETUP(mk)
 {
 	self->e.up_args = variant->up_args;
-	ASSERT_EQ(0, env_up(&self->e, fig1, variant->rate_mbit, false));
+	ASSERT_EQ(0, env_up(&self->e, live_fig1, variant->rate_mbit, false));
 }
 
 FIXTURE_TEARDOWN(mk)
@@ -71,11 +58,8 @@ TEST_F_TIMEOUT(mk, marked_results_only_above_the_rate, 300)
 	ASSERT_NE(NULL, resp);
 	ASSERT_NE(NULL, r);
 	ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, NULL, NULL, NULL));
-	ASSERT_EQ(0, r->ps.rc) TH_LOG("destination: %s", r->ps.err);
-	ASSERT_EQ(r->expected, r->ps.checksum);
+	live_check_exact(_metadata, r);
 	for (int i = 0; i < r->nworkers; i++) {
-		ASSERT_EQ(0, r->w[i].rc) TH_LOG("worker %d: %s", i, r->w[i].err);
-		ASSERT_EQ(r->expected, r->w[i].checksum) TH_LOG("worker %d", i);
 		marks += r->wst[i].marks;
 		if (variant->marks) {
 			/* Results reach every worker: each sees marked ones. */
@@ -90,15 +74,4 @@ TEST_F_TIMEOUT(mk, marked_results_only_above_the_rate, 300)
 	json_object_put(resp);
 }
 
-int main(int argc, char **argv)
-{
-	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (len <= 0)
-		return 1;
-	exe[len] = '\0';
-	/* build/tests/net/marks -> build */
-	snprintf(build, sizeof(build), "%s", dirname(dirname(dirname(exe))));
-	return test_harness_run(argc, argv);
-}
+LIVE_TEST_MAIN
