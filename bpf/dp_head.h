@@ -154,6 +154,35 @@ out:
 }
 
 /*
+ * A slot's verdict on a blue message (dense or sparse), counted; on EMIT
+ * and REEMIT the frame, which holds the aggregate, leaves as this switch's.
+ */
+static __always_inline int blue_result(struct ia_pkt *k, int v, __u32 nworkers, __u8 flags)
+{
+	switch (v) {
+	case BV_ADDED:
+		ctr(k->j, IA_C_AGGREGATED);
+		return XDP_DROP;
+	case BV_DUP:
+		ctr(k->j, IA_C_DUP);
+		return XDP_DROP;
+	case BV_WINDOW:
+		return drop(k->p, k->j, IA_C_DROP_WINDOW);
+	case BV_NELEM:
+		return drop(k->p, k->j, IA_C_DROP_NELEM);
+	case BV_EMIT:
+		ctr(k->j, IA_C_AGGREGATED);
+		ctr(k->j, IA_C_EMIT);
+		break;
+	default:
+		ctr(k->j, IA_C_REEMIT);
+		flags |= IA_F_REEMIT;
+		break;
+	}
+	return send_aggregate(k, nworkers, flags);
+}
+
+/*
  * A member's upward message of a blue job: into its head slot, and up once
  * complete. A slot a PS job holds (lent) goes to ia_evict, which flushes the
  * partial in this frame (evict, a constant, is 1 there); ia_xdp keeps that
@@ -210,16 +239,6 @@ static __always_inline int head_aggregate(struct ia_pkt *k, const struct ia_memb
 		ctr(k->j, IA_C_TAIL_DISCARD);
 	}
 	switch (v) {
-	case BV_ADDED:
-		ctr(k->j, IA_C_AGGREGATED);
-		return XDP_DROP;
-	case BV_DUP:
-		ctr(k->j, IA_C_DUP);
-		return XDP_DROP;
-	case BV_WINDOW:
-		return drop(k->p, k->j, IA_C_DROP_WINDOW);
-	case BV_NELEM:
-		return drop(k->p, k->j, IA_C_DROP_NELEM);
 	case BV_TAIL:
 		/* A slot is held by a PS job only once ia_evict is loaded. */
 		if (!evict)
@@ -231,16 +250,9 @@ static __always_inline int head_aggregate(struct ia_pkt *k, const struct ia_memb
 		ctr(k->j, IA_C_AGGREGATED);
 		ctr(k->j, IA_C_TAIL_EVICT);
 		return send_flush(k, &c.fl);
-	case BV_EMIT:
-		ctr(k->j, IA_C_AGGREGATED);
-		ctr(k->j, IA_C_EMIT);
-		break;
 	default:
-		ctr(k->j, IA_C_REEMIT);
-		c.flags |= IA_F_REEMIT;
-		break;
+		return blue_result(k, v, c.nworkers, c.flags);
 	}
-	return send_aggregate(k, c.nworkers, c.flags);
 }
 
 #endif /* INAGG_DP_HEAD_H */

@@ -142,7 +142,7 @@ struct {
 	__type(value, __u32);
 } ia_ports_far SEC(".maps");
 
-/* Index 0 is no port: never counted, never read. */
+/* Index 0 is no port: never read (tail-called programs count there, dp_parse.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, IA_MAX_PORTS + 1);

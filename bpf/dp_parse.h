@@ -43,7 +43,6 @@ struct ia_pkt {
 	struct ia_job_cfg *cfg;
 	struct ia_counters *p;	/* the ingress port's counters (NULL: not a port) */
 	struct ia_counters *j;	/* the job's */
-	int again;		/* parsed a second time (ia_tail): counted already */
 };
 
 /* parse()'s "go on": any value that is not an XDP verdict. */
@@ -53,7 +52,7 @@ struct ia_pkt {
  * Fills k from a frame; IA_OURS if it is a message of a configured job,
  * else the verdict for the frame (XDP_PASS: not inagg's; XDP_DROP: counted).
  */
-static __always_inline int parse_x(struct xdp_md *ctx, struct ia_pkt *k, const int again)
+static __always_inline int parse(struct xdp_md *ctx, struct ia_pkt *k)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -81,8 +80,7 @@ static __always_inline int parse_x(struct xdp_md *ctx, struct ia_pkt *k, const i
 	}
 
 	p = pstats(ctx->ingress_ifindex);
-	if (!again)
-		ctr(p, IA_C_RX);
+	ctr(p, IA_C_RX);
 	/* Ours but unparsed: options move the header, later fragments carry none. */
 	if (ip->ihl != 5 || (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)))
 		return drop(p, NULL, IA_C_DROP_SHORT);
@@ -104,9 +102,7 @@ static __always_inline int parse_x(struct xdp_md *ctx, struct ia_pkt *k, const i
 	if (!k->cfg)
 		return drop(p, NULL, IA_C_DROP_JOB);
 	k->j = jstats(k->cfg);
-	if (!again)
-		ctr(k->j, IA_C_RX);
-	k->again = again;
+	ctr(k->j, IA_C_RX);
 
 	k->ctx = ctx;
 	k->eth = eth;
@@ -123,15 +119,43 @@ pass:
 	return XDP_PASS;
 }
 
-static __always_inline int parse(struct xdp_md *ctx, struct ia_pkt *k)
+/*
+ * In a program ia_xdp tail-called (ia_progs): the frame ia_xdp validated
+ * and counted, unchanged since, read again without the checks and the
+ * counting: its pointers, the bounds the verifier needs, and the job's
+ * lookups. IA_OURS, or XDP_DROP if the job left meanwhile. k->p and k->j
+ * are never NULL here (a frame from no port counts in ia_pstats' entry 0,
+ * which nothing reads): every ctr() on them is then one path for the
+ * verifier, not two for every state after it.
+ */
+static __always_inline int parse_tailed(struct xdp_md *ctx, struct ia_pkt *k)
 {
-	return parse_x(ctx, k, 0);
-}
+	void *data = (void *)(long)ctx->data;
+	__u32 n;
 
-/* In a tail-called program: the same frame, already counted. */
-static __always_inline int parse_again(struct xdp_md *ctx, struct ia_pkt *k)
-{
-	return parse_x(ctx, k, 1);
+	k->ctx = ctx;
+	k->end = (void *)(long)ctx->data_end;
+	k->eth = data;
+	k->ip = data + sizeof(struct ethhdr);
+	k->udp = (void *)(k->ip + 1);
+	k->h = (void *)(k->udp + 1);
+	k->pl = (void *)(k->h + 1);
+	if ((void *)k->pl > k->end)
+		return XDP_DROP;
+	n = bpf_ntohs(HDR16(k->h, nelem));
+	if (n == 0 || n > IA_MAX_ELEMS || (void *)k->pl + 4 * n + (k->h->flags & IA_F_SET) > k->end)
+		return XDP_DROP;
+	k->nelem = n;
+	k->job = bpf_ntohl(HDR32(k->h, job));
+	k->cfg = job_cfg(k->job);
+	if (!k->cfg)
+		return XDP_DROP;
+	k->j = jstats(k->cfg);
+	n = port_index(ctx->ingress_ifindex);
+	k->p = bpf_map_lookup_elem(&ia_pstats, &n);
+	if (!k->j || !k->p)
+		return XDP_DROP;
+	return IA_OURS;
 }
 
 /*
@@ -156,7 +180,7 @@ static __always_inline struct ia_member *up_member(struct ia_pkt *k, int *verdic
 		*verdict = drop(k->p, k->j, IA_C_DROP_MEMBER);
 		return NULL;
 	}
-	if ((h->flags & IA_F_RECOVERY) && !k->again) {
+	if (h->flags & IA_F_RECOVERY) {
 		ctr(k->p, IA_C_RECOVERY_RX);
 		ctr(k->j, IA_C_RECOVERY_RX);
 	}

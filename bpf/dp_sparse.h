@@ -230,27 +230,7 @@ static __always_inline int sparse_up(struct ia_pkt *k, const struct ia_member *m
 	c.nelem = k->nelem;
 	c.flags = k->h->flags;
 	v = sparse_slot(s, lock, expected, mk, m, &c);
-	switch (v) {
-	case BV_ADDED:
-		ctr(k->j, IA_C_AGGREGATED);
-		return XDP_DROP;
-	case BV_DUP:
-		ctr(k->j, IA_C_DUP);
-		return XDP_DROP;
-	case BV_WINDOW:
-		return drop(k->p, k->j, IA_C_DROP_WINDOW);
-	case BV_NELEM:
-		return drop(k->p, k->j, IA_C_DROP_NELEM);
-	case BV_EMIT:
-		ctr(k->j, IA_C_AGGREGATED);
-		ctr(k->j, IA_C_EMIT);
-		break;
-	default:
-		ctr(k->j, IA_C_REEMIT);
-		c.flags |= IA_F_REEMIT;
-		break;
-	}
-	return send_aggregate(k, cfg->nworkers, c.flags);
+	return blue_result(k, v, cfg->nworkers, c.flags);
 }
 
 /* ia_xdp: a member's message of a sparse job goes to ia_sparse. */
@@ -267,26 +247,11 @@ static __always_inline int sparse_dispatch(struct ia_pkt *k)
 SEC("xdp")
 int ia_sparse(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
 	struct ia_member *m;
 	struct ia_pkt k;
 
-	k.ctx = ctx;
-	k.end = (void *)(long)ctx->data_end;
-	k.eth = data;
-	k.ip = data + sizeof(struct ethhdr);
-	k.udp = (void *)(k.ip + 1);
-	k.h = (void *)(k.udp + 1);
-	k.pl = (void *)(k.h + 1);
-	if ((void *)k.pl > k.end)
+	if (parse_tailed(ctx, &k) != IA_OURS)
 		return XDP_DROP;
-	k.nelem = bpf_ntohs(HDR16(k.h, nelem));
-	k.job = bpf_ntohl(HDR32(k.h, job));
-	k.cfg = job_cfg(k.job);
-	if (!k.cfg)
-		return XDP_DROP;
-	k.j = jstats(k.cfg);
-	k.p = pstats(ctx->ingress_ifindex);
 	m = member(k.cfg, k.job, bpf_ntohl(HDR32(k.h, sender)));
 	if (!m)
 		return XDP_DROP;

@@ -25,6 +25,7 @@
  *                inagg_tail.bpf.c (ia_tail, ia_evict: tail-called, loaded only
  *                by switches that use the tail)
  *   dp_down.h    results: broadcast and per-port egress rewrite
+ *   dp_btf.h     the inner maps' value types whole in BTF (never loaded)
  *
  * Adding a way of handling a job's messages (a role, e.g. an application's
  * own aggregation): a header bpf/dp_<what>.h with one handler
@@ -42,6 +43,7 @@
 #include "dp_head.h"
 #include "dp_sparse.h"
 #include "dp_down.h"
+#include "dp_btf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -53,11 +55,7 @@ static __always_inline int up_dispatch(struct ia_pkt *k, const struct ia_member 
 		if (k->cfg->flags & IA_JOB_F_SPARSE)
 			return sparse_dispatch(k);
 		return head_aggregate(k, m, 0);
-	case IA_ROLE_TAIL:
-		/* ia_tail, loaded with the tail (inagg_tail.bpf.c); without it the job is red here. */
-		bpf_tail_call(k->ctx, &ia_progs, IA_PROGS_TAIL);
-		return forward_up(k);
-	default:
+	default:	/* red, and a PS job on a switch without ia_tail */
 		return forward_up(k);
 	}
 }
@@ -74,6 +72,12 @@ int ia_xdp(struct xdp_md *ctx)
 		return v;
 	if (k.h->type == IA_MSG_RESULT)
 		return result_in(&k);
+	/*
+	 * A PS job's message: ia_tail (loaded with the tail, inagg_tail.bpf.c)
+	 * checks the sender, once; without it the job is red here.
+	 */
+	if (k.cfg->role == IA_ROLE_TAIL)
+		bpf_tail_call(ctx, &ia_progs, IA_PROGS_TAIL);
 	m = up_member(&k, &v);
 	if (!m)
 		return v;
@@ -94,25 +98,5 @@ int ia_egress(struct xdp_md *ctx)
 SEC("xdp")
 int ia_pass(struct xdp_md *ctx)
 {
-	return XDP_PASS;
-}
-
-/*
- * Never loaded ("?"): clang 14 emits only a forward declaration for the
- * value of a map-in-map's inner map, which libbpf cannot size. Naming the
- * types here puts them whole into BTF, where libbpf sizes the inner map
- * templates and the loader finds the types to create each job's inner maps
- * with (kernels up to 6.1 insert an inner map only if its BTF-derived layout
- * matches the template's).
- */
-SEC("?xdp")
-int ia_btf_types(struct xdp_md *ctx)
-{
-	volatile __u32 id = __builtin_btf_type_id(*(struct ia_slot *)0, 0);
-
-	id = __builtin_btf_type_id(*(struct ia_job_ent *)0, 0);
-	id = __builtin_btf_type_id(*(struct ia_mslot *)0, 0);
-	id = __builtin_btf_type_id(*(struct ia_tail_dir *)0, 0);
-	(void)id;
 	return XDP_PASS;
 }

@@ -15,11 +15,13 @@
 #include "dp_send.h"
 #include "dp_head.h"
 #include "dp_tail.h"
+#include "dp_btf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 /*
- * Tail-called by ia_xdp (ia_progs): a PS job's upward message.
+ * Tail-called by ia_xdp (ia_progs) with a PS job's message, before it
+ * checked the sender: that happens here, once.
  */
 SEC("xdp")
 int ia_tail(struct xdp_md *ctx)
@@ -28,9 +30,8 @@ int ia_tail(struct xdp_md *ctx)
 	struct ia_pkt k;
 	int v;
 
-	v = parse_again(ctx, &k);
-	if (v != IA_OURS)
-		return v;
+	if (parse_tailed(ctx, &k) != IA_OURS)
+		return XDP_DROP;
 	m = up_member(&k, &v);
 	if (!m)
 		return v;
@@ -45,29 +46,13 @@ int ia_evict(struct xdp_md *ctx)
 {
 	struct ia_member *m;
 	struct ia_pkt k;
-	int v;
 
-	v = parse_again(ctx, &k);
-	if (v != IA_OURS)
-		return v;
-	m = up_member(&k, &v);
+	if (parse_tailed(ctx, &k) != IA_OURS)
+		return XDP_DROP;
+	if (k.cfg->role != IA_ROLE_BLUE)
+		return forward_up(&k);	/* changed meanwhile */
+	m = member(k.cfg, k.job, bpf_ntohl(HDR32(k.h, sender)));
 	if (!m)
-		return v;
-	if (k.cfg->role == IA_ROLE_BLUE)
-		return head_aggregate(&k, m, 1);
-	return forward_up(&k);
-}
-
-
-/* As in inagg.bpf.c: the inner maps' value types whole in BTF (never loaded). */
-SEC("?xdp")
-int ia_btf_types(struct xdp_md *ctx)
-{
-	volatile __u32 id = __builtin_btf_type_id(*(struct ia_slot *)0, 0);
-
-	id = __builtin_btf_type_id(*(struct ia_job_ent *)0, 0);
-	id = __builtin_btf_type_id(*(struct ia_mslot *)0, 0);
-	id = __builtin_btf_type_id(*(struct ia_tail_dir *)0, 0);
-	(void)id;
-	return XDP_PASS;
+		return XDP_DROP;
+	return head_aggregate(&k, m, 1);
 }

@@ -13,20 +13,10 @@
 /* The harness compares expected literals (int) with unsigned values. */
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "xdp.h"
-#include "xdp_common.h"
+#include "xdp_switch.h"
 
 #define NPORTS	4	/* 0: up, 1..3: down */
 #define SELF_ID	900
-
-static const __u8 mac_up_s[6] = { 0x02, 0, 0, 0, 0x03, 0x01 };
-static const __u8 mac_up_d[6] = { 0x02, 0, 0, 0, 0x04, 0x01 };
-static const __u8 mac_w[6] = { 0x02, 0, 0, 0, 0x01, 0x01 };
-static const __u8 mac_sw[6] = { 0x02, 0, 0, 0, 0x02, 0x01 };
-
-#define IP(a, b, c, d)	htonl((a) << 24 | (b) << 16 | (c) << 8 | (d))
-#define IP_SW	IP(10, 9, 0, 2)
-#define IP_PS	IP(10, 9, 0, 1)
 
 struct tctx {
 	struct ia_xdp *x;
@@ -36,23 +26,7 @@ struct tctx {
 
 static int setup_ports(struct tctx *t)
 {
-	char a[IFNAMSIZ], b[IFNAMSIZ];
-	int i;
-
-	if (unshare(CLONE_NEWNET))
-		return -errno;
-	for (i = 0; i < NPORTS; i++) {
-		snprintf(a, sizeof(a), "p%d", i);
-		snprintf(b, sizeof(b), "q%d", i);
-		if (sh("ip link add %s type veth peer name %s && ip link set %s up && ip link set %s up",
-		       a, b, a, b))
-			return -EIO;
-		t->port[i] = if_nametoindex(a);
-		t->peer[i] = if_nametoindex(b);
-		if (!t->port[i] || !t->peer[i])
-			return -ENODEV;
-	}
-	return 0;
+	return switch_ports(NPORTS, t->port, t->peer);
 }
 
 static struct frame_spec contrib(__u32 job, __u32 seq, __u32 sender, __u16 nelem, const __s32 *v)
@@ -81,32 +55,6 @@ static struct frame_spec agg_of(struct frame_spec f, __u32 nworkers, __u8 flags,
 	f.flags = flags;
 	f.vals = sums;
 	return f;
-}
-
-/* Runs the ingress program on frame (len bytes) arriving on ifindex. */
-static int run(struct ia_xdp *x, int ifindex, void *frame, int len, void *out, __u32 *outlen)
-{
-	struct xdp_md md = { .data_end = len, .ingress_ifindex = ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, o,
-		.data_in = frame, .data_size_in = len,
-		.data_out = out, .data_size_out = 4096,
-		.ctx_in = &md, .ctx_size_in = sizeof(md),
-	);
-	int err = bpf_prog_test_run_opts(ia_xdp_prog_fd(x), &o);
-
-	if (err)
-		return err;
-	*outlen = o.data_size_out;
-	return o.retval;
-}
-
-static __u64 jctr(struct ia_xdp *x, __u32 job, int c)
-{
-	struct ia_counters v;
-
-	if (ia_xdp_job_counters(x, job, &v))
-		return ~0ULL;
-	return v.c[c];
 }
 
 static __u64 pctr(struct ia_xdp *x, int ifindex, int c)
