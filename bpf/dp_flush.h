@@ -19,6 +19,7 @@ struct flushed {
 	__u32	job;
 	__u32	seq;
 	__u32	nelem;
+	__u32	gen;	/* its job's generation (ia_job_cfg.gen) */
 	__u8	flags;
 };
 
@@ -86,8 +87,11 @@ static __always_inline int send_flush(struct ia_pkt *k, const struct flushed *f)
 	__u32 n = f->nelem, *t;
 	struct ia_hdr *h;
 
-	/* Its job left the switch meanwhile: the partial is lost (its members retransmit). */
-	if (!cfg || cfg->role != IA_ROLE_TAIL || !n || n > IA_MAX_ELEMS)
+	/*
+	 * Its job left the switch meanwhile (or was added again since: another
+	 * generation): the partial is lost (its members retransmit).
+	 */
+	if (!cfg || cfg->role != IA_ROLE_TAIL || cfg->gen != f->gen || !n || n > IA_MAX_ELEMS)
 		return XDP_DROP;
 	if (frame_resize(k, IA_FRAME_LEN(n) + IA_SET_LEN) || repoint(k, n, IA_SET_LEN))
 		return XDP_DROP;

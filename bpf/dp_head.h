@@ -105,6 +105,7 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 				c->fl.seq = s->t.seq;
 				c->fl.set = s->t.set;
 				c->fl.nelem = s->nelem;
+				c->fl.gen = s->t.gen;
 				c->fl.flags = s->flags;
 				swap = 1;
 			} else {

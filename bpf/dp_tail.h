@@ -35,6 +35,7 @@ struct tail_in {
 	__u64	age;
 	__u32	job;
 	__u32	seq;
+	__u32	gen;		/* the job's (ia_job_cfg.gen) */
 	__u32	nelem;
 	__u32	hseq;		/* lent: the head's DONE chunk that may be taken over */
 	__u8	flags;		/* in: the message's; out (COMPLETE): the aggregate's */
@@ -62,6 +63,13 @@ static __always_inline void tail_tag(struct ia_slot *s, struct tail_in *c, __u32
 	s->t.set = c->set;
 	s->t.born = c->now;
 	s->t.hstate = hstate;
+	s->t.gen = c->gen;
+}
+
+/* The slot's partial is chunk (job, seq) of this generation of the job. */
+static __always_inline int tail_mine(const struct ia_slot *s, const struct tail_in *c)
+{
+	return s->t.job == c->job && s->t.seq == c->seq && s->t.gen == c->gen;
 }
 
 static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lock,
@@ -72,7 +80,7 @@ static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 
 	bpf_spin_lock(lock);
 	if (s->state == IA_SLOT_TAIL) {
-		if (s->t.job == c->job && s->t.seq == c->seq) {
+		if (tail_mine(s, c)) {
 			if (s->nelem != n) {
 				v = TV_NELEM;
 			} else if (!(s->t.set & c->set)) {
@@ -93,8 +101,13 @@ static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 			}
 			goto out;
 		}
-		/* Another chunk's: young, it stays; old, it leaves. */
-		if (!c->now || c->now - s->t.born < c->age) {
+		/*
+		 * Another chunk's: young, it stays; old, it leaves. The job's
+		 * former self's (removed, added again) leaves at once: its flush
+		 * finds no PS of its generation (send_flush() drops it).
+		 */
+		if ((s->t.job != c->job || s->t.gen == c->gen) &&
+		    (!c->now || c->now - s->t.born < c->age)) {
 			v = TV_COLL;
 			goto out;
 		}
@@ -104,6 +117,7 @@ static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 			c->out.seq = s->t.seq;
 			c->out.set = s->t.set;
 			c->out.nelem = s->nelem;
+			c->out.gen = s->t.gen;
 			c->out.flags = s->flags;
 			sum_apply(sum, c->pl, c->end, n, OP_SWAP);
 			v = TV_FLUSH;
@@ -230,6 +244,7 @@ static __always_inline int tail_up(struct ia_pkt *k, const struct ia_member *m)
 		return forward_up(k);
 
 	c.job = k->job;
+	c.gen = cfg->gen;
 	c.seq = bpf_ntohl(HDR32(k->h, seq));
 	/* As in dp_head.h: a division costs more than the rest of the lookup. */
 	v = ia_tail_hash(c.job, c.seq);
@@ -238,7 +253,7 @@ static __always_inline int tail_up(struct ia_pkt *k, const struct ia_member *m)
 	if (!s || !lock)
 		goto coll;
 	/* Over another chunk's partial: the clock, and room to carry it out. */
-	if (s->state == IA_SLOT_TAIL && (s->t.job != c.job || s->t.seq != c.seq)) {
+	if (s->state == IA_SLOT_TAIL && !tail_mine(s, &c)) {
 		c.now = bpf_ktime_get_ns();
 		c.age = d->age_ns;
 		if (c.now - s->t.born >= c.age && s->nelem == c.nelem) {

@@ -82,6 +82,7 @@ struct ia_job_cfg {
 	__u32	mprobe;		/* longest probe in it, 1..IA_MPROBE_MAX; 0: no table */
 	__u64	full;		/* tail: member set of a complete aggregate here (all ranks below) */
 	__u32	sparse_nann;	/* IA_JOB_F_SPARSE: announcement chunks (bpf/dp_sparse.h) */
+	__u32	gen;		/* tail: this add of the job id (loader); its tail tags carry it */
 };
 
 /*
@@ -167,7 +168,7 @@ struct ia_tail_tag {
 	__u64	set;		/* ranks summed (wire.h, struct ia_set) */
 	__u64	born;		/* claimed at (bpf_ktime_get_ns) */
 	__u32	hstate;		/* lent head slot: its head state under the tag (EMPTY/DONE) */
-	__u32	rsvd;
+	__u32	gen;		/* the job's ia_job_cfg.gen: a job added again never sees these */
 };
 
 /*

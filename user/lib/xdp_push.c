@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -255,6 +256,21 @@ static int add_mtab(struct ia_xdp *x, const struct ia_xdp_job *j, struct ia_job_
 	return err;
 }
 
+/*
+ * This add's generation of a job id: a tail partial is the job's only while
+ * its tag carries it (bpf/dp_tail.h), so a job removed and added again
+ * never adds into its former self's partials. The monotonic clock in
+ * microseconds: no two adds of an id share it (each takes longer), whichever
+ * process made them, unless 71.6 minutes apart to the microsecond.
+ */
+static __u32 job_gen(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u32)(ts.tv_sec * 1000000ull + ts.tv_nsec / 1000);
+}
+
 int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 {
 	char name[BPF_OBJ_NAME_LEN];
@@ -270,6 +286,7 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 		.up_daddr = j->up.daddr,
 		.flags = j->flags,
 		.sparse_nann = j->sparse_nann,
+		.gen = job_gen(),
 	};
 	int jobs = bpf_map__fd(x->skel->maps.ia_jobs);
 	struct ia_job_cfg old;
