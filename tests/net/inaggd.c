@@ -206,10 +206,11 @@ static const char *const wrong[] = {
 };
 
 static const struct {
-	const char *cmd, *fields[8];
+	const char *cmd, *fields[9];
 	const char *req, *valid;	/* its required field, and a right value of it */
 } cmds[] = {
-	{ "submit", { "k", "algorithm", "window", "job", "workers", "class", "head" }, "k", "\"k\": 1" },
+	{ "submit", { "k", "algorithm", "window", "job", "workers", "class", "head", "cc" }, "k",
+	  "\"k\": 1" },
 	{ "end", { "job" }, "job", "\"job\": 1" },
 	{ "show", { "job" }, "job", "\"job\": 1" },
 	{ "window", { "job", "window" }, "job", "\"job\": 1" },
@@ -259,6 +260,7 @@ TEST_F_TIMEOUT(d, malformed_requests_corpus, 600)
 		"{\"cmd\": \"submit\", \"k\": 1, \"algorithm\": \"nope\"}",
 		"{\"cmd\": \"submit\", \"k\": 1, \"algorithm\": \"brute\"}",
 		"{\"cmd\": \"submit\", \"k\": 1, \"workers\": {\"s9\": 1}}",
+		"{\"cmd\": \"submit\", \"k\": 1, \"cc\": \"bbr\"}",
 		"{\"cmd\": \"end\", \"job\": 77}",
 	};
 	char req[512], *big;
@@ -671,6 +673,69 @@ TEST_F_TIMEOUT(d, classes_ps_ina_auto_in_the_ledgers, 120)
 	EXPECT_STREQ("ina", str_at(o, "job", "class"));
 	EXPECT_STREQ("64", str_at(o, "job", "head"));
 	json_object_put(o);
+}
+
+/*
+ * The window policy is chosen at submit time (docs/cc.md): kept with the job,
+ * shown by job show/list (text and -j), and what inagg worker run uses unless
+ * --cc says otherwise; bad names are refused with the list of good ones.
+ */
+TEST_F_TIMEOUT(d, window_policy_chosen_at_submit, 120)
+{
+	const char *wns, *waddr, *wid, *dns, *daddr, *down;
+	char out[128], cmd[3 * PATH_MAX];
+	json_object *o, *show, *w;
+
+	snprintf(out, sizeof(out), "%s/cli.out", self->dir);
+	EXPECT_NE(0, sh("%s/inagg job submit -k 1 --cc bbr -S %s >%s 2>&1", build, self->sock,
+			out));
+	EXPECT_EQ(0, sh("grep -q \"invalid value 'bbr': need fixed, atp, a2tp or flexina\" %s", out));
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 1, \"cc\": \"bbr\"}\n", false);
+	ASSERT_NE(NULL, o);
+	EXPECT_STREQ("cc: fixed, atp, a2tp or flexina, not 'bbr'", str_at(o, "error", NULL));
+	json_object_put(o);
+	/* One worker of s1, no head anywhere (k = 0): a PS job; its PS sums it alone. */
+	ASSERT_EQ(0, sh("%s/inagg job submit -k 0 -W s1=1 --cc atp -S %s >%s", build, self->sock,
+			out));
+	EXPECT_EQ(0, sh("grep -q '^job 1: active, .*, cc atp, ' %s", out));
+	EXPECT_EQ(0, sh("%s/inagg job list -S %s | grep -q '^job 1: .*, cc atp, '", build,
+			self->sock));
+	EXPECT_EQ(0, sh("%s/inagg -j job show -J 1 -S %s | grep -q '\"cc\": *\"atp\"'", build,
+			self->sock));
+	o = ask(self, "{\"cmd\": \"submit\", \"k\": 0, \"workers\": {\"s2\": 1}}\n", true);
+	ASSERT_NE(NULL, o);
+	EXPECT_STREQ("fixed", str_at(o, "job", "cc"));	/* the default */
+	json_object_put(o);
+
+	show = ask(self, "{\"cmd\": \"show\", \"job\": 1}\n", true);
+	ASSERT_NE(NULL, show);
+	ASSERT_TRUE(json_object_object_get_ex(show, "job", &o));
+	ASSERT_TRUE(json_object_object_get_ex(o, "workers", &w));
+	ASSERT_EQ(1, json_object_array_length(w));
+	w = json_object_array_get_idx(w, 0);
+	wns = str_at(w, "netns", NULL);
+	waddr = str_at(w, "address", NULL);
+	wid = str_at(w, "id", NULL);
+	dns = str_at(o, "destination", "netns");
+	daddr = str_at(o, "destination", "address");
+	down = str_at(o, "destination", "down");
+	/* The worker without --cc takes the job's policy and class; with them, its own. */
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "ip netns exec %s %s/inagg ps run -J 1 --nworkers 1 -e 5000 -A %s -D %s "
+			 "--linger 300 --ready %s/ready%d >/dev/null & ps=$!; "
+			 "for t in $(seq 100); do [ -e %s/ready%d ] && break; sleep 0.05; done; "
+			 "ip netns exec %s %s/inagg -j worker run -J 1 -i %s -p %s -A %s -e 5000 "
+			 "-S %s %s >%s; rc=$?; wait $ps && exit $rc",
+			 dns, build, daddr, down, self->dir, i, self->dir, i, wns, build, wid, daddr,
+			 waddr, self->sock, i ? "--cc flexina --class ina" : "", out);
+		ASSERT_EQ(0, sh("%s", cmd)) TH_LOG("run %d", i);
+		EXPECT_EQ(0, sh("grep -q '\"cc\": \"%s\"' %s", i ? "flexina" : "atp", out));
+		EXPECT_EQ(0, sh("grep -q '\"cc_from\": \"%s\"' %s", i ? "option" : "job", out));
+		EXPECT_EQ(0, sh("grep -q '\"class\": \"%s\"' %s", i ? "ina" : "ps", out));
+		EXPECT_EQ(0, sh("grep -q '\"results\": 20' %s", out));
+	}
+	json_object_put(show);
 }
 
 /* The number at path (keys separated by '.', array elements by index) of o, -1 if none. */
