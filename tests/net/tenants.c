@@ -43,7 +43,7 @@
 #include <json-c/json.h>
 
 #include "kselftest_harness.h"
-#include "../livenet.h"
+#include "livetest.h"
 #include "../impair/impair.h"
 #include "ledger.h"
 #include "netns.h"
@@ -70,31 +70,9 @@ static const char fig1_half[] =
 	"{\"name\": \"s6\", \"parent\": \"s2\", \"load\": 5, \"capacity\": 4, \"slots\": 18}]}";
 static const int parent[NSW] = { -1, 0, 0, 1, 1, 2, 2 };
 
-FIXTURE(mt) {
-	struct env e;
-};
-
-FIXTURE_SETUP(mt)
-{
-	ASSERT_EQ(0, env_up(&self->e, fig1_half, 0, false));
-}
-
-FIXTURE_TEARDOWN(mt)
-{
-	env_down(&self->e);
-}
+LIVE_FIXTURE(mt, fig1_half, 0, false)
 
 static struct ia_host_faults faults;
-
-static void check_exact(struct __test_metadata *_metadata, const struct run *r)
-{
-	EXPECT_EQ(0, r->ps.rc) TH_LOG("job %u destination: %s", r->job, r->ps.err);
-	EXPECT_EQ(r->expected, r->ps.checksum) TH_LOG("job %u destination", r->job);
-	for (int i = 0; i < r->nworkers; i++) {
-		EXPECT_EQ(0, r->w[i].rc) TH_LOG("job %u worker %d: %s", r->job, i, r->w[i].err);
-		EXPECT_EQ(r->expected, r->w[i].checksum) TH_LOG("job %u worker %d", r->job, i);
-	}
-}
 
 /* Job id's lent head slots in switch v's ledger (-1: no entry). */
 static long long lent_at(struct env *e, int v, uint32_t id)
@@ -187,7 +165,7 @@ static void run_job(struct __test_metadata *_metadata, struct env *e, json_objec
 		json_object_object_add(job, "worker_window", json_object_new_int64(window));
 	faults.seed = seed;
 	ASSERT_EQ(0, allreduce(e, job, CHUNKS, r, &faults, NULL, NULL));
-	check_exact(_metadata, r);
+	live_check_exact(_metadata, r);
 	TH_LOG("job %u (%s, window %d): %.2f s", r->job,
 	       json_object_get_string(get(job, "class")),
 	       (int)json_object_get_int64(get(job, "worker_window")), r->seconds);
@@ -343,15 +321,4 @@ TEST_F_TIMEOUT(mt, ina_and_ps_jobs_share_half_the_memory_exactly, 1200)
 	EXPECT_LT(0, colls) TH_LOG("PS jobs: no tail collision");
 }
 
-int main(int argc, char **argv)
-{
-	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (len <= 0)
-		return 1;
-	exe[len] = '\0';
-	/* build/tests/net/tenants -> build */
-	snprintf(build, sizeof(build), "%s", dirname(dirname(dirname(exe))));
-	return test_harness_run(argc, argv);
-}
+LIVE_TEST_MAIN
