@@ -229,9 +229,13 @@ static __always_inline int tail_up(struct ia_pkt *k, const struct ia_member *m)
 	}
 	if (!c.set || (c.set & ~m->set))
 		return drop(k->p, k->j, IA_C_DROP_SET);
-	/* Never aggregated: it may already sit in a partial elsewhere (docs/memory.md). */
-	if (c.flags & IA_F_RETX) {
-		ctr(k->j, IA_C_TAIL_RETX);
+	/*
+	 * Never aggregated: a retransmission may already sit in a partial
+	 * elsewhere (docs/memory.md); a bypass is beyond its sender's
+	 * aggregator window (docs/cc.md).
+	 */
+	if (c.flags & (IA_F_RETX | IA_F_BYPASS)) {
+		ctr(k->j, c.flags & IA_F_RETX ? IA_C_TAIL_RETX : IA_C_TAIL_BYPASS);
 		return forward_up(k);
 	}
 	c.full = cfg->full;

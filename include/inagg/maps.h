@@ -288,6 +288,7 @@ enum ia_ctr {
 	IA_C_DROP_MEMBER,	/* sender not a member, or wrong nworkers */
 	IA_C_DROP_WINDOW,	/* chunk outside the slot's window */
 	IA_C_DROP_SET,		/* member set empty, or not within the sender's */
+	IA_C_TAIL_BYPASS,	/* IA_F_BYPASS passed, never aggregated (docs/cc.md) */
 	IA_C__COUNT,
 };
 

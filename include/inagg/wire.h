@@ -46,6 +46,8 @@ enum ia_msg_type {
  * pair's, nworkers 0 (docs/hosts.md, "Loss recovery").
  */
 #define IA_F_NACK	0x40
+#define IA_F_BYPASS	0x80	/* up, a PS job's: beyond its sender's aggregator window,
+				 * kept out of switch memory (tails pass it, docs/cc.md) */
 
 /*
  * Starts at frame offset 42, so every 32-bit field (header offset 2 mod 4)

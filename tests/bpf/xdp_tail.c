@@ -2,7 +2,7 @@
 /*
  * Table-driven BPF_PROG_TEST_RUN tests of tail aggregation (PS jobs,
  * docs/memory.md): claim, hit, duplicate, overlap, collision, complete,
- * flush by age, retransmissions never aggregated, drops, lend, the blue
+ * flush by age, retransmissions and bypasses never aggregated, drops, lend, the blue
  * job taking its lent slot back (eviction flush), and the loader's tail
  * directory. Each test runs in its own (unnamed) network namespace.
  */
@@ -285,6 +285,34 @@ TEST_F(tail, retransmission_never_aggregated)
 	ASSERT_EQ(0, set_tail(&self->t, 0, 0, 0));
 	ASSERT_EQ(XDP_REDIRECT, SEND(q, 1, 1, 0, 0, self->v[0]));
 	EXPECT_FWD(q, 1, 1, 0, 0, self->v[0]);
+}
+
+/*
+ * Beyond its sender's aggregator window (IA_F_BYPASS, docs/cc.md): passed
+ * unchanged, flag kept, even past a partial of its own chunk; the PS merges
+ * it by set as it does a collision.
+ */
+TEST_F(tail, bypass_never_aggregated)
+{
+	__u32 q = seq_to(4, 2, 0);
+	struct ia_slot s;
+
+	ASSERT_EQ(0, set_tail(&self->t, 4, 0, 0));
+	vals_of(1, q, self->v[0]);
+	vals_of(2, q, self->v[1]);
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, 1, 1, IA_F_BYPASS, 0, self->v[0]));
+	EXPECT_FWD(q, 1, 1, IA_F_BYPASS, 0, self->v[0]);
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 2, &s));
+	ASSERT_EQ(IA_SLOT_EMPTY, s.state);
+	ASSERT_EQ(XDP_DROP, SEND(q, 2, 1, 0, 0, self->v[1]));
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, 3, 1, IA_F_BYPASS | IA_F_MARK, 0, self->v[0]));
+	EXPECT_FWD(q, 3, 1, IA_F_BYPASS | IA_F_MARK, 0, self->v[0]);
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 2, &s));
+	ASSERT_EQ(IA_SLOT_TAIL, s.state);
+	ASSERT_EQ(2, s.t.set);
+	ASSERT_EQ(2, jctr(self->t.x, PSJ, IA_C_TAIL_BYPASS));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
+	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_COLL));
 }
 
 TEST_F(tail, drops)

@@ -134,7 +134,7 @@ struct fake_ps {
 	int fd;
 	uint32_t coll_lo, coll_hi, nchunks;
 	bool ce;
-	uint32_t answered, ect;
+	uint32_t answered, ect, bypass;
 };
 
 static void *fake_thread(void *arg)
@@ -165,6 +165,7 @@ static void *fake_thread(void *arg)
 			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
 				ect = (*CMSG_DATA(c) & IA_IO_ECN_MASK) == IA_IO_ECT0;
 		f->ect += ect;
+		f->bypass += !!(h->flags & IA_F_BYPASS);
 		in = ntohl(h->seq) >= f->coll_lo && ntohl(h->seq) < f->coll_hi;
 		h->type = IA_MSG_RESULT;
 		h->flags = in && !f->ce ? IA_F_COLL : 0;
@@ -245,6 +246,29 @@ TEST_F(wk, a2tp_aggregator_window_follows_collisions)
 	EXPECT_EQ(8, self->st.cwnd);
 	EXPECT_EQ(8, self->st.min_cwnd);
 	EXPECT_EQ(0, self->st.cuts);
+	/* An INA job never bypasses its head, whatever the aggregator window. */
+	EXPECT_EQ(0, self->st.bypassed);
+	EXPECT_EQ(0, self->f.bypass);
+}
+
+/*
+ * A PS job keeps at most awnd chunks in flight in switch memory: once the
+ * collisions cut awnd below the window, the rest of its first sends are
+ * flagged IA_F_BYPASS (and only first sends: the fake loses nothing).
+ */
+TEST_F(wk, ps_job_bypasses_beyond_the_aggregator_window)
+{
+	char err[128] = "";
+
+	self->cfg.cc = IA_CC_A2TP;
+	self->cfg.ps_job = true;
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(64, self->st.results);
+	EXPECT_EQ(0, self->st.retx);
+	EXPECT_EQ(2, self->st.min_awnd);
+	EXPECT_LT(0, self->st.bypassed);
+	EXPECT_GT(64 - 24, self->st.bypassed);	/* the first 24 went before any cut */
+	EXPECT_EQ(self->st.bypassed, self->f.bypass);
 }
 
 /* flexina's PS job follows the same aggregator window; its INA job ignores collisions. */

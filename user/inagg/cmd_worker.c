@@ -73,7 +73,8 @@ const struct opt_cmd worker_run_cmd = {
 		 "chunk. Results arrive on ADDR:" OPT_STR_OF(IA_UDP_PORT)
 		 " (the worker's own UDP port).\n",
 	.notes = "JSON (-j): job, id, elements, chunks, cc, cc_from (option, job: inaggd's\n"
-		 "record, default: no daemon), class, sent, retransmitted, results, duplicates,\n"
+		 "record, default: no daemon), class, sent, retransmitted, bypassed (sent past\n"
+		 "switch memory: beyond the aggregator window), results, duplicates,\n"
 		 "timeouts (resends by timer), early, ignored, marks, ce (of the marks, results\n"
 		 "that arrived IP CE), collisions (results saying part of the chunk collided in\n"
 		 "a tail), max_retx, srtt_us, min_rtt_us, rto_us, cwnd, min_cwnd, awnd, min_awnd\n"
@@ -190,6 +191,7 @@ int cmd_worker_run(int argc, char **argv)
 	out_str("class", " class %s\n", a.cfg.ps_job ? "ps" : "ina");
 	out_uint("sent", "sent %llu", st.sent);
 	out_uint("retransmitted", "  retransmitted %llu", st.retx);
+	out_uint("bypassed", "  bypassed %llu", st.bypassed);
 	out_uint("timeouts", "  timeouts %llu", st.timeouts);
 	out_uint("results", "  results %llu", st.results);
 	out_uint("duplicates", "  duplicates %llu", st.dup);

@@ -80,6 +80,7 @@ struct ia_worker_cfg {
 struct ia_worker_stats {
 	uint64_t sent;			/* contributions sent, retransmissions included */
 	uint64_t retx;			/* of which retransmissions */
+	uint64_t bypassed;		/* first sends flagged IA_F_BYPASS (aggregator window) */
 	uint64_t results;		/* chunks whose result arrived */
 	uint64_t dup;			/* results of chunks already done */
 	uint64_t early;			/* results of chunks not sent yet (ignored) */

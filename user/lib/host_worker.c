@@ -71,6 +71,7 @@ struct wchunk {
 	uint8_t tmo;		/* its timer waits resent_base() << tmo */
 	uint8_t state;
 	uint8_t nack;		/* the destination asked for it (IA_F_NACK) */
+	uint8_t mem;		/* first sent to use switch memory (counted in wrun.inmem) */
 };
 
 struct ia_worker {
@@ -147,6 +148,7 @@ struct wrun {
 	struct wchunk *ch;
 	uint64_t lo, next, done;	/* first without result, first unsent, results */
 	struct ia_cc cc;		/* window policy (cfg.cc): ia_cc_window(), 1..cfg.window */
+	uint32_t inmem;			/* chunks in flight that may use switch memory */
 	uint64_t t0;
 	/* Round-trip time (RFC 6298); srtt 0: no sample yet. */
 	uint64_t srtt, rttvar, min_rtt, rto;
@@ -355,6 +357,10 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce,
 	for (i = 0; i < nelem; i++)
 		dst[i] = (int32_t)ia_io_payload_get(buf + IA_HDR_LEN, i);
 	c->state = CH_DONE;
+	if (c->mem) {
+		c->mem = 0;
+		r->inmem--;
+	}
 	r->done++;
 	w->st.results++;
 	r->last_progress = now;
@@ -386,6 +392,23 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce,
 	return;
 bad:
 	w->st.bad++;
+}
+
+/*
+ * A first send's flags: a PS job's chunk beyond its aggregator window (more
+ * chunks in flight in switch memory than ia_cc_agg_window()) bypasses the
+ * tails' memory (docs/cc.md). INA jobs never bypass: their head slot would
+ * wait for the contribution.
+ */
+static uint8_t fresh_flags(struct wrun *r, uint64_t idx)
+{
+	if (r->w->cfg.ps_job && r->inmem >= ia_cc_agg_window(&r->cc)) {
+		r->w->st.bypassed++;
+		return IA_F_BYPASS;
+	}
+	r->ch[idx].mem = 1;
+	r->inmem++;
+	return 0;
 }
 
 /* c's timer fired: its backoff, or -ETIMEDOUT to give up. */
@@ -510,7 +533,8 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 		while (r.lo < r.nchunks && r.ch[r.lo].state == CH_DONE)
 			r.lo++;
 		while (r.next < r.nchunks && r.next < r.lo + ia_cc_window(&r.cc)) {
-			ret = worker_send(&r, r.next++, 0, now);
+			ret = worker_send(&r, r.next, fresh_flags(&r, r.next), now);
+			r.next++;
 			if (ret) {
 				ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
 				goto out;
