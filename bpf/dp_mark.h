@@ -61,6 +61,38 @@ static __always_inline int vq_over(__u32 ifindex, __u64 len)
 	return over;
 }
 
+/*
+ * A frame that is not inagg's leaving by ifindex (ia_other): queued like a
+ * message, so that cross traffic congests inagg's as a real queue would;
+ * never marked here. Apart from vq_over() so that ia_xdp's code stays as
+ * verified.
+ */
+static __always_inline void vq_other(__u32 ifindex, __u64 len)
+{
+	__u32 idx = port_index(ifindex);
+	__u64 now, fin, cost;
+	struct ia_vq *q;
+
+	if (!idx)
+		return;
+	q = bpf_map_lookup_elem(&ia_vq, &idx);
+	if (!q || !q->ps_per_byte)
+		return;
+	now = bpf_ktime_get_ns();
+	bpf_spin_lock(&q->lock);
+	fin = q->finish > now ? q->finish : now;
+	if (fin - now < q->limit_ns) {
+		cost = q->rem_ps + len * q->ps_per_byte;
+		q->finish = fin + cost / 1000;
+		q->rem_ps = cost % 1000;
+	} else {
+		q->other_full++;
+	}
+	q->other++;
+	q->other_bytes += len;
+	bpf_spin_unlock(&q->lock);
+}
+
 /* IA_F_MARK, and CE where the sender asked for ECN (RFC 1624 checksum update). */
 static __always_inline void mark_msg(struct iphdr *ip, struct udphdr *udp, struct ia_hdr *h)
 {

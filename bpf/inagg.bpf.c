@@ -7,7 +7,8 @@
  * blue one, which sends exactly one aggregate up when all members are in.
  * Results coming down from the parent are broadcast to the switch's ports;
  * ia_egress keeps them only on the job's down-tree ports. Anything that is
- * not UDP/IPv4 to IA_UDP_PORT is passed to the kernel untouched.
+ * not UDP/IPv4 to IA_UDP_PORT is passed to the kernel untouched (after
+ * ia_other, inagg_other.bpf.c, counted it in its egress port's queue).
  * Layouts and semantics: include/inagg/{wire,maps}.h, docs/datapath.md.
  *
  * This file holds the programs and the dispatch only; each job of the
@@ -68,6 +69,9 @@ int ia_xdp(struct xdp_md *ctx)
 	int v;
 
 	v = parse(ctx, &k);
+	/* Not inagg's: counted in its egress port's queue (ia_other, if loaded), then passed. */
+	if (v == XDP_PASS)
+		bpf_tail_call(ctx, &ia_progs, IA_PROGS_OTHER);
 	if (v != IA_OURS)
 		return v;
 	if (k.h->type == IA_MSG_RESULT)

@@ -12,7 +12,7 @@
  *   ia_slots     ARRAY_OF_MAPS  job slot -> ARRAY[window] of struct ia_slot (blue only);
  *                              IA_TAIL_SLOT -> ARRAY[tail] of struct ia_slot (the tail pool)
  *   ia_tdir      ARRAY_OF_MAPS  0 -> ARRAY[1] of struct ia_tail_dir (tail directory)
- *   ia_progs     PROG_ARRAY     IA_PROGS_* -> ia_tail, ia_evict (tail-called by ia_xdp)
+ *   ia_progs     PROG_ARRAY     IA_PROGS_* -> ia_tail, ia_evict, ia_other (tail-called by ia_xdp)
  *   ia_locks     ARRAY          lock of aggregator slot (job slot, index): ia_lock_index()
  *   ia_jstats    PERCPU_ARRAY   job slot -> struct ia_counters
  *   ia_ports     ARRAY          ifindex < IA_PORT_DIRECT -> port index (0: none)
@@ -56,7 +56,8 @@
 #define IA_TAIL_AGE_NS	1000000ull	/* default flush age of a tail slot's holder */
 #define IA_PROGS_TAIL	1	/* ia_progs: ia_tail, PS jobs' messages */
 #define IA_PROGS_EVICT	2	/* ia_progs: ia_evict, a blue job's lent slot taken back */
-#define IA_PROGS__N	3	/* and IA_TAIL_SPARSE (0): ia_sparse */
+#define IA_PROGS_OTHER	3	/* ia_progs: ia_other, traffic not inagg's into its egress queue */
+#define IA_PROGS__N	4	/* and IA_TAIL_SPARSE (0): ia_sparse */
 
 enum ia_role {
 	IA_ROLE_RED	= 1,	/* forward every upward message to the parent */
@@ -318,6 +319,10 @@ struct ia_vq {
 	__u64	bytes;
 	__u64	marked;		/* of which marked */
 	__u64	full;		/* of which found the queue at its limit */
+	/* Frames not inagg's the kernel forwards by the port (ia_other, docs/cc.md). */
+	__u64	other;		/* queued as they would be in a real queue, never marked */
+	__u64	other_bytes;
+	__u64	other_full;	/* of which found the queue at its limit */
 };
 
 #endif /* INAGG_MAPS_H */

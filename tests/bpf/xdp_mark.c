@@ -11,7 +11,9 @@
  * Live: a worker namespace sends paced messages through a switch namespace
  * (XDP redirect, or forwarded by the kernel) to a PS namespace; with the up
  * port's rate below the offered load the PS receives marked (and CE)
- * messages, with it above none.
+ * messages, with it above none; with UDP cross traffic above the port's rate
+ * through the same port (forwarded by the kernel, counted by ia_other), a
+ * trickle of inagg messages is marked, without it not.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -514,11 +516,11 @@ static void *rx_thread(void *arg)
 	return NULL;
 }
 
-/* Sends LV_N paced contributions from the worker namespace; the offered load in bit/s. */
-static double send_paced(const char *ns)
+/* Sends n contributions gap_ns apart from the worker namespace; the offered load in bit/s. */
+static double send_paced(const char *ns, int n, long gap_ns)
 {
 	struct sockaddr_in ps = { .sin_family = AF_INET, .sin_port = htons(IA_UDP_PORT) };
-	struct timespec gap = { 0, LV_GAP_NS }, t0, t1;
+	struct timespec gap = { 0, gap_ns }, t0, t1;
 	__u8 buf[IA_HDR_LEN + 4 * IA_MAX_ELEMS] = {};
 	int tos = ECT0, home = netns_save(), fd, i;
 	double s = 0;
@@ -529,7 +531,7 @@ static double send_paced(const char *ns)
 	setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
 	ps.sin_addr.s_addr = inet_addr("10.78.0.1");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (i = 0; i < LV_N; i++) {
+	for (i = 0; i < n; i++) {
 		ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_CONTRIB, LV_JOB, i, LV_SENDER, 1,
 			    IA_MAX_ELEMS, 0);
 		sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&ps, sizeof(ps));
@@ -542,7 +544,7 @@ out:
 	if (setns(home, CLONE_NEWNET))
 		s = 0;
 	close(home);
-	return s > 0 ? 8.0 * LV_N * FRAME / s : 0;
+	return s > 0 ? 8.0 * n * FRAME / s : 0;
 }
 
 static void lv_case(struct __test_metadata *_metadata, struct _test_data_lv *self,
@@ -558,7 +560,7 @@ static void lv_case(struct __test_metadata *_metadata, struct _test_data_lv *sel
 	while (!atomic_load(&r->ready))
 		usleep(1000);
 	ASSERT_EQ(1, atomic_load(&r->ready));
-	*offered = send_paced(self->w);
+	*offered = send_paced(self->w, LV_N, LV_GAP_NS);
 	atomic_store(&r->done, 1);
 	pthread_join(th, NULL);
 	ASSERT_LT(0, *offered);
@@ -596,6 +598,118 @@ TEST_F_TIMEOUT(lv, marks_only_when_offered_load_exceeds_the_port_rate, 300)
 	ASSERT_LT(2 * 1e6, offered) TH_LOG("offered load too low to congest the port");
 	ASSERT_LE(LV_THRESH / FRAME, r.first_marked);
 	ASSERT_LT(LV_N / 4, r.marked);
+	ASSERT_GE(vi.marked, r.marked);
+}
+
+/* ---- live: cross traffic (not inagg's) through the same port ---- */
+
+#define CX_N		250		/* inagg messages per case */
+#define CX_GAP_NS	4000000		/* ~2 Mbit/s of them: alone, far below the port */
+#define CX_RATE		5000000ull	/* the port: 5 Mbit/s */
+#define CX_THRESH	(32 << 10)
+#define CX_DGRAM	1000		/* cross traffic: UDP to a port nobody serves */
+#define CX_BURST	16		/* datagrams per millisecond: up to ~130 Mbit/s */
+
+struct cross {
+	const char *ns;
+	atomic_int stop;
+	long sent;
+	double bps;
+};
+
+/* Cross traffic from the worker namespace to the PS's, until told to stop. */
+static void *cross_thread(void *arg)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9999) };
+	struct timespec ms = { 0, 1000000 }, t0, t1;
+	struct cross *c = arg;
+	char buf[CX_DGRAM] = { 0 };
+	int fd, i;
+
+	if (enter_ns(c->ns))
+		return NULL;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	to.sin_addr.s_addr = inet_addr("10.78.0.1");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!atomic_load(&c->stop)) {
+		for (i = 0; i < CX_BURST; i++)
+			c->sent += sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&to,
+					  sizeof(to)) == sizeof(buf);
+		nanosleep(&ms, NULL);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* Frame bytes, as the queue counts them: Ethernet, IP and UDP headers too. */
+	c->bps = 8.0 * c->sent * (CX_DGRAM + 42) /
+		 ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	close(fd);
+	return NULL;
+}
+
+/* One case: CX_N paced inagg messages, with cross traffic or without. */
+static void cx_case(struct __test_metadata *_metadata, struct _test_data_lv *self, bool cross,
+		    struct rx *r, struct ia_xdp_vq_info *vi, struct cross *c)
+{
+	struct ia_xdp_vq q = { .rate_bps = CX_RATE, .thresh = CX_THRESH };
+	pthread_t th, cth;
+	double offered;
+
+	memset(r, 0, sizeof(*r));
+	memset(c, 0, sizeof(*c));
+	r->ns = self->ps;
+	c->ns = self->w;
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->up, &q));
+	ASSERT_EQ(0, pthread_create(&th, NULL, rx_thread, r));
+	while (!atomic_load(&r->ready))
+		usleep(1000);
+	ASSERT_EQ(1, atomic_load(&r->ready));
+	if (cross) {
+		ASSERT_EQ(0, pthread_create(&cth, NULL, cross_thread, c));
+		usleep(200000);	/* the queue fills first */
+	}
+	offered = send_paced(self->w, CX_N, CX_GAP_NS);
+	if (cross) {
+		atomic_store(&c->stop, 1);
+		pthread_join(cth, NULL);
+	}
+	atomic_store(&r->done, 1);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, ia_xdp_vq_get(self->x, self->up, vi));
+	printf("# port %.0f Mbit/s, inagg offered %.2f Mbit/s, cross %.1f Mbit/s: %ld of %d "
+	       "received, %ld marked (%ld CE); queue: %llu messages, %llu marked, %llu other "
+	       "frames (%llu at its limit)\n",
+	       CX_RATE / 1e6, offered / 1e6, c->bps / 1e6, r->got, CX_N, r->marked, r->ce,
+	       (unsigned long long)vi->msgs, (unsigned long long)vi->marked,
+	       (unsigned long long)vi->other, (unsigned long long)vi->other_full);
+	fflush(stdout);
+	ASSERT_LT(0, offered);
+	ASSERT_GT(CX_RATE / 2, offered);
+	ASSERT_LT(CX_N * 9 / 10, r->got);
+	ASSERT_EQ(r->marked, r->ce);
+}
+
+/*
+ * The kernel forwards UDP cross traffic by the same port (ia_other counts it
+ * in the port's queue): inagg messages far below the port's rate are marked
+ * only while cross traffic above the rate shares the port.
+ */
+TEST_F_TIMEOUT(lv, cross_traffic_alone_above_the_rate_marks_inagg, 300)
+{
+	struct ia_xdp_vq_info vi;
+	struct cross c;
+	struct rx r;
+
+	cx_case(_metadata, self, false, &r, &vi, &c);
+	ASSERT_EQ(0, r.marked);
+	ASSERT_EQ(0, vi.marked);
+	ASSERT_EQ(0, vi.other_full);
+	cx_case(_metadata, self, true, &r, &vi, &c);
+	ASSERT_LT(2.0 * CX_RATE, c.bps) TH_LOG("cross traffic too slow to congest the port");
+	ASSERT_LT(c.sent / 2, vi.other);
+	ASSERT_GE(c.sent, vi.other);
+	ASSERT_LT(0, vi.other_full);
+	ASSERT_LT(CX_N / 2, r.marked);
 	ASSERT_GE(vi.marked, r.marked);
 }
 

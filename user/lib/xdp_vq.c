@@ -10,6 +10,7 @@
 
 #include "xdp_int.h"
 #include "xdp_vq.h"
+#include "bpf/inagg_other.skel.h"
 
 /* Drain time of n bytes at ps picoseconds per byte, in ns. */
 static __u64 drain_ns(__u64 n, __u64 ps)
@@ -27,6 +28,41 @@ int ia_xdp_vq_reset(struct ia_xdp *x, __u32 idx)
 	struct ia_vq v = {};
 
 	return write_vq(x, idx, &v);
+}
+
+/*
+ * ia_other (bpf/inagg_other.bpf.c) on this switch's maps, into ia_progs
+ * where ia_xdp tail-calls it for every frame it passes: once per switch
+ * (ia_progs is pinned with the maps), the first time a port gets a queue.
+ */
+static int other_load(struct ia_xdp *x)
+{
+	int progs = bpf_map__fd(x->skel->maps.ia_progs), fd, err;
+	__u32 key = IA_PROGS_OTHER, id;
+	struct bpf_map *m, *mine;
+	struct inagg_other *o;
+
+	if (!bpf_map_lookup_elem(progs, &key, &id))
+		return 0;
+	o = inagg_other__open();
+	if (!o)
+		return -errno;
+	bpf_object__for_each_map(m, o->obj) {
+		mine = bpf_object__find_map_by_name(x->skel->obj, bpf_map__name(m));
+		err = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine)) : 0;
+		if (err)
+			goto out;
+	}
+	err = inagg_other__load(o);
+	if (err) {
+		err = ia_xdp_fail(err, "loading ia_other failed (verifier or kernel)");
+		goto out;
+	}
+	fd = bpf_program__fd(o->progs.ia_other);
+	err = bpf_map_update_elem(progs, &key, &fd, BPF_ANY);
+out:
+	inagg_other__destroy(o);
+	return err;
 }
 
 int ia_xdp_vq_set(struct ia_xdp *x, int ifindex, const struct ia_xdp_vq *q)
@@ -56,6 +92,9 @@ int ia_xdp_vq_set(struct ia_xdp *x, int ifindex, const struct ia_xdp_vq *q)
 		v.ps_per_byte = (IA_VQ_RATE_MAX + q->rate_bps / 2) / q->rate_bps;
 		v.thresh_ns = drain_ns(q->thresh, v.ps_per_byte);
 		v.limit_ns = drain_ns(limit, v.ps_per_byte);
+		err = other_load(x);
+		if (err)
+			return err;
 	}
 	return write_vq(x, idx, &v);
 }
@@ -87,5 +126,8 @@ int ia_xdp_vq_get(struct ia_xdp *x, int ifindex, struct ia_xdp_vq_info *out)
 	out->bytes = v.bytes;
 	out->marked = v.marked;
 	out->full = v.full;
+	out->other = v.other;
+	out->other_bytes = v.other_bytes;
+	out->other_full = v.other_full;
 	return 0;
 }
