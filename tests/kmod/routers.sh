@@ -6,10 +6,14 @@
 # on this host reaches them only over ssh (docs/remote.md). The destination
 # is a namespace in r0, one worker a namespace in r1, one in r2, each behind
 # a virtio pair of its router. Checks: a job placed by SMC k=1 exact with
-# measured messages per link equal to the model; an agent killed mid-job
-# losing nothing; a router made unreachable refusing the next job with
-# nothing left admitted on the others; every job ended released everywhere;
-# clean kernel logs. KTAP on stdout.
+# measured messages per link equal to the model; the blue router's tail
+# published and its head occupancy sampled through its agent; an agent killed
+# mid-job losing nothing; every job ended released everywhere; a router's own
+# kernel ledger refusing an admission, rolled back on the others; a router
+# made unreachable refusing the next job with nothing left admitted on the
+# others; the controller started while a router is unreachable, running a
+# job without it, and connecting it once it is back; clean kernel logs.
+# KTAP on stdout.
 #
 # The kernel and its virtio modules are those of tests/kmod/vm.sh (fetched
 # the same way if it has not run yet); dropbear comes from Debian's packages.
@@ -110,27 +114,33 @@ byname() { for d in /sys/class/net/*; do [ "$(cat $d/address)" = "$1" ] && basen
 ren() { ip link set dev "$(byname "$1")" name "$2" && ip link set dev "$2" up; }
 # A host of the tree: one NIC of a virtio pair moved into its namespace.
 host() {	# NS MAC ADDR GW
+	local dev
+	dev=$(byname "$2")
 	ip netns add "$1"
-	ip link set dev "$(byname "$2")" netns "$1"
-	ip -n "$1" link set dev "$(ip -n "$1" -o link | sed -n 's/^[0-9]*: \(eth[0-9]*\).*/\1/p')" name eth0
+	ip link set dev "$dev" netns "$1"
+	ip -n "$1" link set dev "$dev" name eth0
 	ip -n "$1" addr add "$3/30" dev eth0
 	ip -n "$1" link set eth0 up; ip -n "$1" link set lo up
 	ip -n "$1" route add default via "$4"
 }
+# Names as docs/routers.md has them: eth0 management, then the tree's ports (first out of the way).
+for d in /sys/class/net/eth*; do ip link set dev "${d##*/}" name "x${d##*/}"; done
 ren 52:54:00:99:0$n:00 eth0
 ip addr add 10.0.2.15/24 dev eth0; ip link set lo up
 case $h in
-r0) ren 52:54:00:99:00:01 up; ren 52:54:00:99:00:03 d0; ren 52:54:00:99:00:04 d1
+r0) ren 52:54:00:99:00:01 eth1; ren 52:54:00:99:00:03 eth2; ren 52:54:00:99:00:04 eth3
     host dest 52:54:00:99:00:02 10.64.0.1 10.64.0.2 ;;
-r1) ren 52:54:00:99:01:01 up; ren 52:54:00:99:01:02 h0
+r1) ren 52:54:00:99:01:01 eth1; ren 52:54:00:99:01:02 eth2
     host w0 52:54:00:99:01:03 10.128.0.2 10.128.0.1 ;;
-r2) ren 52:54:00:99:02:01 up; ren 52:54:00:99:02:02 h0
+r2) ren 52:54:00:99:02:01 eth1; ren 52:54:00:99:02:02 eth2
     host w0 52:54:00:99:02:03 10.128.0.6 10.128.0.5 ;;
 esac
-for p in up d0 d1 h0; do
+for p in eth1 eth2 eth3; do
 	[ -e /sys/class/net/$p ] && /ia/inagg dev attach $p --switch "$h" >/dev/null
 done
-dropbear -R -E -s -p 22 2>/dev/ttyS0
+# The controller's sshd (22), and a spare (2222) that only the test's hands use.
+dropbear -R -E -s -p 22 -P /run/db22.pid 2>/dev/ttyS0
+dropbear -R -E -s -p 2222 -P /run/db2222.pid 2>/dev/ttyS0
 echo "@@ ready $h" >/dev/ttyS0
 while :; do sleep 3600; done
 EOF
@@ -148,7 +158,7 @@ nic() {	# NETDEV-ARGS MAC: one virtio-net NIC on that backend
 boot() {	# VM EXTRA-NIC-ARGS...
 	local r=$1 args=()
 	shift
-	mapfile -t args < <(nic "user,id=m,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:$((port + r))-:22" \
+	mapfile -t args < <(nic "user,id=m,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:$((port + r))-:22,hostfwd=tcp:127.0.0.1:$((port + 20 + r))-:2222" \
 			       "52:54:00:99:0$r:00"; for a in "$@"; do nic ${a%% *} ${a#* }; done)
 	qemu-system-x86_64 -accel tcg -m 512 -smp 1 -nographic -vga none -monitor none \
 		-no-reboot -kernel "$kernel" -initrd "$tmp/initrd.gz" \
@@ -163,6 +173,21 @@ vssh() {	# VM COMMAND
 	ssh -T -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
 		-o LogLevel=ERROR -o ConnectTimeout=10 -i "$tmp/key" -p $((port + r)) \
 		root@127.0.0.1 "$@"
+}
+
+# The same through the spare sshd: works while the controller's is down.
+hssh() {	# VM COMMAND
+	local r=$1
+	shift
+	ssh -T -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+		-o LogLevel=ERROR -o ConnectTimeout=10 -i "$tmp/key" -p $((port + 20 + r)) \
+		root@127.0.0.1 "$@"
+}
+
+# Whether the switch's maps hold job ID, asked of an agent of the test's own (its own record).
+pushed_on() {	# VM ID
+	echo "{\"op\": \"pushed\", \"job\": $2}" |
+		vssh "$1" "/ia/inagg-agent -s r$1 -S /tmp/probe.json" | jq -e .pushed >/dev/null
 }
 
 vms_up() {
@@ -190,27 +215,37 @@ vms_up() {
 }
 
 # ---- the controller ----
+# docs/routers.md's topology, as it stands there, but for what reaches the VMs: each site's host
+# and ssh arguments (this host's forwarded port, the run's key), the agent's path, longer bounds
+# (TCG), and two jobs at once per switch (the ledger test admits one of its own).
 topology() {
-	local s="" n
-	for n in 0 1 2; do
-		s+="$( [ $n = 0 ] || echo ,)
-{\"name\": \"r$n\", \"parent\": $([ $n = 0 ] && echo null || echo '"r0"'),
- \"load\": $([ $n = 0 ] && echo 0 || echo 1),
- \"site\": {\"host\": \"root@127.0.0.1\", \"agent\": \"/ia/inagg-agent\", \"layout\": true,
-  \"ssh\": [\"-p\", \"$((port + n))\", \"-i\", \"$tmp/key\", \"-o\", \"StrictHostKeyChecking=no\",
-          \"-o\", \"UserKnownHostsFile=/dev/null\", \"-o\", \"LogLevel=ERROR\"],
-  \"peers\": $([ $n = 0 ] && echo '{"up": "52:54:00:99:00:02"}' ||
-	       echo "{\"hosts\": [\"52:54:00:99:0$n:03\"]}"),
-  \"timeout_ms\": 30000, \"retries\": 1}}"
-	done
-	echo "{\"switches\": [$s]}" >"$tmp/topo.json"
+	sed -n '/^    {"switches": \[/,/\]}$/s/^    //p' "$here/docs/routers.md" >"$tmp/topo-doc.json"
+	jq --arg key "$tmp/key" --argjson port "$port" '.switches |= map(
+		.capacity = 2 |
+		.site.host = "root@127.0.0.1" | .site.agent = "/ia/inagg-agent" |
+		.site.ssh = ["-p", ($port + (.name[1:] | tonumber) | tostring), "-i", $key,
+			     "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+			     "-o", "LogLevel=ERROR"] |
+		.site.timeout_ms = 30000 | .site.retries = 1)' "$tmp/topo-doc.json" >"$tmp/topo.json"
 }
 
+# The commands of docs/routers.md, run with the test's paths: inaggd's socket and state.
+inaggd() { exec "$BUILD/inaggd" "$@" -s "$tmp/sock" -S "$tmp/state.json" 2>>"$tmp/inaggd.log"; }
+inagg() { "$BUILD/inagg" "$@" -S "$tmp/sock"; }
+page() {	# N: command N of docs/routers.md
+	grep -E "# $1( |\$)" "$here/docs/routers.md" | sed -E "s/ +# $1( .*)?\$//; s/^    //"
+}
+
+# Command 4 of the page, in the folder of topo.json.
 controller_up() {
+	local cmd
 	topology
-	"$BUILD/inaggd" -t "$tmp/topo.json" -n q -s "$tmp/sock" -S "$tmp/state.json" \
-		2>"$tmp/inaggd.log" &
+	cmd=$(page 4)
+	[ -n "$cmd" ] || { echo "no command 4 in docs/routers.md"; return 1; }
+	: >"$tmp/inaggd.log"
+	cd "$tmp" && eval "$cmd"
 	daemon=$!
+	cd "$here" || return 1
 	for i in $(seq 1 600); do
 		[ -S "$tmp/sock" ] && "$BUILD/inagg" job list -S "$tmp/sock" >/dev/null 2>&1 && return 0
 		kill -0 "$daemon" 2>/dev/null || break
@@ -224,28 +259,31 @@ CHUNKS=100
 ELEMS=$((CHUNKS * 256))
 
 # A job end to end: submit, the destination and the workers in the VMs, results and stats.
-run_job() {	# K [DURING]
-	local k=$1 during=${2:-} job id ids dest down ww
-	job=$("$BUILD/inagg" -j job submit -k "$k" -S "$tmp/sock") || { echo "$job"; return 1; }
+run_job() {	# SUBMIT-ARGS [DURING]
+	local args=$1 during=${2:-} job id ids dest down ww nw
+	job=$("$BUILD/inagg" -j job submit $args -S "$tmp/sock") || { echo "$job"; return 1; }
 	echo "$job" >"$tmp/job.json"
 	id=$(jq -r .job <<<"$job")
 	dest=$(jq -r .destination.address <<<"$job")
 	down=$(jq -r .destination.down <<<"$job")
 	ww=$(jq -r .worker_window <<<"$job")
 	ids=$(jq -r '[.workers[].id] | join(",")' <<<"$job")
+	nw=$(jq -r '.workers | length' <<<"$job")
 	echo "$id" >"$tmp/id"
-	vssh 0 "ip netns exec dest /ia/inagg -j ps --job $id --nworkers 2 --elems $ELEMS --addr $dest \
+	vssh 0 "ip netns exec dest /ia/inagg -j ps --job $id --nworkers $nw --elems $ELEMS --addr $dest \
 		--down $down --linger 1000 --ready /tmp/ready --expect $ids" >"$tmp/ps.out" 2>"$tmp/ps.err" &
 	local ps=$!
 	for i in $(seq 1 120); do vssh 0 "test -e /tmp/ready" && break; sleep 1; done
 	local w=()
 	local g
-	for g in 0 1; do
-		local wid waddr
+	rm -f "$tmp"/w*.out "$tmp"/w*.err
+	for g in $(seq 0 $((nw - 1))); do
+		local wid waddr wsw
 		wid=$(jq -r ".workers[$g].id" <<<"$job")
 		waddr=$(jq -r ".workers[$g].address" <<<"$job")
-		vssh $((g + 1)) "ip netns exec w0 /ia/inagg -j worker --job $id --id $wid --ps $dest \
-			--addr $waddr --elems $ELEMS --window $ww --timeout 3000 --nworkers 2" \
+		wsw=$(jq -r ".workers[$g].switch" <<<"$job")
+		vssh "${wsw#r}" "ip netns exec w0 /ia/inagg -j worker --job $id --id $wid --ps $dest \
+			--addr $waddr --elems $ELEMS --window $ww --timeout 3000 --nworkers $nw" \
 			>"$tmp/w$g.out" 2>"$tmp/w$g.err" &
 		w+=($!)
 	done
@@ -258,7 +296,7 @@ run_job() {	# K [DURING]
 	jq -e '.exact and .complete' "$tmp/ps.out" >/dev/null || { cat "$tmp/ps.out"; return 1; }
 	local sum
 	sum=$(jq -r .checksum "$tmp/ps.out")
-	for g in 0 1; do
+	for g in $(seq 0 $((nw - 1))); do
 		[ "$(jq -r .checksum "$tmp/w$g.out")" = "$sum" ] || { cat "$tmp/w$g.out"; return 1; }
 	done
 	# Measured messages per chunk on each uplink = the model.
@@ -271,11 +309,68 @@ job_end() {
 	"$BUILD/inagg" job end -J "$(cat "$tmp/id")" -S "$tmp/sock" >/dev/null
 }
 
+# Commands 5-8 of docs/routers.md as they stand: the job, its show, the PS in r0's host, a
+# worker in r1's and one in r2's (-i 2, as the page says); the PS and the workers agree.
+operator_page() {
+	local c5 c6 c7 c8 ps w=() g rc=0 sum
+	c5=$(page 5) c6=$(page 6) c7=$(page 7) c8=$(page 8)
+	[ -n "$c5" ] && [ -n "$c6" ] && [ -n "$c7" ] && [ -n "$c8" ] || {
+		echo "commands 5-8 not all in docs/routers.md"; return 1; }
+	eval "$c5" >"$tmp/page5.out" || { cat "$tmp/page5.out"; return 1; }
+	eval "$c6" >"$tmp/page6.out" || { cat "$tmp/page6.out"; return 1; }
+	for r in r0 r1 r2; do
+		grep -qE "$r .*ok" "$tmp/page6.out" || { cat "$tmp/page6.out"; return 1; }
+	done
+	vssh 0 "ip netns exec dest /ia/${c7/#inagg/inagg -j}" >"$tmp/ps.out" 2>"$tmp/ps.err" &
+	ps=$!
+	sleep 3
+	vssh 1 "ip netns exec w0 /ia/${c8/#inagg/inagg -j}" >"$tmp/w0.out" 2>"$tmp/w0.err" &
+	w+=($!)
+	vssh 2 "ip netns exec w0 /ia/$(sed 's/-i 1/-i 2/' <<<"${c8/#inagg/inagg -j}")" \
+		>"$tmp/w1.out" 2>"$tmp/w1.err" &
+	w+=($!)
+	for p in "${w[@]}"; do wait "$p" || rc=1; done
+	wait "$ps" || rc=1
+	[ $rc = 0 ] || { tail -3 "$tmp"/ps.* "$tmp"/w*.out "$tmp"/w*.err; return 1; }
+	jq -e .complete "$tmp/ps.out" >/dev/null || { cat "$tmp/ps.out"; return 1; }
+	sum=$(jq -r .checksum "$tmp/ps.out")
+	for g in 0 1; do
+		[ "$(jq -r .checksum "$tmp/w$g.out")" = "$sum" ] || { cat "$tmp/w$g.out"; return 1; }
+	done
+	"$BUILD/inagg" -j stats -J 1 --chunks "$CHUNKS" -S "$tmp/sock" >"$tmp/stats.json" &&
+		jq -e '[.links[] | .messages_per_chunk == .model_messages] | all' "$tmp/stats.json" \
+			>/dev/null || { cat "$tmp/stats.json"; return 1; }
+	"$BUILD/inagg" job end -J 1 -S "$tmp/sock" >/dev/null
+}
+
 smc_job_exact_and_as_modelled() {
-	run_job 1 && jq -e '.congestion == 1 and (.blue | length) == 1' "$tmp/job.json" >/dev/null &&
-		"$BUILD/inagg" -j job show -J "$(cat "$tmp/id")" -S "$tmp/sock" >"$tmp/show.json" &&
+	run_job "-k 1" && jq -e '.congestion == 1 and (.blue | length) == 1' "$tmp/job.json" \
+		>/dev/null && "$BUILD/inagg" -j job show -J "$(cat "$tmp/id")" -S "$tmp/sock" \
+		>"$tmp/show.json" &&
 		jq -e '[.routers[] | .health == "ok" and .reboots == 0] | all and length == 3' \
-			"$tmp/show.json" >/dev/null && job_end
+			"$tmp/show.json" >/dev/null
+}
+
+# FlexINA on a router: the tail its agent published (the kernel ledger's tail), its head read
+# from its maps by the sampler (the job's head there), through its agent.
+memory_through_agents() {
+	local b tail head
+	b=$(jq -r '.blue[0]' "$tmp/job.json")
+	head=$(jq -r '.head' "$tmp/job.json")
+	# The kernel ledger's tail: every slot no head holds (used = heads + tail).
+	tail=$(vssh "${b#r}" "/ia/inagg -j ledger show" | jq '.used_slots - ([.jobs[].slots] | add)')
+	"$BUILD/inagg" -j stats show -S "$tmp/sock" >"$tmp/mem.json" || return 1
+	jq -e --arg b "$b" --argjson tail "${tail:-0}" \
+		'.memory.switches[] | select(.switch == $b) |
+		 $tail > 0 and .tail.published_slots == $tail and .tail.generation > 0 and
+		 .head_slots > 0' "$tmp/mem.json" >/dev/null || {
+		echo "ledger tail of $b: $tail"; jq .memory.switches "$tmp/mem.json"; return 1; }
+	jq -e --arg b "$b" --argjson head "$head" \
+		'[.links[] | select(.switch == $b) | .head] == [$head]' "$tmp/stats.json" >/dev/null || {
+		echo "head $head"; jq .links "$tmp/stats.json"; return 1; }
+	echo "# $b utilisation $(jq --arg b "$b" '.memory.switches[] | select(.switch == $b) |
+		.utilisation' "$tmp/mem.json")"
+	job_end
 }
 
 kill_blue_agent() {
@@ -286,7 +381,7 @@ kill_blue_agent() {
 }
 
 agent_killed_mid_job_loses_nothing() {
-	run_job 1 kill_blue_agent && jq -e '(.blue | length) == 1' "$tmp/job.json" >/dev/null &&
+	run_job "-k 1" kill_blue_agent && jq -e '(.blue | length) == 1' "$tmp/job.json" >/dev/null &&
 		"$BUILD/inagg" -j job show -J "$(cat "$tmp/id")" -S "$tmp/sock" >"$tmp/show.json" &&
 		jq -e '.failed == null and ([.routers[] | .reboots == 0] | all)' "$tmp/show.json" \
 			>/dev/null && job_end
@@ -301,10 +396,48 @@ held_nowhere() {	# ID
 	done
 }
 
+# r2's own kernel ledger refuses: it holds job 77 already (admitted there by hand, another head).
+ledger_refusal_rolled_back() {
+	local out n
+	# Admitted as another controller's agent would (the tail gives way), with a record of its own.
+	echo '{"op": "admit", "job": 77, "class": 1, "slots": 3}' |
+		vssh 2 "/ia/inagg-agent -s r2 -S /tmp/other.json" | jq -e .ok >/dev/null || return 1
+	out=$("$BUILD/inagg" job submit -J 77 -k 3 -a all-blue --class ina -S "$tmp/sock") || {
+		echo "$out"; return 1; }
+	echo 77 >"$tmp/id"
+	"$BUILD/inagg" -j job show -J 77 -S "$tmp/sock" >"$tmp/job.json" || return 1
+	# Refused on r2 with the kernel's reason; r0 and r1 released, the job placed again without r2.
+	grep -qE '^  refused by r2: .+' <<<"$out" || { echo "$out"; return 1; }
+	jq -e '(.blue | sort) == ["r0", "r1"]' "$tmp/job.json" >/dev/null || {
+		echo "$out"; cat "$tmp/job.json"; return 1; }
+	grep -q 'job 77: admission refused on r2: .*; placing again without it' "$tmp/inaggd.log" || {
+		grep 'job 77' "$tmp/inaggd.log"; return 1; }
+	vssh 2 "/ia/inagg -j ledger show" | jq -e '[.jobs[] | select(.id == 77) | .slots] == [3]' \
+		>/dev/null || { echo "r2's ledger is not as its hand left it"; return 1; }
+	job_end || return 1
+	for n in 0 1; do
+		held_nowhere_on $n 77 || return 1
+		! pushed_on $n 77 || { echo "r$n's maps still hold job 77"; return 1; }
+	done
+	! pushed_on 2 77 || { echo "r2's maps still hold job 77"; return 1; }
+	echo '{"op": "release", "job": 77}' |
+		vssh 2 "/ia/inagg-agent -s r2 -S /tmp/other.json" | jq -e .ok >/dev/null
+}
+
+held_nowhere_on() {	# VM ID
+	vssh "$1" "/ia/inagg -j ledger show" | jq -e --argjson id "$2" \
+		'[.jobs[]? | .id == $id] | any | not' >/dev/null || { echo "r$1 still holds job $2"; return 1; }
+}
+
+# r2's controller-facing sshd gone, with every session through it (the agent with them).
+r2_sshd_down() {
+	hssh 2 'l=$(cat /run/db22.pid); for p in $(pidof dropbear); do
+		[ "$(cut -d" " -f4 /proc/$p/stat)" = "$l" ] && kill $p; done; kill $l' 2>/dev/null
+}
+
 unreachable_router_rolls_back() {
 	local out
-	# r2's sshd and every session through it gone: the agent with them.
-	vssh 2 'kill $(pidof dropbear)' 2>/dev/null
+	r2_sshd_down
 	out=$("$BUILD/inagg" -j job submit -k 1 -S "$tmp/sock" 2>&1) && {
 		echo "accepted: $out"; return 1; }
 	grep -q 'router r2 (root@127.0.0.1): unreachable' <<<"$out" || { echo "$out"; return 1; }
@@ -319,6 +452,34 @@ ended_jobs_released_everywhere() {
 	held_nowhere 1 && held_nowhere 2
 }
 
+# inaggd started again while r2 cannot be reached: up, r2 marked down, a job without r2 runs.
+start_with_router_down() {
+	kill "$daemon" && wait "$daemon"
+	daemon=
+	controller_up || return 1
+	grep -q 'router r2 (root@127.0.0.1): unreachable.*marked down' "$tmp/inaggd.log" || {
+		cat "$tmp/inaggd.log"; return 1; }
+	# An INA job (all-blue: r0 and r1 aggregate), as SMC would see no gain with one worker.
+	run_job "-k 2 -a all-blue --class ina -W r1=1" &&
+		jq -e '(.workers | length) == 1 and (.blue | sort) == ["r0", "r1"]' "$tmp/job.json" \
+			>/dev/null && job_end
+}
+
+# r2's sshd back: connected in the background, and the next job runs through it.
+router_back_connected() {
+	local i
+	hssh 2 "dropbear -R -E -s -p 22 -P /run/db22.pid" || return 1
+	for i in $(seq 1 60); do
+		grep -q 'router r2 (root@127.0.0.1) connected' "$tmp/inaggd.log" && break
+		sleep 1
+	done
+	grep -q 'router r2 (root@127.0.0.1) connected' "$tmp/inaggd.log" || {
+		tail "$tmp/inaggd.log"; return 1; }
+	run_job "-k 1" && "$BUILD/inagg" -j job show -J "$(cat "$tmp/id")" -S "$tmp/sock" \
+		>"$tmp/show.json" && jq -e '[.routers[] | .health == "ok"] | all and length == 3' \
+		"$tmp/show.json" >/dev/null && job_end
+}
+
 kernel_logs_clean() {
 	local n
 	for n in 0 1; do vssh $n 'poweroff -f' >/dev/null 2>&1; done
@@ -330,10 +491,15 @@ kernel_logs_clean() {
 tt() { t "$@"; cp "$tmp/log" "$tmp/log.$n"; }
 tt "routers: initramfs with dropbear, inagg.ko, inagg-agent" initramfs
 tt "routers: three 6.1 VMs boot, ssh reaches each" vms_up
-tt "routers: inaggd on the host starts the three agents over ssh" controller_up
+tt "routers: inaggd on the host starts the three agents over ssh (docs/routers.md's command 4)" controller_up
+tt "routers: docs/routers.md's commands 5-8: the job runs, PS and workers agree" operator_page
 tt "routers: SMC k=1 job exact, messages per link = model, routers ok" smc_job_exact_and_as_modelled
+tt "routers: the blue router's tail published and head sampled through its agent" memory_through_agents
 tt "routers: the blue router's agent killed mid-job loses nothing" agent_killed_mid_job_loses_nothing
 tt "routers: every ended job released on every router" ended_jobs_released_everywhere
+tt "routers: r2's kernel ledger refuses: rolled back on r0 and r1, placed without r2" ledger_refusal_rolled_back
 tt "routers: r2 unreachable: the job refused, nothing held on r0 and r1" unreachable_router_rolls_back
+tt "routers: inaggd starts with r2 unreachable, a job without r2 runs exact" start_with_router_down
+tt "routers: r2 back: connected in the background, a job through it exact" router_back_connected
 tt "routers: kernel logs clean" kernel_logs_clean
 finish

@@ -80,6 +80,22 @@ static void touch(const char *dir, const char *name, const char *text)
 	write_file(path, text ? text : "", 0644);
 }
 
+static void unlink_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+}
+
+/* The link's session gone as if the router's sshd dropped it. */
+static void kill_session_of(struct ia_link *l)
+{
+	if (l->pid > 0)
+		kill(l->pid, SIGKILL);
+	ia_link_hangup(l);
+}
+
 FIXTURE(routers)
 {
 	char dir[64];
@@ -162,10 +178,26 @@ static const struct ia_job_ops ops = {
 	.push = op_push, .unpush = op_unpush, .pushed = op_pushed, .save = op_save,
 };
 
+/* The topology text's routers opened (nothing started). */
+static int open_topo(struct _test_data_routers *self, const char *text, const char *agent)
+{
+	char err[256];
+
+	if (write_file(self->topo, text, 0644))
+		return -errno;
+	if (ia_topo_load(self->topo, &self->t, err, sizeof(err)))
+		return -EINVAL;
+	if (ia_remote_open(&self->r, self->t, self->topo, "t", agent, err, sizeof(err)))
+		return -EINVAL;
+	self->opened = true;
+	return 0;
+}
+
 /* r0 above r1 (2 workers) and r2 (3); r2 is the fake agent when fake is set. */
 static int make_topo(struct _test_data_routers *self, bool fake)
 {
 	char text[3 * PATH_MAX + 1024], agent[PATH_MAX + 32], err[256];
+	int ret;
 
 	snprintf(agent, sizeof(agent), "%s/inagg-agent", build);
 	snprintf(text, sizeof(text),
@@ -179,13 +211,9 @@ static int make_topo(struct _test_data_routers *self, bool fake)
 		 " \"site\": {\"host\": \"r2\", \"agent\": \"%s%s\", \"timeout_ms\": 400,"
 		 " \"retries\": 1}}]}\n",
 		 agent, agent, fake ? self->dir : agent, fake ? "/fake-agent" : "");
-	if (write_file(self->topo, text, 0644))
-		return -errno;
-	if (ia_topo_load(self->topo, &self->t, err, sizeof(err)))
-		return -EINVAL;
-	if (ia_remote_open(&self->r, self->t, self->topo, "t", agent, err, sizeof(err)))
-		return -EINVAL;
-	self->opened = true;
+	ret = open_topo(self, text, agent);
+	if (ret)
+		return ret;
 	if (ia_remote_setup(&self->r, err, sizeof(err)))
 		return -EIO;
 	return ia_jobs_init(&self->js, self->t, &ops, self);
@@ -486,6 +514,128 @@ TEST_F(routers, new_session_drops_jobs_that_ended)
 	kill(self->r.sw[1].link.pid, SIGKILL);
 	EXPECT_EQ(-ENOENT, ia_remote_admitted(&self->r, 1, 9))
 		TH_LOG("sessions %u", self->r.sw[1].link.sessions);
+}
+
+static int connected_v = -1;
+
+static void on_connect(void *ctx, int v)
+{
+	connected_v = v;
+}
+
+/*
+ * Routers whose ports are all "lo" (so that the agent reads them here), peers given,
+ * links async with a short hold-off: what inaggd runs.
+ */
+static int make_async_topo(struct _test_data_routers *self)
+{
+	char text[3 * PATH_MAX + 2048], agent[PATH_MAX + 32];
+	int ret;
+	const char *lo = "\"ports\": {\"up\": \"lo\", \"down\": [\"lo\", \"lo\"], \"hosts\": "
+			 "[\"lo\"]}, \"peers\": {\"up\": \"02:00:00:00:00:09\", \"hosts\": "
+			 "[\"02:00:00:00:00:01\"]}, \"timeout_ms\": 400, \"retries\": 0, "
+			 "\"holdoff_ms\": 100";
+
+	snprintf(agent, sizeof(agent), "%s/inagg-agent", build);
+	snprintf(text, sizeof(text),
+		 "{\"switches\": [\n"
+		 "{\"name\": \"r0\", \"parent\": null, \"load\": 0, \"slots\": 64,"
+		 " \"site\": {\"host\": \"r0\", \"agent\": \"%s\", %s}},\n"
+		 "{\"name\": \"r1\", \"parent\": \"r0\", \"load\": 1, \"slots\": 64,"
+		 " \"site\": {\"host\": \"r1\", \"agent\": \"%s\", %s}},\n"
+		 "{\"name\": \"r2\", \"parent\": \"r0\", \"load\": 1, \"slots\": 64,"
+		 " \"site\": {\"host\": \"r2\", \"agent\": \"%s\", %s}}]}\n",
+		 agent, lo, agent, lo, agent, lo);
+	ret = open_topo(self, text, agent);
+	if (ret)
+		return ret;
+	for (int v = 0; v < 3; v++)
+		self->r.sw[v].link.async = true;
+	self->r.on_connect = on_connect;
+	return ia_jobs_init(&self->js, self->t, &ops, self);
+}
+
+/* Ticks r until switch v is connected, at most 100 times 20 ms. */
+static bool tick_until_connected(struct ia_remote *r, int v)
+{
+	for (int i = 0; i < 100 && r->sw[v].pending; i++) {
+		ia_remote_tick(r);
+		usleep(20000);
+	}
+	return !r->sw[v].pending;
+}
+
+/*
+ * A router unreachable when the controller starts: it starts all the same,
+ * the router marked down; calls to it fail at once (no session tried); it
+ * is probed in the background and, once it answers, connected and its
+ * ledger set up.
+ */
+TEST_F(routers, unreachable_at_start_connected_when_back)
+{
+	char err[IA_ERRLEN] = "", why[IA_ERRLEN] = "";
+	struct ia_link *l;
+	unsigned int sessions;
+
+	ASSERT_EQ(0, make_async_topo(self));
+	l = &self->r.sw[2].link;
+	touch(self->dir, "r2.down", NULL);
+	ASSERT_EQ(0, ia_remote_connect(&self->r, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, ia_remote_setup(&self->r, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_TRUE(self->r.sw[2].pending);
+	EXPECT_FALSE(self->r.sw[1].pending);
+	EXPECT_EQ(IA_LINK_DOWN, l->health);
+	EXPECT_NE(NULL, strstr(l->why, "No route to host")) TH_LOG("%s", l->why);
+	sessions = l->sessions;
+	EXPECT_FALSE(ia_remote_has_room(&self->r, 2, 1));
+	EXPECT_EQ(-EHOSTUNREACH, ia_remote_admit(&self->r, 2, 3, INAGG_CLASS_INA, 1, why,
+						 sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "router r2")) TH_LOG("%s", why);
+	EXPECT_EQ(sessions, l->sessions) TH_LOG("a call to a router down tried a session");
+	EXPECT_TRUE(ia_remote_has_room(&self->r, 1, 1));
+	/* Still down: probes fail in the background, the switch stays pending. */
+	for (int i = 0; i < 10; i++) {
+		ia_remote_tick(&self->r);
+		usleep(20000);
+	}
+	EXPECT_TRUE(self->r.sw[2].pending);
+	EXPECT_LT(sessions, l->sessions) TH_LOG("no probe was made");
+	unlink_in(self->dir, "r2.down");
+	ASSERT_TRUE(tick_until_connected(&self->r, 2)) TH_LOG("%s", l->why);
+	EXPECT_EQ(2, connected_v);
+	EXPECT_EQ(IA_LINK_OK, l->health);
+	EXPECT_EQ(1, self->r.sw[2].up.ifindex);	/* lo, read through its agent */
+	/* Its ledger was set up on connecting: 64 slots. */
+	EXPECT_TRUE(ia_remote_has_room(&self->r, 2, 64));
+	EXPECT_FALSE(ia_remote_has_room(&self->r, 2, 65));
+}
+
+/* A router that hangs costs one call its bound; after that, probes never block. */
+TEST_F(routers, silent_router_probed_without_blocking)
+{
+	char err[IA_ERRLEN] = "";
+	struct ia_link *l;
+
+	ASSERT_EQ(0, make_async_topo(self));
+	l = &self->r.sw[2].link;
+	ASSERT_EQ(0, ia_remote_connect(&self->r, err, sizeof(err))) TH_LOG("%s", err);
+	touch(self->dir, "r2.hang", NULL);
+	kill_session_of(l);
+	EXPECT_FALSE(ia_remote_has_room(&self->r, 2, 1));
+	EXPECT_EQ(IA_LINK_DOWN, l->health);
+	/* Past the hold-off, a tick starts a probe and returns with it in flight. */
+	usleep(150000);
+	ia_remote_tick(&self->r);
+	EXPECT_TRUE(l->probing) TH_LOG("the tick waited for the probe's answer");
+	EXPECT_EQ(IA_LINK_DOWN, l->health);
+	unlink_in(self->dir, "r2.hang");
+	/* The hung probe times out (400 ms); the next one finds the router back. */
+	for (int i = 0; i < 100 && l->health == IA_LINK_DOWN; i++) {
+		ia_remote_tick(&self->r);
+		usleep(20000);
+	}
+	EXPECT_EQ(IA_LINK_OK, l->health) TH_LOG("%s", l->why);
+	EXPECT_TRUE(ia_remote_has_room(&self->r, 2, 1));
 }
 
 int main(int argc, char **argv)

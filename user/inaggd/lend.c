@@ -11,25 +11,17 @@
 #include "inaggd.h"
 #include "ledger.h"
 
+/* Through the switch's agent (docs/remote.md): a namespace here and a router alike. */
 static int ledger_call(struct daemon *d, int v, uint32_t id, uint32_t count, bool reclaim,
 		       char *why, size_t whylen)
 {
-	struct ia_ledger *l;
 	int ret;
 
-	/* Not this host's ledger (docs/remote.md, what remains). */
-	if (!*d->sw[v].ns)
-		return ia_fail(why, whylen, -EOPNOTSUPP, "lending on another machine's switch: "
-			       "not through its agent yet");
-	ret = ia_ledger_open(&l, IA_LEDGER_AUTO, d->sw[v].ns);
-	if (ret)
-		return ia_fail(why, whylen, ret, "ledger: %s", strerror(-ret));
-	ret = reclaim ? ia_ledger_reclaim(l, id, count) : ia_ledger_lend(l, id, count);
-	if (ret)
-		ia_fail(why, whylen, ret, "%s", *ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) :
-								     strerror(-ret));
-	ia_ledger_close(l);
-	return ret;
+	if (reclaim && !count)
+		return 0;	/* the agent's reclaim without a count takes back all */
+	ret = reclaim ? ia_remote_reclaim(d->remote, v, id, count, why, whylen) :
+			ia_remote_lend(d->remote, v, id, count, why, whylen);
+	return ret < 0 ? ret : 0;
 }
 
 static int sw_lend(void *ctx, int v, uint32_t id, uint32_t count, char *why, size_t whylen)
@@ -52,19 +44,7 @@ static int sw_publish(void *ctx, int v, const uint32_t *ids, const uint32_t *len
 	struct daemon *d = ctx;
 	struct ia_xdp_lend ls[IA_TDIR_SEGS];
 	struct ia_ledger_cap c;
-	struct ia_xdp *x;
-	int ret;
 
-	/*
-	 * Another machine's switch: its agent has no tail request yet
-	 * (docs/remote.md); its PS jobs pass it unaggregated. Not an error to
-	 * repeat at every sample.
-	 */
-	if (!*d->sw[v].ns)
-		return 0;
-	x = sw_xdp(d, v);
-	if (!x)
-		return ia_fail(why, whylen, -ENOENT, "switch maps not found");
 	mem_ledger_figures(d, v, &c);
 	for (int i = 0; i < n && i < IA_TDIR_SEGS; i++)
 		ls[i] = (struct ia_xdp_lend){ .job = ids[i], .count = lent[i] };
@@ -74,12 +54,8 @@ static int sw_publish(void *ctx, int v, const uint32_t *ids, const uint32_t *len
 		.lend = ls,
 	};
 
-	ret = ia_xdp_tail_set(x, &tl);
-	if (ret) {
-		ia_fail(why, whylen, ret, "%s", ia_xdp_strerror(ret));
-		sw_xdp_drop(d, v);	/* set up again? opened afresh next time */
-	}
-	return ret;
+	/* Through its agent, which publishes it in the switch's maps. */
+	return ia_remote_tail(d->remote, v, &tl, why, whylen);
 }
 
 /*
@@ -129,17 +105,12 @@ void lend_reset(struct daemon *d)
 		const struct ia_job *j = &d->jobs.jobs[i];
 
 		for (int v = 0; j->class == IA_JOB_INA && v < d->t->n; v++) {
-			struct ia_ledger_job e;
-			struct ia_ledger *l;
+			char why[IA_ERRLEN];
 
-			if (!j->held[v] || !*d->sw[v].ns ||
-			    ia_ledger_open(&l, IA_LEDGER_AUTO, d->sw[v].ns))
-				continue;
-			if (!ia_ledger_job(l, j->id, &e) && e.lent &&
-			    ia_ledger_reclaim(l, j->id, e.lent))
-				log_msg(LOG_WARN, "job %u: reclaiming %u head slots on %s: %s", j->id,
-					e.lent, d->t->sw[v].name, ia_ledger_errmsg(l));
-			ia_ledger_close(l);
+			if (j->held[v] && ia_remote_reclaim(d->remote, v, j->id, 0, why,
+							    sizeof(why)) < 0)
+				log_msg(LOG_WARN, "job %u: reclaiming lent head slots on %s: %s",
+					j->id, d->t->sw[v].name, why);
 		}
 	}
 	/* Every switch's tail and directory as this daemon sees them. */

@@ -154,38 +154,23 @@ void mem_ledger_figures(const struct daemon *d, int v, struct ia_ledger_cap *c)
 }
 
 /*
- * Tail slots of switch v holding a PS partial aggregate (*live), and of
- * those the ones older than the flush age (*stale: their chunk will not
- * complete here; the next claim of the slot flushes them): TAIL_PROBES
- * slots spread evenly over the published pool, scaled to its size (reading
- * all of a large pool every sample would cost more than the daemon may
- * spend). The datapath stamps a claim with bpf_ktime_get_ns(): CLOCK_MONOTONIC.
+ * Switch v's memory from its agent (docs/remote.md), one request a sample:
+ * the heads of its active INA jobs (ids[0..n)) into use, and its tail
+ * slots holding a PS partial aggregate (*live), of those the ones older
+ * than the flush age (*stale: their chunk will not complete here; the next
+ * claim of the slot flushes them), from TAIL_PROBES slots spread evenly over
+ * the published pool and scaled to its size (reading all of a large pool
+ * every sample would cost more than the daemon may spend).
  */
-static void tail_live(struct daemon *d, int v, __u32 *live, __u32 *stale)
+static int memory_of(struct daemon *d, int v, const __u32 *ids, int n,
+		     struct ia_xdp_head_use *use, __u32 *live, __u32 *stale)
 {
-	struct ia_xdp_tail_info ti;
-	struct ia_slot *s;
-	struct ia_xdp *x = sw_xdp(d, v);
-	struct timespec ts;
-	__u32 n, held = 0, old = 0;
-	__u64 now;
+	struct ia_remote_tail tl;
+	int ret = ia_remote_memory(d->remote, v, ids, n, TAIL_PROBES, use, &tl);
 
-	*live = *stale = 0;
-	if (!x || ia_xdp_tail_info(x, &ti) || !ti.slots || !(s = malloc(sizeof(*s))))
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	n = ti.slots < TAIL_PROBES ? ti.slots : TAIL_PROBES;
-	for (__u32 k = 0; k < n; k++) {
-		if (ia_xdp_tail_slot_read(x, (__u64)k * ti.slots / n, s) ||
-		    s->state != IA_SLOT_TAIL)
-			continue;
-		held++;
-		old += now > s->t.born && now - s->t.born >= ti.age_ns;
-	}
-	free(s);
-	*live = (__u64)held * ti.slots / n;
-	*stale = (__u64)old * ti.slots / n;
+	*live = tl.live;
+	*stale = tl.stale;
+	return ret;
 }
 
 /* dt: the time this sample stands for (ms), its weight in the utilisation. */
@@ -200,29 +185,33 @@ static void sample(struct daemon *d, long long now, long long dt)
 		if (m->jobs[i].id && !ia_jobs_find(&d->jobs, m->jobs[i].id))
 			job_forget(&m->jobs[i]);
 	memset(m->open, 0, t->n * sizeof(*m->open));
-	for (int i = 0; i < d->jobs.njobs; i++) {
-		struct ia_job *j = &d->jobs.jobs[i];
-		struct mem_job *mj;
+	for (int v = 0; v < t->n; v++) {
+		struct ia_xdp_head_use use[IA_MAX_JOBS];
+		struct ia_job *js[IA_MAX_JOBS];
+		__u32 ids[IA_MAX_JOBS];
+		int n = 0;
 
-		if (j->class != IA_JOB_INA || j->state != IA_JOB_ACTIVE)
-			continue;
-		mj = job_of(d, j->id, true);
-		for (int v = 0; mj && v < t->n; v++) {
-			struct ia_xdp_head_use use;
-			struct ia_xdp *x;
+		for (int i = 0; i < d->jobs.njobs && n < IA_MAX_JOBS; i++) {
+			struct ia_job *j = &d->jobs.jobs[i];
 
-			if (!j->blue[v] || !(x = sw_xdp(d, v)))
+			if (j->class != IA_JOB_INA || j->state != IA_JOB_ACTIVE || !j->blue[v])
 				continue;
-			if (ia_xdp_head_use(x, j->id, &use)) {
-				sw_xdp_drop(d, v);	/* the switch was set up again? */
+			js[n] = j;
+			ids[n++] = j->id;
+		}
+		if (memory_of(d, v, ids, n, use, &m->tail_live[v], &m->tail_stale[v]))
+			continue;	/* unreachable: no occupancy this sample */
+		for (int i = 0; i < n; i++) {
+			struct mem_job *mj = job_of(d, ids[i], true);
+
+			if (!mj || !use[i].slots)
 				continue;
-			}
-			mj->open[v] = use.open;
-			mj->head[v] = use.slots;
-			ia_lender_sample(&d->lend, j, v, use.open);
-			mj->busy[v] += (__u64)use.open * dt;
-			mj->avail[v] += (__u64)use.slots * dt;
-			m->open[v] += use.open;
+			mj->open[v] = use[i].open;
+			mj->head[v] = use[i].slots;
+			ia_lender_sample(&d->lend, js[i], v, use[i].open);
+			mj->busy[v] += (__u64)use[i].open * dt;
+			mj->avail[v] += (__u64)use[i].slots * dt;
+			m->open[v] += use[i].open;
 		}
 	}
 	ia_lender_publish(&d->lend);
@@ -230,7 +219,6 @@ static void sample(struct daemon *d, long long now, long long dt)
 		__u32 *h = m->hist[slot * t->n + v];
 
 		mem_ledger_figures(d, v, &m->cap[v]);
-		tail_live(d, v, &m->tail_live[v], &m->tail_stale[v]);
 		/* Live aggregation in heads and in the tail alike; a stale partial is not. */
 		m->busy[v] += (__u64)(m->open[v] + m->tail_live[v] - m->tail_stale[v]) * dt;
 		m->avail[v] += (__u64)m->cap[v].max_slots * dt;
@@ -292,11 +280,12 @@ void mem_tail_counters(const struct ia_counters *c, json_object *o)
 static json_object *tail_json(struct daemon *d, int v)
 {
 	json_object *o = json_object_new_object();
-	struct ia_xdp_tail_info ti = { 0 };
-	struct ia_xdp *x = sw_xdp(d, v);
+	struct ia_remote_tail tl;
+	struct ia_xdp_tail_info ti;
 
-	if (x && ia_xdp_tail_info(x, &ti))
-		memset(&ti, 0, sizeof(ti));
+	/* As it is now, from its agent (zeros if it does not answer). */
+	ia_remote_memory(d->remote, v, NULL, 0, 0, NULL, &tl);
+	ti = tl.info;
 	json_object_object_add(o, "published_slots", json_object_new_int64(ti.slots));
 	json_object_object_add(o, "published_lent", json_object_new_int64(ti.lent));
 	json_object_object_add(o, "generation", json_object_new_int64(ti.gen));

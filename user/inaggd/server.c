@@ -266,6 +266,10 @@ int serve(struct daemon *d, int lfd, int sfd)
 
 			if (due >= 0 && (wait < 0 || due < wait))
 				wait = due;
+			/* Routers that are down: probed, connected when back, never waited for. */
+			due = ia_remote_tick(d->remote);
+			if (due >= 0 && (wait < 0 || due < wait))
+				wait = due;
 		}
 		if (poll(p, np, wait) < 0) {
 			if (errno == EINTR)

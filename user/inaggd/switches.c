@@ -49,10 +49,36 @@ static void port_from(struct port *p, const struct ia_rport *rp)
 	memcpy(p->peer, rp->peer, 6);
 }
 
+/* Switch v's ports as its agent read them (at start, or once it connected later). */
+static void copy_ports(void *ctx, int v)
+{
+	struct daemon *d = ctx;
+	const struct ia_topo *t = d->t;
+	struct ia_rswitch *rs = &d->remote->sw[v];
+	struct swinfo *s = &d->sw[v];
+
+	port_from(&s->up, &rs->up);
+	for (int i = 0; i < t->child_start[v + 1] - t->child_start[v]; i++)
+		port_from(&s->down[i], &rs->down[i]);
+	for (uint32_t j = 0; j < t->sw[v].load; j++)
+		port_from(&s->host[j], &rs->host[j]);
+}
+
+/* A router connected after the start: its ports, and its tail published at once. */
+static void connected(void *ctx, int v)
+{
+	struct daemon *d = ctx;
+
+	copy_ports(d, v);
+	ia_lender_touch(&d->lend, v);
+	ia_lender_publish(&d->lend);
+}
+
 /*
  * Every switch's agent started (docs/remote.md): in its namespace here, or
  * over ssh for a switch whose topology site names a host; its ports and
- * their peers read through it.
+ * their peers read through it. A router that does not answer is marked
+ * down and connected when it answers again (server.c ticks it).
  */
 int resolve_ports(struct daemon *d)
 {
@@ -76,28 +102,28 @@ int resolve_ports(struct daemon *d)
 	d->remote->job_flags = d->job_flags;
 	d->remote->note = note;
 	d->remote->note_ctx = d;
+	/* A router that does not answer stalls no request: tried again in the background. */
+	for (int v = 0; v < t->n; v++)
+		d->remote->sw[v].link.async = true;
 	ret = ia_remote_connect(d->remote, err, sizeof(err));
 	if (ret) {
 		log_msg(LOG_ERR, "%s", err);
 		return ret;
 	}
 	for (int v = 0; v < t->n; v++) {
-		struct ia_rswitch *rs = &d->remote->sw[v];
 		struct swinfo *s = &d->sw[v];
 		int nc = t->child_start[v + 1] - t->child_start[v];
 
 		/* Only a namespace switch's maps are this host's (memory statistics). */
-		snprintf(s->ns, sizeof(s->ns), "%s", rs->remote ? "" : rs->ns);
+		snprintf(s->ns, sizeof(s->ns), "%s", d->remote->sw[v].remote ? "" :
+			 d->remote->sw[v].ns);
 		s->down = calloc(nc ? nc : 1, sizeof(struct port));
 		s->host = calloc(t->sw[v].load ? t->sw[v].load : 1, sizeof(struct port));
 		if (!s->down || !s->host)
 			return -ENOMEM;
-		port_from(&s->up, &rs->up);
-		for (int i = 0; i < nc; i++)
-			port_from(&s->down[i], &rs->down[i]);
-		for (uint32_t j = 0; j < t->sw[v].load; j++)
-			port_from(&s->host[j], &rs->host[j]);
+		copy_ports(d, v);
 	}
+	d->remote->on_connect = connected;
 	return 0;
 }
 

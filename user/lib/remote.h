@@ -35,6 +35,7 @@
 #include "xdp_mem.h"
 
 #define IA_LINK_HOLDOFF_MS 5000
+#define IA_LINK_PROBE_MS 50	/* how often a probe in flight is looked at */
 
 enum ia_link_health {
 	IA_LINK_NEW,		/* not called yet */
@@ -70,6 +71,17 @@ struct ia_link {
 	time_t last_ok;
 	unsigned int tries_failed;	/* all time */
 	long long down_until;	/* a link that failed every try is not tried again before (ms) */
+	int holdoff_ms;		/* that pause (IA_LINK_HOLDOFF_MS) */
+	/*
+	 * async: a link that failed is never tried again in a call (which fails
+	 * at once) but by ia_link_tick(), a session and its hello at a time,
+	 * whose answer is read when it has come: a dead router stalls no one.
+	 */
+	bool async;
+	bool probing;		/* a probe's hello sent, its answer not read yet */
+	long long probe_deadline;
+	uint64_t probe_seq;
+	unsigned int sessions_probed;	/* of sessions, those a probe started */
 	/* Called once a new session said hello, before the call that started it. */
 	void (*on_session)(struct ia_link *l, void *arg);
 	void *arg;
@@ -94,6 +106,15 @@ int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char 
 /* As ia_link_call(); a reply with ok false becomes -errno with its "error" in why. */
 int ia_link_do(struct ia_link *l, json_object *req, json_object **reply, char *why,
 	       size_t whylen);
+/*
+ * An async link that is down: starts a probe once its hold-off is over,
+ * reads a probe's answer if it has come (the link is then ok again and its
+ * on_session runs) or fails it at its timeout. Never blocks. Returns the ms
+ * until it wants to be called again, -1 when the link is not down.
+ */
+long long ia_link_tick(struct ia_link *l);
+/* Ends the session and marks the link down for why; returns its hold-off (ms). */
+long long ia_link_mark_down(struct ia_link *l, const char *why);
 const char *ia_link_health_name(enum ia_link_health h);
 /* {switch, where, health, why?, rtt_ms, epoch, reboots, sessions}. */
 json_object *ia_link_json(const struct ia_link *l);
@@ -114,6 +135,13 @@ struct ia_rswitch {
 	char ns[128];		/* a namespace switch: its namespace (also its pin name) */
 	struct ia_rport up, *down, *host;	/* per child position, per worker */
 	unsigned int reboots_seen;	/* link.reboots already acted on */
+	bool connected;		/* its ports read (ia_remote_connect()) */
+	/*
+	 * To connect (again): unreachable at start, or rebooted (async links):
+	 * its calls fail at once, but those connecting it (connecting).
+	 */
+	bool pending;
+	bool connecting;
 };
 
 struct ia_jobs;
@@ -131,6 +159,8 @@ struct ia_remote {
 	json_object *failed;
 	void (*note)(void *ctx, int level, const char *msg);
 	void *note_ctx;
+	/* A switch connected after the start (it was unreachable, or rebooted): its ports known. */
+	void (*on_connect)(void *ctx, int v);
 };
 
 /*
@@ -142,17 +172,32 @@ int ia_remote_open(struct ia_remote *r, const struct ia_topo *t, const char *top
 		   const char *tag, const char *agent_bin, char *err, size_t errlen);
 void ia_remote_close(struct ia_remote *r);
 /*
- * Starts every agent, gives the ports netplan.h's addresses and routes where
- * the site asks for it (layout), reads every port and learns every peer MAC
- * (the site's, the neighbouring agent's, a worker namespace's, the neighbour
- * table's). Setup sets each ledger's limits to the topology's.
+ * remote_connect.c. Starts every agent, gives the ports netplan.h's
+ * addresses and routes where the site asks for it (layout), reads every
+ * port and learns every peer MAC (the site's, the neighbouring agent's, a
+ * worker namespace's, the neighbour table's). A router whose link is async
+ * and does not answer is marked down (a note says so), not an error: its
+ * calls fail at once until ia_remote_tick() has connected it. Setup sets
+ * each connected ledger's limits to the topology's.
  */
 int ia_remote_connect(struct ia_remote *r, char *err, size_t errlen);
 int ia_remote_layout(struct ia_remote *r, int v, char *err, size_t errlen);
 int ia_remote_setup(struct ia_remote *r, char *err, size_t errlen);
+/*
+ * Never blocks on a router that is down: ticks every link (ia_link_tick())
+ * and connects (layout, ports, ledger limits) each switch not connected
+ * whose link answers again. Returns ms until it wants to run again, or -1.
+ */
+long long ia_remote_tick(struct ia_remote *r);
 
-/* Internal (remote_site.c): a new session of one of r's links (reboot, reconciliation). */
+/* Internal, for remote_*.c. */
 void ia_remote_session(struct ia_link *l, void *r);
+void ia_remote_note(struct ia_remote *r, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+json_object *ia_remote_request(const char *op);
+/* One request to switch v's agent; ok false becomes -errno. Consumes q. */
+int ia_remote_call(struct ia_remote *r, int v, json_object *q, json_object **reply, char *why,
+		   size_t whylen);
 
 /* The job transaction's operations (struct ia_job_ops) on switch v. */
 int ia_remote_admit(struct ia_remote *r, int v, uint32_t id, int class, uint32_t slots,

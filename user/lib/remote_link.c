@@ -33,6 +33,7 @@ int ia_link_init(struct ia_link *l, const char *name, const char *where, char *c
 	snprintf(l->name, sizeof(l->name), "%s", name);
 	snprintf(l->where, sizeof(l->where), "%s", where);
 	l->timeout_ms = timeout_ms > 0 ? timeout_ms : 1;
+	l->holdoff_ms = IA_LINK_HOLDOFF_MS;
 	l->retries = retries > 0 ? retries : 0;
 	while (argv[n])
 		n++;
@@ -189,6 +190,8 @@ static int send_line(struct ia_link *l, const char *s, long long deadline)
 /* The next reply line, parsed; waits until deadline. */
 static int read_reply(struct ia_link *l, json_object **out, long long deadline)
 {
+	bool looked = false;
+
 	for (;;) {
 		struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN },
 				       { .fd = l->errfd, .events = POLLIN } };
@@ -206,9 +209,11 @@ static int read_reply(struct ia_link *l, json_object **out, long long deadline)
 		if (l->len == IA_AGENT_LINE_MAX)
 			return -EPROTO;
 		left = deadline - now_ms();
-		if (left <= 0)
+		/* A deadline already past still gets one look at what has come. */
+		if (left <= 0 && looked)
 			return -ETIMEDOUT;
-		if (poll(p, 2, left) < 0 && errno != EINTR)
+		looked = true;
+		if (poll(p, 2, left > 0 ? left : 0) < 0 && errno != EINTR)
 			return -errno;
 		if (p[1].revents)
 			drain_stderr(l);
@@ -251,26 +256,25 @@ static int exchange(struct ia_link *l, json_object *req, json_object **reply, lo
 	return ret;
 }
 
-/* A new session and its hello: the router's boot id and the agent's epoch. */
-static int start(struct ia_link *l, long long deadline)
+static json_object *hello_req(void)
 {
-	json_object *req = json_object_new_object(), *r = NULL, *v;
-	const char *boot;
-	int ret;
+	json_object *req = json_object_new_object();
 
-	ret = spawn(l);
-	if (ret)
-		goto out;
 	json_object_object_add(req, "op", json_object_new_string("hello"));
-	ret = exchange(l, req, &r, deadline);
-	if (ret)
-		goto out;
+	return req;
+}
+
+/* What a new session's hello says: the router's boot id and the agent's epoch. */
+static int hello_done(struct ia_link *l, json_object *r)
+{
+	const char *boot;
+	json_object *v;
+
 	if (!json_object_object_get_ex(r, "proto", &v) ||
 	    json_object_get_int(v) != IA_AGENT_PROTO) {
-		ret = -EPROTO;
 		snprintf(l->stderr_tail, sizeof(l->stderr_tail), "agent speaks protocol %s, not %d",
 			 v ? json_object_get_string(v) : "?", IA_AGENT_PROTO);
-		goto out;
+		return -EPROTO;
 	}
 	json_object_put(l->held);
 	l->held = json_object_object_get_ex(r, "jobs", &v) ? json_object_get(v) : NULL;
@@ -283,7 +287,20 @@ static int start(struct ia_link *l, long long deadline)
 	snprintf(l->boot_id, sizeof(l->boot_id), "%s", boot);
 	l->epoch = json_object_object_get_ex(r, "epoch", &v) ? json_object_get_int64(v) : 0;
 	l->known = true;
-out:
+	return 0;
+}
+
+/* A new session and its hello. */
+static int start(struct ia_link *l, long long deadline)
+{
+	json_object *req = hello_req(), *r = NULL;
+	int ret;
+
+	ret = spawn(l);
+	if (!ret)
+		ret = exchange(l, req, &r, deadline);
+	if (!ret)
+		ret = hello_done(l, r);
 	json_object_put(req);
 	json_object_put(r);
 	if (ret)
@@ -298,7 +315,7 @@ static int failure(struct ia_link *l, int ret, int tries, char *why, size_t whyl
 	const char *what = ret == -ETIMEDOUT ? "no answer within" : "unreachable";
 
 	l->health = IA_LINK_DOWN;
-	l->down_until = now_ms() + IA_LINK_HOLDOFF_MS;
+	l->down_until = now_ms() + l->holdoff_ms;
 	if (ret == -ETIMEDOUT)
 		snprintf(l->why, sizeof(l->why), "%s %d ms (%d tries)", what, l->timeout_ms, tries);
 	else
@@ -313,9 +330,14 @@ int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char 
 	int ret = -EINVAL, tries = 0;
 
 	*reply = NULL;
+	/* A link that failed: tried again in the background (ia_link_tick()), never in a call. */
+	if (l->health == IA_LINK_DOWN && l->async)
+		return ia_fail(why, whylen, -EHOSTUNREACH,
+			       "router %s (%s): %s (tried again every %d ms in the background)",
+			       l->name, l->where, l->why, l->holdoff_ms);
 	if (l->health == IA_LINK_DOWN && now_ms() < l->down_until)
 		return ia_fail(why, whylen, -EHOSTUNREACH, "router %s (%s): %s (held off for %d s)",
-			       l->name, l->where, l->why, IA_LINK_HOLDOFF_MS / 1000);
+			       l->name, l->where, l->why, l->holdoff_ms / 1000);
 	for (int attempt = 0; attempt <= l->retries; attempt++) {
 		long long t0, deadline;
 
@@ -371,6 +393,99 @@ int ia_link_do(struct ia_link *l, json_object *req, json_object **reply, char *w
 						 json_object_get_string(v) : strerror(err));
 	json_object_put(r);
 	return -err;
+}
+
+/* A probe that failed: the session gone, the next one after the hold-off. */
+static void probe_failed(struct ia_link *l, int ret)
+{
+	l->probing = false;
+	l->tries_failed++;
+	kill_session(l);
+	failure(l, ret, 1, NULL, 0);
+}
+
+long long ia_link_mark_down(struct ia_link *l, const char *why)
+{
+	kill_session(l);
+	l->probing = false;
+	l->health = IA_LINK_DOWN;
+	l->down_until = now_ms() + l->holdoff_ms;
+	snprintf(l->why, sizeof(l->why), "%s", why);
+	return l->holdoff_ms;
+}
+
+long long ia_link_tick(struct ia_link *l)
+{
+	long long now = now_ms();
+	json_object *r = NULL, *s;
+	int ret;
+
+	if (!l->async || l->health != IA_LINK_DOWN)
+		return -1;
+	if (!l->probing) {
+		json_object *req;
+		char *line;
+
+		if (now < l->down_until)
+			return l->down_until - now;
+		/* A new session and its hello sent, its answer not waited for. */
+		ret = spawn(l);
+		if (ret) {
+			probe_failed(l, ret);
+			return l->holdoff_ms;
+		}
+		req = hello_req();
+		l->probe_seq = ++l->seq;
+		json_object_object_add(req, "seq", json_object_new_int64(l->probe_seq));
+		ret = asprintf(&line, "%s\n",
+			       json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+		json_object_put(req);
+		if (ret < 0) {
+			probe_failed(l, -ENOMEM);
+			return l->holdoff_ms;
+		}
+		l->probe_deadline = now + l->timeout_ms;
+		ret = send_line(l, line, l->probe_deadline);
+		free(line);
+		if (ret) {
+			probe_failed(l, ret);
+			return l->holdoff_ms;
+		}
+		l->probing = true;
+		l->sessions_probed++;
+		return IA_LINK_PROBE_MS;
+	}
+	/* What has come so far, without waiting. */
+	for (;;) {
+		ret = read_reply(l, &r, now);
+		if (ret)
+			break;
+		if (json_object_object_get_ex(r, "seq", &s) &&
+		    (uint64_t)json_object_get_int64(s) == l->probe_seq)
+			break;
+		json_object_put(r);
+		r = NULL;
+	}
+	if (ret == -ETIMEDOUT && now < l->probe_deadline) {
+		long long left = l->probe_deadline - now;
+
+		return left < IA_LINK_PROBE_MS ? left : IA_LINK_PROBE_MS;
+	}
+	if (!ret)
+		ret = hello_done(l, r);
+	json_object_put(r);
+	if (ret) {
+		probe_failed(l, ret);
+		return l->holdoff_ms;
+	}
+	l->probing = false;
+	l->health = IA_LINK_OK;
+	snprintf(l->why, sizeof(l->why), "back after %u failed tries", l->tries_failed);
+	l->last_ms = now_ms() - (l->probe_deadline - l->timeout_ms);
+	l->last_ok = time(NULL);
+	if (l->on_session)
+		l->on_session(l, l->arg);
+	return -1;
 }
 
 const char *ia_link_health_name(enum ia_link_health h)

@@ -21,9 +21,7 @@
 #include "netplan.h"
 #include "remote.h"
 
-static void note(struct ia_remote *r, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void note(struct ia_remote *r, int level, const char *fmt, ...)
+void ia_remote_note(struct ia_remote *r, int level, const char *fmt, ...)
 {
 	char msg[2 * IA_ERRLEN];
 	va_list ap;
@@ -36,7 +34,7 @@ static void note(struct ia_remote *r, int level, const char *fmt, ...)
 	r->note(r->note_ctx, level, msg);
 }
 
-static json_object *request(const char *op)
+json_object *ia_remote_request(const char *op)
 {
 	json_object *q = json_object_new_object();
 
@@ -55,7 +53,10 @@ static void rebooted(struct ia_remote *r, int v)
 	struct ia_rswitch *s = &r->sw[v];
 
 	s->reboots_seen = s->link.reboots;
-	note(r, 4, "router %s (%s) rebooted (new boot id): its ledger and maps were lost",
+	/* Its addresses and ledger limits went with it: connected again (ia_remote_tick()). */
+	if (s->link.async)
+		s->pending = true;
+	ia_remote_note(r, 4, "router %s (%s) rebooted (new boot id): its ledger and maps were lost",
 	     s->link.name, s->link.where);
 	for (int i = 0; r->js && i < r->js->njobs; i++) {
 		const struct ia_job *j = &r->js->jobs[i];
@@ -68,7 +69,7 @@ static void rebooted(struct ia_remote *r, int v)
 			 "router %s (%s) rebooted during the job: its aggregation state is gone; "
 			 "end the job and submit it again", s->link.name, s->link.where);
 		json_object_object_add(r->failed, key, json_object_new_string(why));
-		note(r, 3, "job %u failed: %s", j->id, why);
+		ia_remote_note(r, 3, "job %u failed: %s", j->id, why);
 	}
 }
 
@@ -89,13 +90,14 @@ static void reconcile(struct ia_remote *r, int v)
 
 		if (ia_jobs_find((struct ia_jobs *)r->js, id))
 			continue;
-		note(r, 4, "router %s holds job %u, which has ended: removing it", s->link.name, id);
-		q = request("unpush");
+		ia_remote_note(r, 4, "router %s holds job %u, which has ended: removing it",
+			       s->link.name, id);
+		q = ia_remote_request("unpush");
 		json_object_object_add(q, "job", json_object_new_int64(id));
 		if (!ia_link_call(&s->link, q, &rep, why, sizeof(why)))
 			json_object_put(rep);
 		json_object_put(q);
-		q = request("release");
+		q = ia_remote_request("release");
 		json_object_object_add(q, "job", json_object_new_int64(id));
 		if (!ia_link_call(&s->link, q, &rep, why, sizeof(why)))
 			json_object_put(rep);
@@ -115,12 +117,18 @@ void ia_remote_session(struct ia_link *l, void *arg)
 	reconcile(r, v);
 }
 
-/* One request to switch v's agent; ok false becomes -errno. Consumes q. */
-static int call(struct ia_remote *r, int v, json_object *q, json_object **reply, char *why,
-		size_t whylen)
+int ia_remote_call(struct ia_remote *r, int v, json_object *q, json_object **reply, char *why,
+		   size_t whylen)
 {
-	int ret = ia_link_do(&r->sw[v].link, q, reply, why, whylen);
+	struct ia_rswitch *s = &r->sw[v];
+	int ret;
 
+	/* A router that was unreachable at start: nothing but its connection before it is known. */
+	if (s->pending && !s->connecting)
+		ret = ia_fail(why, whylen, -EHOSTUNREACH, "router %s (%s): not connected yet: %s",
+			      s->link.name, s->link.where, *s->link.why ? s->link.why : "");
+	else
+		ret = ia_link_do(&s->link, q, reply, why, whylen);
 	json_object_put(q);
 	return ret;
 }
@@ -131,242 +139,10 @@ static const char *mac_text(const unsigned char mac[6], char buf[18])
 	return buf;
 }
 
-static void port_req(json_object *arr, const struct ia_rport *p, struct in_addr neigh)
-{
-	json_object *o = json_object_new_object();
-	char a[INET_ADDRSTRLEN];
-
-	json_object_object_add(o, "name", json_object_new_string(p->name));
-	if (neigh.s_addr && inet_ntop(AF_INET, &neigh, a, sizeof(a)))
-		json_object_object_add(o, "neigh", json_object_new_string(a));
-	json_object_array_add(arr, o);
-}
-
-/* The reply's i-th port into p: index, MAC, and a neighbour-table peer if p has none. */
-static int port_rep(json_object *rep, int i, struct ia_rport *p, bool *arp)
-{
-	json_object *arr, *o, *v;
-
-	*arp = false;
-	if (!json_object_object_get_ex(rep, "ports", &arr) || i >= (int)json_object_array_length(arr))
-		return -EPROTO;
-	o = json_object_array_get_idx(arr, i);
-	if (!json_object_object_get_ex(o, "ifindex", &v))
-		return -EPROTO;
-	p->ifindex = json_object_get_int(v);
-	if (!json_object_object_get_ex(o, "mac", &v) || ia_mac_parse(json_object_get_string(v), p->mac))
-		return -EPROTO;
-	if (!p->has_peer && json_object_object_get_ex(o, "peer", &v) &&
-	    !ia_mac_parse(json_object_get_string(v), p->peer))
-		*arp = true;
-	return 0;
-}
-
-/* MAC of a host's eth0, in its namespace on this machine. */
-static int local_mac(const char *ns, unsigned char mac[6])
-{
-	int h = ia_netns_enter(ns), ifindex, ret;
-
-	if (h < 0)
-		return h;
-	ret = ia_if_info(IA_HOST_PORT, &ifindex, mac);
-	ia_netns_return(h);
-	return ret;
-}
-
-/* A host-facing port's peer: the site's, a worker namespace's, the neighbour table's. */
-static int host_peer(struct ia_remote *r, int v, struct ia_rport *p, bool arp, const char *hostns,
-		     const char *what, char *err, size_t errlen)
-{
-	struct ia_rswitch *s = &r->sw[v];
-
-	if (p->has_peer)
-		return 0;
-	if (!s->remote && !local_mac(hostns, p->peer)) {
-		p->has_peer = true;
-		return 0;
-	}
-	if (arp) {
-		p->has_peer = true;
-		return 0;
-	}
-	return ia_fail(err, errlen, -ENXIO,
-		       "switch %s, port %s: the MAC of %s is unknown (give it in the site's "
-		       "\"peers\", or let the host send once so the neighbour table has it)",
-		       r->t->sw[v].name, p->name, what);
-}
-
-static int ports_of(struct ia_remote *r, int v, bool *arp, char *err, size_t errlen)
-{
-	const struct ia_topo *t = r->t;
-	struct ia_rswitch *s = &r->sw[v];
-	int nc = t->child_start[v + 1] - t->child_start[v], ret, k = 0;
-	json_object *q = request("ports"), *arr = json_object_new_array(), *rep;
-	struct in_addr up = t->sw[v].parent < 0 ? ia_net_dest_addr(t) : ia_net_uplink_addr(v, true);
-
-	port_req(arr, &s->up, up);
-	for (int i = 0; i < nc; i++)
-		port_req(arr, &s->down[i], ia_net_uplink_addr(t->child[t->child_start[v] + i], false));
-	for (uint32_t j = 0; j < t->sw[v].load; j++)
-		port_req(arr, &s->host[j], ia_net_worker_addr(ia_net_worker_index(t, v, j)));
-	json_object_object_add(q, "ports", arr);
-	ret = call(r, v, q, &rep, err, errlen);
-	if (ret)
-		return ret;
-	ret = port_rep(rep, k, &s->up, &arp[k]);
-	for (int i = 0; !ret && i < nc; i++)
-		k++, ret = port_rep(rep, k, &s->down[i], &arp[k]);
-	for (uint32_t j = 0; !ret && j < t->sw[v].load; j++)
-		k++, ret = port_rep(rep, k, &s->host[j], &arp[k]);
-	json_object_put(rep);
-	if (ret)
-		return ia_fail(err, errlen, ret, "switch %s: a malformed ports reply", t->sw[v].name);
-	return 0;
-}
-
-int ia_remote_connect(struct ia_remote *r, char *err, size_t errlen)
-{
-	const struct ia_topo *t = r->t;
-	bool **arp = calloc(t->n, sizeof(*arp));
-	char ns[128];
-	int ret = arp ? 0 : -ENOMEM;
-
-	for (int v = 0; !ret && v < t->n; v++) {
-		/* Addresses first: the hosts can then reach the router and be learnt. */
-		if (r->sw[v].layout && (ret = ia_remote_layout(r, v, err, errlen)))
-			break;
-		arp[v] = calloc(1 + (t->child_start[v + 1] - t->child_start[v]) + t->sw[v].load,
-				sizeof(**arp));
-		ret = arp[v] ? ports_of(r, v, arp[v], err, errlen) : -ENOMEM;
-	}
-	/* A link between two switches: each end's MAC from the other's agent. */
-	for (int v = 0; !ret && v < t->n; v++) {
-		struct ia_rswitch *s = &r->sw[v];
-		int p = t->sw[v].parent, nc = t->child_start[v + 1] - t->child_start[v];
-
-		if (p >= 0) {
-			struct ia_rport *pd = &r->sw[p].down[ia_topo_child_pos(t, v)];
-
-			if (!s->up.has_peer)
-				memcpy(s->up.peer, pd->mac, 6);
-			if (!pd->has_peer)
-				memcpy(pd->peer, s->up.mac, 6);
-			s->up.has_peer = pd->has_peer = true;
-		} else {
-			ia_net_dest_ns(r->tag, ns, sizeof(ns));
-			ret = host_peer(r, v, &s->up, arp[v][0], ns, "the destination", err, errlen);
-		}
-		for (uint32_t j = 0; !ret && j < t->sw[v].load; j++) {
-			ia_net_worker_ns(r->tag, t->sw[v].name, j, ns, sizeof(ns));
-			ret = host_peer(r, v, &s->host[j], arp[v][1 + nc + j], ns, "its worker", err,
-					errlen);
-		}
-	}
-	for (int v = 0; arp && v < t->n; v++)
-		free(arp[v]);
-	free(arp);
-	if (ret == -ENOMEM)
-		ia_fail(err, errlen, ret, "out of memory");
-	return ret;
-}
-
-static void pair(json_object *arr, const char *a, struct in_addr b, int len, const char *c)
-{
-	json_object *e = json_object_new_array();
-	char s[INET_ADDRSTRLEN + 4];
-
-	inet_ntop(AF_INET, &b, s, INET_ADDRSTRLEN);
-	if (len >= 0)
-		snprintf(s + strlen(s), 4, "/%d", len);
-	if (a)
-		json_object_array_add(e, json_object_new_string(a));
-	json_object_array_add(e, json_object_new_string(s));
-	if (c)
-		json_object_array_add(e, json_object_new_string(c));
-	json_object_array_add(arr, e);
-}
-
-/* The addresses and routes `inagg net up` gives a switch namespace (netbuild.c), by port name. */
-int ia_remote_layout(struct ia_remote *r, int v, char *err, size_t errlen)
-{
-	const struct ia_topo *t = r->t;
-	struct ia_rswitch *s = &r->sw[v];
-	json_object *q = request("layout"), *addrs = json_object_new_array(), *routes;
-	char why[IA_ERRLEN];
-	int ret;
-
-	routes = json_object_new_array();
-	pair(addrs, s->up.name, ia_net_uplink_addr(v, false), 30, NULL);
-	/*
-	 * Up: netplan's two ranges, not the default route (a router's own,
-	 * its management may need it); the workers below have /32s down.
-	 */
-	if (t->sw[v].parent >= 0) {
-		struct in_addr links = { htonl(0x0a400000) }, hosts = { htonl(0x0a800000) };
-		char l[24], h[24];
-
-		inet_ntop(AF_INET, &links, l, sizeof(l));
-		inet_ntop(AF_INET, &hosts, h, sizeof(h));
-		strcat(l, "/10");
-		strcat(h, "/9");
-		pair(routes, l, ia_net_uplink_addr(v, true), -1, s->up.name);
-		pair(routes, h, ia_net_uplink_addr(v, true), -1, s->up.name);
-	}
-	for (int c = t->child_start[v]; c < t->child_start[v + 1]; c++)
-		pair(addrs, s->down[c - t->child_start[v]].name, ia_net_uplink_addr(t->child[c], true),
-		     30, NULL);
-	for (uint32_t j = 0; j < t->sw[v].load; j++)
-		pair(addrs, s->host[j].name, ia_net_worker_gw(ia_net_worker_index(t, v, j)), 30, NULL);
-	/* Every worker below v, through the child whose subtree has it. */
-	for (int w = 0; w < t->n; w++) {
-		int u = w;
-
-		while (u >= 0 && t->sw[u].parent != v)
-			u = t->sw[u].parent;
-		for (uint32_t j = 0; u >= 0 && j < t->sw[w].load; j++) {
-			json_object *e = json_object_new_array();
-			char a[INET_ADDRSTRLEN + 4], b[INET_ADDRSTRLEN];
-			struct in_addr wa = ia_net_worker_addr(ia_net_worker_index(t, w, j)),
-				       via = ia_net_uplink_addr(u, false);
-
-			inet_ntop(AF_INET, &wa, a, INET_ADDRSTRLEN);
-			strcat(a, "/32");
-			inet_ntop(AF_INET, &via, b, sizeof(b));
-			json_object_array_add(e, json_object_new_string(a));
-			json_object_array_add(e, json_object_new_string(b));
-			json_object_array_add(e, json_object_new_string(
-						 s->down[ia_topo_child_pos(t, u)].name));
-			json_object_array_add(routes, e);
-		}
-	}
-	json_object_object_add(q, "addrs", addrs);
-	json_object_object_add(q, "routes", routes);
-	ret = call(r, v, q, NULL, why, sizeof(why));
-	return ret ? ia_fail(err, errlen, ret, "layout of %s: %s", t->sw[v].name, why) : 0;
-}
-
-int ia_remote_setup(struct ia_remote *r, char *err, size_t errlen)
-{
-	char why[IA_ERRLEN];
-
-	for (int v = 0; v < r->t->n; v++) {
-		json_object *q;
-		int ret;
-
-		q = request("setup");
-		json_object_object_add(q, "jobs", json_object_new_int64(r->t->sw[v].capacity));
-		json_object_object_add(q, "slots", json_object_new_int64(r->t->sw[v].slots));
-		ret = call(r, v, q, NULL, why, sizeof(why));
-		if (ret)
-			return ia_fail(err, errlen, ret, "ledger of %s: setting %u jobs, %u slots: %s",
-				       r->t->sw[v].name, r->t->sw[v].capacity, r->t->sw[v].slots, why);
-	}
-	return 0;
-}
 
 static json_object *job_req(const char *op, uint32_t id)
 {
-	json_object *q = request(op);
+	json_object *q = ia_remote_request(op);
 
 	json_object_object_add(q, "job", json_object_new_int64(id));
 	return q;
@@ -379,19 +155,19 @@ int ia_remote_admit(struct ia_remote *r, int v, uint32_t id, int class, uint32_t
 
 	json_object_object_add(q, "class", json_object_new_int(class));
 	json_object_object_add(q, "slots", json_object_new_int64(slots));
-	return call(r, v, q, NULL, why, whylen);
+	return ia_remote_call(r, v, q, NULL, why, whylen);
 }
 
 int ia_remote_release(struct ia_remote *r, int v, uint32_t id, char *why, size_t whylen)
 {
-	return call(r, v, job_req("release", id), NULL, why, whylen);
+	return ia_remote_call(r, v, job_req("release", id), NULL, why, whylen);
 }
 
 /* A boolean answer: 1, 0, or -errno when the router did not give one. */
 static int ask(struct ia_remote *r, int v, json_object *q, const char *key)
 {
 	json_object *rep, *b;
-	int ret = call(r, v, q, &rep, NULL, 0);
+	int ret = ia_remote_call(r, v, q, &rep, NULL, 0);
 
 	if (ret)
 		return ret;
@@ -409,7 +185,7 @@ int ia_remote_admitted(struct ia_remote *r, int v, uint32_t id)
 
 bool ia_remote_has_room(struct ia_remote *r, int v, uint32_t slots)
 {
-	json_object *q = request("room");
+	json_object *q = ia_remote_request("room");
 
 	json_object_object_add(q, "slots", json_object_new_int64(slots));
 	return ask(r, v, q, "room") == 1;
@@ -491,12 +267,12 @@ int ia_remote_push(struct ia_remote *r, const struct ia_job *j, int v, char *why
 		json_object_array_add(down, hop_json(&s->host[w], none, ia_net_worker_addr(
 							ia_net_worker_index(t, v, w))));
 	json_object_object_add(q, "down", down);
-	return call(r, v, q, NULL, why, whylen);
+	return ia_remote_call(r, v, q, NULL, why, whylen);
 }
 
 int ia_remote_unpush(struct ia_remote *r, int v, uint32_t id)
 {
-	return call(r, v, job_req("unpush", id), NULL, NULL, 0);
+	return ia_remote_call(r, v, job_req("unpush", id), NULL, NULL, 0);
 }
 
 bool ia_remote_pushed(struct ia_remote *r, int v, uint32_t id)
@@ -518,7 +294,7 @@ void ia_remote_saved(struct ia_remote *r, const struct ia_jobs *js)
 int ia_remote_counters(struct ia_remote *r, int v, uint32_t id, int ifindex,
 		       struct ia_counters *c)
 {
-	json_object *q = request("counters"), *rep, *arr;
+	json_object *q = ia_remote_request("counters"), *rep, *arr;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
@@ -526,7 +302,7 @@ int ia_remote_counters(struct ia_remote *r, int v, uint32_t id, int ifindex,
 		json_object_object_add(q, "ifindex", json_object_new_int(ifindex));
 	else
 		json_object_object_add(q, "job", json_object_new_int64(id));
-	ret = call(r, v, q, &rep, NULL, 0);
+	ret = ia_remote_call(r, v, q, &rep, NULL, 0);
 	if (ret)
 		return ret;
 	if (json_object_object_get_ex(rep, "counters", &arr) &&
@@ -544,7 +320,7 @@ int ia_remote_probe(struct ia_remote *r, const struct ia_job *j)
 	for (int v = 0; v < r->t->n; v++) {
 		if (j && !job_uses(j, v))
 			continue;
-		if (call(r, v, request("hello"), NULL, NULL, 0) ||
+		if (ia_remote_call(r, v, ia_remote_request("hello"), NULL, NULL, 0) ||
 		    r->sw[v].link.health != IA_LINK_OK)
 			bad++;
 	}

@@ -170,6 +170,9 @@ static int site_switch(struct ia_remote *r, int v, json_object *site, const char
 	}
 	if (ret)
 		return ia_fail(err, errlen, ret, "out of memory");
+	s->link.holdoff_ms = int_of(site, "holdoff_ms", IA_LINK_HOLDOFF_MS);
+	if (s->link.holdoff_ms < 100)
+		s->link.holdoff_ms = 100;
 	s->link.on_session = ia_remote_session;
 	s->link.arg = r;
 	/* Ports: the site's names, else netplan's. */

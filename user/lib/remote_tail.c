@@ -22,16 +22,6 @@ static json_object *job_count(const char *op, uint32_t id, uint32_t count, bool 
 	return q;
 }
 
-/* One request to switch v's agent; ok false becomes -errno. Consumes q. */
-static int call(struct ia_remote *r, int v, json_object *q, json_object **reply, char *why,
-		size_t whylen)
-{
-	int ret = ia_link_do(&r->sw[v].link, q, reply, why, whylen);
-
-	json_object_put(q);
-	return ret;
-}
-
 static int64_t int_of(json_object *o, const char *key)
 {
 	json_object *v;
@@ -42,14 +32,15 @@ static int64_t int_of(json_object *o, const char *key)
 int ia_remote_lend(struct ia_remote *r, int v, uint32_t id, uint32_t count, char *why,
 		   size_t whylen)
 {
-	return call(r, v, job_count("lend", id, count, true), NULL, why, whylen);
+	return ia_remote_call(r, v, job_count("lend", id, count, true), NULL, why, whylen);
 }
 
 int ia_remote_reclaim(struct ia_remote *r, int v, uint32_t id, uint32_t count, char *why,
 		      size_t whylen)
 {
 	json_object *rep;
-	int ret = call(r, v, job_count("reclaim", id, count, count != 0), &rep, why, whylen);
+	int ret = ia_remote_call(r, v, job_count("reclaim", id, count, count != 0), &rep, why,
+				 whylen);
 
 	if (ret)
 		return ret;
@@ -75,7 +66,7 @@ int ia_remote_tail(struct ia_remote *r, int v, const struct ia_xdp_tail *t, char
 		json_object_array_add(lend, e);
 	}
 	json_object_object_add(q, "lend", lend);
-	return call(r, v, q, NULL, why, whylen);
+	return ia_remote_call(r, v, q, NULL, why, whylen);
 }
 
 int ia_remote_memory(struct ia_remote *r, int v, const uint32_t *ids, int n, uint32_t probes,
@@ -92,7 +83,7 @@ int ia_remote_memory(struct ia_remote *r, int v, const uint32_t *ids, int n, uin
 	if (n)
 		memset(heads, 0, n * sizeof(*heads));
 	memset(tail, 0, sizeof(*tail));
-	ret = call(r, v, q, &rep, NULL, 0);
+	ret = ia_remote_call(r, v, q, &rep, NULL, 0);
 	if (ret)
 		return ret;
 	if (json_object_object_get_ex(rep, "heads", &h) && json_object_is_type(h, json_type_array))
