@@ -20,7 +20,8 @@
 # Env: BUILD (default build), VM (the kernel's folder, default BUILD/vm), KO
 # (default BUILD/kmod/inagg.ko), KEEP=1 keeps the scratch folder. Design and
 # what it covers: docs/remote.md.
-BUILD=${BUILD:-build}
+# Absolute: the page's command 4 runs in the folder of topo.json.
+BUILD=$(cd "${BUILD:-build}" && pwd) || exit 1
 VM=${VM:-$BUILD/vm}
 KO=${KO:-$BUILD/kmod/inagg.ko}
 here=$(cd "$(dirname "$0")/../.." && pwd)
