@@ -57,7 +57,6 @@ int init_ledgers(struct daemon *d, char *err, size_t errlen);
 void port_counters(struct daemon *d, int v, int ifindex, struct ia_counters *c);
 void job_counters(struct daemon *d, int v, __u32 id, struct ia_counters *c);
 struct ia_xdp *sw_xdp(struct daemon *d, int v);
-void sw_xdp_drop(struct daemon *d, int v);
 extern const struct ia_job_ops switch_job_ops;
 
 /* inaggd.c: the state file and the log, for the job transaction. */

@@ -235,13 +235,6 @@ struct ia_xdp *sw_xdp(struct daemon *d, int v)
 	return d->xdp[v];
 }
 
-/* A kept handle that failed a read: opened again next time. */
-void sw_xdp_drop(struct daemon *d, int v)
-{
-	ia_xdp_close(d->xdp[v]);
-	d->xdp[v] = NULL;
-}
-
 /* Counters of one port (ifindex) or one job of switch v, from its agent; 0 on any failure. */
 void port_counters(struct daemon *d, int v, int ifindex, struct ia_counters *c)
 {
