@@ -18,111 +18,108 @@
 #include "kselftest_harness.h"
 #include "host.h"
 #include "host_io.h"
+#include "host_rig.h"
 
 #define JOB	41
 #define NE	4
 
-static struct in_addr lo(int host)
-{
-	struct in_addr a = { htonl(0x7f000000 | host) };
-
-	return a;
-}
-
-static int udp_at(struct in_addr addr, uint16_t port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port), .sin_addr = addr };
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-struct ps_run {
-	struct ia_ps *ps;
-	int ret;
-	char err[128];
-};
-
-static void *ps_thread(void *arg)
-{
-	struct ps_run *r = arg;
-
-	r->ret = ia_ps_run(r->ps, r->err, sizeof(r->err));
-	return NULL;
-}
-
 static int send_contrib(int fd, uint16_t port, uint32_t seq, uint32_t sender, uint8_t flags)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
-				  .sin_addr = lo(1) };
 	int32_t v[NE] = { 1, 2, 3, (int32_t)sender };
-	size_t len = IA_HDR_LEN + 4 * NE;
 
 	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_CONTRIB, JOB, seq, sender, 1, NE, flags);
 	ia_io_payload_put(buf + IA_HDR_LEN, v, NE);
-	return sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ? 0
-											    : -errno;
+	return send_to(fd, 1, port, buf, IA_HDR_LEN + 4 * NE);
+}
+
+/* A PS on 127.0.0.1 (started by PS_START), a sender on .3, its results down to .2. */
+FIXTURE(ps) {
+	struct ia_ps_cfg cfg;
+	struct ps_run r;
+	pthread_t th;
+	int tx, rx;
+	uint16_t port;
+};
+
+FIXTURE_SETUP(ps)
+{
+	self->port = 20000 + getpid() % 20000;
+	self->cfg = (struct ia_ps_cfg){ .job = JOB, .id = IA_SENDER_DEST, .chunk = NE,
+					.addr = lo(1), .down = lo(2), .port = self->port,
+					.linger_ms = 200 };
+	self->tx = bound(3, self->port);
+	self->rx = bound(2, self->port);
+	ASSERT_LE(0, self->tx);
+	ASSERT_LE(0, self->rx);
+}
+
+FIXTURE_TEARDOWN(ps)
+{
+	ia_ps_close(self->r.ps);
+	close(self->tx);
+	close(self->rx);
+}
+
+#define PS_START()									\
+	do {										\
+		ASSERT_EQ(0, ia_ps_open(&self->cfg, &self->r.ps, self->r.err,		\
+					sizeof(self->r.err)))				\
+			TH_LOG("%s", self->r.err);					\
+		ASSERT_EQ(0, pthread_create(&self->th, NULL, ps_thread, &self->r));	\
+	} while (0)
+
+#define PS_JOIN()								\
+	do {									\
+		pthread_join(self->th, NULL);					\
+		ASSERT_EQ(0, self->r.ret) TH_LOG("%s", self->r.err);		\
+	} while (0)
+
+/* Receives n results on rx, chunk seq's flags in flags[seq]: 0 or -errno. */
+static int results(int rx, uint8_t *flags, uint32_t n)
+{
+	uint8_t buf[IA_IO_MSG_MAX];
+	const struct ia_hdr *h = (const struct ia_hdr *)buf;
+
+	for (uint32_t got = 0; got < n; got++) {
+		struct pollfd p = { rx, POLLIN, 0 };
+
+		if (poll(&p, 1, 5000) != 1)
+			return -ETIMEDOUT;
+		if (recv(rx, buf, sizeof(buf), 0) != IA_HDR_LEN + 4 * NE ||
+		    h->type != IA_MSG_RESULT || ntohl(h->seq) >= n)
+			return -EBADMSG;
+		flags[ntohl(h->seq)] = h->flags;
+	}
+	return 0;
 }
 
 /* The PS reflects collisions as it reflects marks: per chunk, from accepted pieces only. */
-TEST(ps_reflects_collisions)
+TEST_F(ps, reflects_collisions)
 {
-	uint16_t port = 20000 + getpid() % 20000;
-	struct ia_ps_cfg cfg = {
-		.job = JOB, .id = IA_SENDER_DEST, .nworkers = 2, .nelem = 3 * NE, .chunk = NE,
-		.addr = lo(1), .down = lo(2), .port = port, .linger_ms = 200,
-	};
 	uint8_t flags[3] = { 0xff, 0xff, 0xff };
-	uint8_t buf[IA_IO_MSG_MAX];
-	struct ps_run r = { 0 };
 	struct ia_ps_stats st;
-	int tx, rx, got = 0;
-	pthread_t th;
 
-	ASSERT_EQ(0, ia_ps_open(&cfg, &r.ps, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
-	tx = udp_at(lo(3), port);
-	rx = udp_at(lo(2), port);
-	ASSERT_LE(0, tx);
-	ASSERT_LE(0, rx);
-	ASSERT_EQ(0, pthread_create(&th, NULL, ps_thread, &r));
-	ASSERT_EQ(0, send_contrib(tx, port, 0, 1, 0));
-	ASSERT_EQ(0, send_contrib(tx, port, 0, 1, IA_F_COLL));	/* a duplicate: not accepted */
-	ASSERT_EQ(0, send_contrib(tx, port, 0, 2, 0));
-	ASSERT_EQ(0, send_contrib(tx, port, 1, 1, IA_F_COLL));
-	ASSERT_EQ(0, send_contrib(tx, port, 1, 2, 0));
-	ASSERT_EQ(0, send_contrib(tx, port, 2, 1, IA_F_MARK));
-	ASSERT_EQ(0, send_contrib(tx, port, 2, 2, IA_F_COLL | IA_F_MARK));
-	while (got < 3) {
-		struct pollfd p = { rx, POLLIN, 0 };
-		const struct ia_hdr *h = (const struct ia_hdr *)buf;
-		ssize_t n;
-
-		ASSERT_EQ(1, poll(&p, 1, 5000));
-		n = recv(rx, buf, sizeof(buf), 0);
-		ASSERT_EQ(IA_HDR_LEN + 4 * NE, n);
-		ASSERT_EQ(IA_MSG_RESULT, h->type);
-		ASSERT_GT(3, ntohl(h->seq));
-		flags[ntohl(h->seq)] = h->flags;
-		got++;
-	}
-	pthread_join(th, NULL);
-	ASSERT_EQ(0, r.ret) TH_LOG("%s", r.err);
+	self->cfg.nworkers = 2;
+	self->cfg.nelem = 3 * NE;
+	PS_START();
+	ASSERT_EQ(0, send_contrib(self->tx, self->port, 0, 1, 0));
+	/* A duplicate: not accepted. */
+	ASSERT_EQ(0, send_contrib(self->tx, self->port, 0, 1, IA_F_COLL));
+	ASSERT_EQ(0, send_contrib(self->tx, self->port, 0, 2, 0));
+	ASSERT_EQ(0, send_contrib(self->tx, self->port, 1, 1, IA_F_COLL));
+	ASSERT_EQ(0, send_contrib(self->tx, self->port, 1, 2, 0));
+	ASSERT_EQ(0, send_contrib(self->tx, self->port, 2, 1, IA_F_MARK));
+	ASSERT_EQ(0, send_contrib(self->tx, self->port, 2, 2, IA_F_COLL | IA_F_MARK));
+	ASSERT_EQ(0, results(self->rx, flags, 3));
+	PS_JOIN();
 	EXPECT_EQ(0, flags[0]);
 	EXPECT_EQ(IA_F_COLL, flags[1]);
 	EXPECT_EQ(IA_F_COLL | IA_F_MARK, flags[2]);
-	ia_ps_stats(r.ps, &st);
+	ia_ps_stats(self->r.ps, &st);
 	EXPECT_EQ(2, st.colls);
 	EXPECT_EQ(2, st.marks);
 	EXPECT_EQ(1, st.dup);
-	ia_ps_close(r.ps);
-	close(tx);
-	close(rx);
 }
 
 /*
@@ -190,7 +187,7 @@ FIXTURE_SETUP(wk)
 	uint16_t port = 20000 + getpid() % 20000;
 
 	self->f = (struct fake_ps){ .coll_lo = 16, .coll_hi = 32, .nchunks = 64 };
-	self->f.fd = udp_at(lo(1), port);
+	self->f.fd = bound(1, port);
 	ASSERT_LE(0, self->f.fd);
 	ASSERT_EQ(0, setsockopt(self->f.fd, IPPROTO_IP, IP_RECVTOS, &(int){ 1 }, sizeof(int)));
 	/* A long timer: every chunk is sent once, results come in chunk order. */
@@ -321,50 +318,28 @@ TEST_F(wk, ce_results_are_marks)
 }
 
 /* A contribution arriving CE at the PS marks its chunk's result, as IA_F_MARK does. */
-TEST(ps_takes_ce_as_a_mark)
+TEST_F(ps, takes_ce_as_a_mark)
 {
-	uint16_t port = 20000 + getpid() % 20000;
-	struct ia_ps_cfg cfg = {
-		.job = JOB, .id = IA_SENDER_DEST, .nworkers = 1, .nelem = 2 * NE, .chunk = NE,
-		.addr = lo(1), .down = lo(2), .port = port, .linger_ms = 200,
-	};
-	uint8_t flags[2] = { 0xff, 0xff }, buf[IA_IO_MSG_MAX];
-	struct ps_run r = { 0 };
+	uint8_t flags[2] = { 0xff, 0xff };
 	struct ia_ps_stats st;
-	int tx, rx, tos;
-	pthread_t th;
+	int tos;
 
-	ASSERT_EQ(0, ia_ps_open(&cfg, &r.ps, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
-	tx = udp_at(lo(3), port);
-	rx = udp_at(lo(2), port);
-	ASSERT_LE(0, tx);
-	ASSERT_LE(0, rx);
-	ASSERT_EQ(0, pthread_create(&th, NULL, ps_thread, &r));
+	self->cfg.nworkers = 1;
+	self->cfg.nelem = 2 * NE;
+	PS_START();
 	tos = IA_IO_ECT0;
-	ASSERT_EQ(0, setsockopt(tx, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)));
-	ASSERT_EQ(0, send_contrib(tx, port, 0, 1, 0));
+	ASSERT_EQ(0, setsockopt(self->tx, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)));
+	ASSERT_EQ(0, send_contrib(self->tx, self->port, 0, 1, 0));
 	tos = IA_IO_CE;
-	ASSERT_EQ(0, setsockopt(tx, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)));
-	ASSERT_EQ(0, send_contrib(tx, port, 1, 1, 0));
-	for (int got = 0; got < 2; got++) {
-		struct pollfd p = { rx, POLLIN, 0 };
-		const struct ia_hdr *h = (const struct ia_hdr *)buf;
-
-		ASSERT_EQ(1, poll(&p, 1, 5000));
-		ASSERT_EQ(IA_HDR_LEN + 4 * NE, recv(rx, buf, sizeof(buf), 0));
-		ASSERT_GT(2, ntohl(h->seq));
-		flags[ntohl(h->seq)] = h->flags;
-	}
-	pthread_join(th, NULL);
-	ASSERT_EQ(0, r.ret) TH_LOG("%s", r.err);
+	ASSERT_EQ(0, setsockopt(self->tx, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)));
+	ASSERT_EQ(0, send_contrib(self->tx, self->port, 1, 1, 0));
+	ASSERT_EQ(0, results(self->rx, flags, 2));
+	PS_JOIN();
 	EXPECT_EQ(0, flags[0]);
 	EXPECT_EQ(IA_F_MARK, flags[1]);
-	ia_ps_stats(r.ps, &st);
+	ia_ps_stats(self->r.ps, &st);
 	EXPECT_EQ(1, st.ce);
 	EXPECT_EQ(1, st.marks);
-	ia_ps_close(r.ps);
-	close(tx);
-	close(rx);
 }
 
 TEST_HARNESS_MAIN

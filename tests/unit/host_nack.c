@@ -19,39 +19,17 @@
 #include "kselftest_harness.h"
 #include "host.h"
 #include "host_io.h"
+#include "host_rig.h"
 
 #define JOB	41
 #define NE	4	/* elements per chunk */
 #define NCH	3	/* chunks */
-
-static struct in_addr lo(int host)
-{
-	struct in_addr a = { htonl(0x7f000000 | host) };
-
-	return a;
-}
-
-static int bound(int host, uint16_t port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr = lo(host) };
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 /* Sends a message of chunk seq to host:port, payload all val. */
 static int send_msg(int fd, int host, uint16_t port, uint8_t type, uint32_t seq, uint32_t sender,
 		    uint32_t nw, uint8_t flags, int32_t val)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
-				  .sin_addr = lo(host) };
 	int32_t v[NE];
 	size_t len = IA_HDR_LEN + 4 * NE;
 
@@ -59,16 +37,13 @@ static int send_msg(int fd, int host, uint16_t port, uint8_t type, uint32_t seq,
 		v[e] = val;
 	ia_hdr_fill((struct ia_hdr *)buf, type, JOB, seq, sender, nw, NE, flags);
 	ia_io_payload_put(buf + IA_HDR_LEN, v, NE);
-	return sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ? 0
-											    : -errno;
+	return send_to(fd, host, port, buf, len);
 }
 
 /* A NACK of chunk seq naming the n senders of ids, to host:port. */
 static int send_nack(int fd, int host, uint16_t port, uint32_t seq, const uint32_t *ids, int n)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
-				  .sin_addr = lo(host) };
 	size_t len = IA_HDR_LEN + 8 * n;
 
 	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_RESULT, JOB, seq, IA_SENDER_DEST, 0, 2 * n,
@@ -78,8 +53,7 @@ static int send_nack(int fd, int host, uint16_t port, uint32_t seq, const uint32
 
 		ia_io_payload_put(buf + IA_HDR_LEN + 8 * i, (const int32_t *)pair, 2);
 	}
-	return sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ? 0
-											    : -errno;
+	return send_to(fd, host, port, buf, len);
 }
 
 static uint8_t last[IA_IO_MSG_MAX];
@@ -100,20 +74,11 @@ static int recv_msg(int fd, int ms, struct ia_hdr *h)
 }
 
 struct run {
-	struct ia_ps *ps;
 	struct ia_worker *w;
 	int32_t vec[NE * NCH];
 	int ret;
 	char err[128];
 };
-
-static void *ps_thread(void *arg)
-{
-	struct run *r = arg;
-
-	r->ret = ia_ps_run(r->ps, r->err, sizeof(r->err));
-	return NULL;
-}
 
 static void *worker_thread(void *arg)
 {
@@ -124,7 +89,7 @@ static void *worker_thread(void *arg)
 }
 
 FIXTURE(ps) {
-	struct run r;
+	struct ps_run r;
 	pthread_t th;
 	int fd, down;
 	uint16_t port;

@@ -17,6 +17,7 @@
 #include "kselftest_harness.h"
 #include "host.h"
 #include "host_io.h"
+#include "host_rig.h"
 
 #define JOB	31
 #define NE	4
@@ -28,34 +29,11 @@ static const struct ia_sender members[5] = {
 };
 static const uint64_t sets[5] = { 1, 2, 4, 0x18, 0x1f };
 
-static struct in_addr lo(int host)
-{
-	struct in_addr a = { htonl(0x7f000000 | host) };
-
-	return a;
-}
-
-struct run {
-	struct ia_ps *ps;
-	int ret;
-	char err[128];
-};
-
-static void *ps_thread(void *arg)
-{
-	struct run *r = arg;
-
-	r->ret = ia_ps_run(r->ps, r->err, sizeof(r->err));
-	return NULL;
-}
-
 /* Sends one message of chunk 0: vals, and a set trailer if set != 0. */
 static int send_piece(int fd, uint16_t port, uint8_t type, uint32_t sender, uint32_t nw,
 		      uint64_t set, const int32_t *vals, size_t cut)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
-				  .sin_addr = lo(1) };
 	size_t len = IA_HDR_LEN + 4 * NE;
 	uint32_t t[2];
 
@@ -67,13 +45,11 @@ static int send_piece(int fd, uint16_t port, uint8_t type, uint32_t sender, uint
 		memcpy(buf + len, t, 8);
 		len += 8;
 	}
-	len -= cut;
-	return sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ? 0
-											    : -errno;
+	return send_to(fd, 1, port, buf, len - cut);
 }
 
 FIXTURE(ps) {
-	struct run r;
+	struct ps_run r;
 	pthread_t th;
 	int fd;
 	uint16_t port;
@@ -82,7 +58,6 @@ FIXTURE(ps) {
 
 FIXTURE_SETUP(ps)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr = lo(3) };
 	struct ia_ps_cfg cfg = {
 		.job = JOB, .id = IA_SENDER_DEST, .nworkers = 5, .nelem = NE,
 		.addr = lo(1), .down = lo(2), .nmembers = 5, .members = members, .sets = sets,
@@ -95,9 +70,8 @@ FIXTURE_SETUP(ps)
 	cfg.port = self->port;
 	ASSERT_EQ(0, ia_ps_open(&cfg, &self->r.ps, self->r.err, sizeof(self->r.err)))
 		TH_LOG("%s", self->r.err);
-	self->fd = socket(AF_INET, SOCK_DGRAM, 0);
+	self->fd = bound(3, 0);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, bind(self->fd, (struct sockaddr *)&a, sizeof(a)));
 	for (i = 0; i < 6; i++)
 		for (e = 0; e < NE; e++)
 			self->v[i][e] = (int32_t)(0x7fff0000u + 977u * i + e);
