@@ -56,6 +56,46 @@ _inagg_positional() {
 	_inagg_usage "$top" | sed -nE "s/^$* ([A-Z][A-Z0-9_]*)( .*)?$/\1/p" | head -n 1
 }
 
+# The values option $2 takes, if it names them: the list that ends its entry
+# in help text $1, as the option table prints it ("(ina, ps or auto; default
+# auto)"; prose such as "(gnuplot)" is no list), one per line.
+_inagg_choices() {
+	awk -v opt="$2" '
+		/^  -|^      --/ {
+			if (on)
+				exit
+			line = $0
+			sub(/^ +/, "", line)
+			split(line, w, /,? +/)
+			on = w[1] == opt || w[2] == opt
+		}
+		/^[^ ]/ { if (on) exit }
+		on { text = text " " $0 }
+		END {
+			gsub(/ +/, " ", text)
+			if (!match(text, /\([^()]*\) *$/))
+				exit
+			list = substr(text, RSTART + 1, RLENGTH - 1)
+			sub(/\) *$/, "", list)
+			sub(/; .*/, "", list)
+			name = "[a-z][a-z0-9_.-]*"
+			if (list !~ "^" name "(, " name ")* or " name "$")
+				exit
+			gsub(/,|or /, "", list)
+			n = split(list, v, " ")
+			for (i = 1; i <= n; i++)
+				print v[i]
+		}' <<<"$1"
+}
+
+# The words of a list that help text $1 gives under a placeholder ("FIG:",
+# then "  fig2   ..." lines), for a command's positional arguments.
+_inagg_listed() {
+	awk '/[A-Z]+:$/ { on = 1; next }
+		on && /^  [a-z][a-z0-9-]*  / { print $1; next }
+		on && !/^      / { on = 0 }' <<<"$1"
+}
+
 # Completes a value of the kind its placeholder names.
 _inagg_value() {
 	case $1 in
@@ -118,17 +158,29 @@ _inagg() {
 
 	arg=$(_inagg_arg "$help" "$prev")
 	if [ -n "$arg" ] && [ "$COMP_CWORD" -gt 1 ]; then
-		_inagg_value "$arg" "$cur"
+		words=($(_inagg_choices "$help" "$prev"))
+		if [ ${#words[@]} -gt 0 ]; then
+			COMPREPLY=($(compgen -W "${words[*]}" -- "$cur"))
+		else
+			_inagg_value "$arg" "$cur"
+		fi
 	elif [[ $cur == -* ]]; then
-		# Before the object, only the options of "inagg" itself.
-		[ ${#path[@]} -eq 0 ] && arg=1
-		COMPREPLY=($(compgen -W "$(_inagg_options "$help" $arg)" -- "$cur"))
+		# Before the object, only the options of "inagg" itself; after it,
+		# those that may appear anywhere too (-j, -v, -h), not -V.
+		if [ ${#path[@]} -eq 0 ]; then
+			words=($(_inagg_options "$help" 1))
+		else
+			words=($({ _inagg_options "$help"; _inagg_options "$top" 1; } |
+				grep -vxE -- '-V|--version' | sort -u))
+		fi
+		COMPREPLY=($(compgen -W "${words[*]}" -- "$cur"))
 	elif [ ${#path[@]} -gt 0 ] && [ "$nbare" = 0 ] &&
 	     arg=$(_inagg_positional "$top" "${path[@]}") && [ -n "$arg" ]; then
 		_inagg_value "$arg" "$cur"
 	else
 		words=($(_inagg_next "$help" "${path[@]}"))
 		[ ${#path[@]} -gt 0 ] && words+=($(_inagg_keywords "$help"))
+		[ ${#path[@]} -ge 2 ] && words+=($(_inagg_listed "$help"))
 		words=($(printf '%s\n' "${words[@]}" | sort -u))
 		COMPREPLY=($(compgen -W "${words[*]}" -- "$cur"))
 	fi

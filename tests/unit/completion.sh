@@ -3,7 +3,9 @@
 # The bash completion (packaging/inagg.bash) against the program's help and
 # the man page's source, docs/cli.md (KTAP), as bpftool checks its own: every
 # object, command and option in docs/cli.md's SYNOPSIS and in each command's
-# -h is offered; values complete by kind (interfaces, files).
+# -h is offered; values complete by kind (interfaces, files), and an option
+# that takes one of a list of names offers exactly the names the parser
+# takes (asked by giving it a wrong one, so from the option table itself).
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath -m "$BUILD")
@@ -114,6 +116,74 @@ global_options() {
 	! offer inagg - | grep -qx -- --attach
 }
 
+# -j, -v and -h may stand anywhere among a command's arguments; -V only first.
+global_options_after() {
+	offers -j --json -v --verbose -h --help -- inagg job submit - &&
+	! offer inagg job submit - | grep -qxE -- '-V|--version'
+}
+
+# The commands, as "inagg -h" lists them: "OBJECT COMMAND".
+commands_of_help() {
+	inagg -h | sed -n 's/^ *inagg \[-j\] \([a-z]*\) \([a-z]*\).*/\1 \2/p'
+}
+
+# The names the parser takes for option $2 of command $1, one per line: it
+# refuses a wrong one with "need a, b or c" (numbers: "need an integer ...").
+parser_choices() {
+	local out
+	out=$(inagg $1 "$2" '?' --zz-bogus 2>&1)
+	case $out in
+	*"invalid value '?': need a "* | *"invalid value '?': need an "*) ;;
+	*"invalid value '?': need "*)
+		sed -E "s/.*invalid value '\?': need //; s/ or /, /; s/, /\n/g" <<<"$out" ;;
+	esac
+}
+
+# Every option with a value of every command's -h: the values offered after
+# it (long and short form) are the parser's names, and none where it takes
+# no list.
+values_of_options() {
+	local c s l m want got f n=0
+	while read -r c; do
+		while read -r s l m; do
+			[ -n "$m" ] || continue
+			want=$(parser_choices "$c" "--$l" | sort)
+			f=; [ "$s" != - ] && f=-$s
+			for f in "--$l" $f; do
+				got=$(offer inagg $c "$f" "" | sort)
+				if [ -n "$want" ]; then
+					[ "$got" = "$want" ] || {
+						echo "inagg $c $f: offers '$(echo $got)'," \
+							"the parser takes '$(echo $want)'"
+						return 1
+					}
+				elif [ -n "$(_inagg_choices "$(inagg $c -h)" "$f")" ]; then
+					echo "inagg $c $f: offers names, the parser takes no list"
+					return 1
+				fi
+			done
+			[ -n "$want" ] && n=$((n + 1))
+		done < <(inagg $c -h | sed -n '/^Options:/,$p' | grep -E '^  -|^      --' |
+			sed -E 's/^ +//; s/,? +/ /g' |
+			awk '{ if ($1 ~ /^--/) { s = "-"; l = $1; m = $2 }
+			       else { s = substr($1, 2); l = $2; m = $3 }
+			       if (m !~ /^[A-Z][A-Z0-9_|=.]*$/) m = ""
+			       print s, substr(l, 3), m }')
+	done < <(commands_of_help)
+	echo "$n options with named values"
+	[ "$n" -ge 10 ]
+}
+
+# eval's figures, as its parser lists them for one it does not know.
+figures() {
+	local want
+	want=$(inagg eval run fig0 2>&1 | sed -nE 's/.*unknown figure .* \((.*)\)$/\1/p' |
+		sed 's/, /\n/g' | sort)
+	[ -n "$want" ] || { echo "no list of figures from inagg eval run fig0"; return 1; }
+	diff <(echo "$want") <(offer inagg eval run "" | sort) &&
+	diff <(echo "$want") <(offer inagg eval run fig2 "" | sort)
+}
+
 values() {
 	: >"$tmp/t.json"
 	offers lo -- inagg dev attach "" &&
@@ -142,6 +212,9 @@ t "completion: every command of docs/cli.md's synopsis" commands_of_docs
 t "completion: every option of docs/cli.md's synopsis" options_of_docs
 t "completion: every option line of every command's -h" options_of_help
 t "completion: inagg's own options before the object" global_options
+t "completion: -j, -v, -h after the command too, -V not" global_options_after
+t "completion: every option's named values are the parser's" values_of_options
+t "completion: eval run's figures" figures
 t "completion: values by kind (interface, file)" values
 t "completion: every option of inaggd -h" inaggd_options
 t "completion: nothing for a word inagg does not know" unknown_word
