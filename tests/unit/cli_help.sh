@@ -92,6 +92,36 @@ one_meaning() {
 }
 t "one letter, one long name, across all commands" one_meaning
 
+# The man page (docs/cli.md) lists every option: each long name of every
+# command's -h has a row in OPTION VOCABULARY, with its letter if it has
+# one and the command's object (or "all") among the row's commands.
+vocabulary_complete() {
+	local c obj s l m row bad=0
+	awk '/^## OPTION VOCABULARY/ { on = 1; next } /^## / { on = 0 }
+		on && /^\| `/' "$(dirname "$0")/../../docs/cli.md" >"$tmp/vocab"
+	[ -s "$tmp/vocab" ] || { echo "no OPTION VOCABULARY table in docs/cli.md"; return 1; }
+	for c in "${cmds[@]}"; do
+		obj=${c%% *}
+		while read -r s l m; do
+			row=$(awk -F'|' -v l="--$l" '{ n = split($2, w, /[` ,]+/)
+				for (i = 1; i <= n; i++) if (w[i] == l) { print; exit } }' "$tmp/vocab")
+			if [ -z "$row" ]; then
+				echo "$c: --$l has no row in docs/cli.md's OPTION VOCABULARY"
+				bad=1
+			elif [ "$s" != - ] && ! grep -qF -- "\`-$s\`" <<<"$row"; then
+				echo "$c: docs/cli.md's row of --$l lacks -$s"
+				bad=1
+			elif ! awk -F'|' '{ print $4 }' <<<"$row" | grep -qwE -- "$obj|all"; then
+				echo "$c: docs/cli.md's row of --$l does not name $obj"
+				bad=1
+			fi
+		done < <(options_of "$c")
+	done
+	[ $bad -eq 0 ]
+}
+t "every option of every command is in docs/cli.md's vocabulary (the man page)" \
+	vocabulary_complete
+
 # Limits printed by -h are those enforced: -C (chunk) 1..IA_MAX_ELEMS.
 limits_enforced() {
 	local hi
