@@ -274,6 +274,8 @@ static bool no_trace_in_ledgers(const struct world *w, uint32_t id)
 static struct ia_jobs *restart(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self);
 static void check_recovered(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self,
 			    struct ia_jobs *js, int step);
+static void rewind_to(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self,
+		      struct ia_jobs *js, const struct world *before);
 
 static int nblue(const struct ia_job *j)
 {
@@ -771,6 +773,23 @@ static struct ia_jobs *restart(struct __test_metadata *_metadata, FIXTURE_DATA(j
 	return js;
 }
 
+/*
+ * After the crash at one step recovered as js: back to the world of before
+ * (whose saved state the caller copied), as a restart finds it.
+ */
+static void rewind_to(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self,
+		      struct ia_jobs *js, const struct world *before)
+{
+	ia_jobs_free(js);
+	free(js);
+	ia_jobs_free(&self->js);
+	free(self->w.saved);
+	self->w = *before;
+	js = restart(_metadata, self);
+	self->js = *js;
+	free(js);
+}
+
 /* After recovery job 1 (active before) is whole; job 2 is whole and active, or gone. */
 static void check_recovered(struct __test_metadata *_metadata, FIXTURE_DATA(job) *self,
 			    struct ia_jobs *js, int step)
@@ -825,15 +844,8 @@ TEST_F(job, recovery_from_every_intermediate_state)
 		check_recovered(_metadata, self, js, step);
 		if (step == total_submit)
 			EXPECT_NE(NULL, ia_jobs_find(js, 2));
-		ia_jobs_free(js);
-		free(js);
 		/* Back to job 1 alone, for the next crash point. */
-		ia_jobs_free(&self->js);
-		free(self->w.saved);
-		self->w = before;
-		js = restart(_metadata, self);
-		self->js = *js;
-		free(js);
+		rewind_to(_metadata, self, js, &before);
 		ASSERT_EQ(1, self->js.njobs);
 	}
 
@@ -850,14 +862,7 @@ TEST_F(job, recovery_from_every_intermediate_state)
 		/* Once "ending" is recorded, the end is finished on restart. */
 		if (step >= 1)
 			EXPECT_EQ(NULL, ia_jobs_find(js, 2));
-		ia_jobs_free(js);
-		free(js);
-		ia_jobs_free(&self->js);
-		free(self->w.saved);
-		self->w = before;
-		js = restart(_metadata, self);
-		self->js = *js;
-		free(js);
+		rewind_to(_metadata, self, js, &before);
 		ASSERT_EQ(2, self->js.njobs);
 	}
 }
@@ -887,14 +892,7 @@ TEST_F(job, ps_recovery_from_every_intermediate_state)
 			ASSERT_NE(NULL, ia_jobs_find(js, 2));
 			EXPECT_EQ((int)IA_JOB_PS, (int)ia_jobs_find(js, 2)->class);
 		}
-		ia_jobs_free(js);
-		free(js);
-		ia_jobs_free(&self->js);
-		free(self->w.saved);
-		self->w = before;
-		js = restart(_metadata, self);
-		self->js = *js;
-		free(js);
+		rewind_to(_metadata, self, js, &before);
 		ASSERT_EQ(1, self->js.njobs);
 	}
 }
