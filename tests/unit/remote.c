@@ -193,7 +193,8 @@ static int open_topo(struct _test_data_routers *self, const char *text, const ch
 	return 0;
 }
 
-/* r0 above r1 (2 workers) and r2 (3); r2 is the fake agent when fake is set. */
+/* r0 above r1 (2 workers) and r2 (3); r2 is the fake agent when fake is set. r2 answers
+ * within 1.5 s: its fake ssh and sh agent fork per line, slow on a loaded 2-core CI machine. */
 static int make_topo(struct _test_data_routers *self, bool fake)
 {
 	char text[3 * PATH_MAX + 1024], agent[PATH_MAX + 32], err[256];
@@ -208,7 +209,7 @@ static int make_topo(struct _test_data_routers *self, bool fake)
 		 " \"site\": {\"host\": \"r1\", \"agent\": \"%s\", \"ssh\": [\"-p\", \"2222\"],"
 		 " \"timeout_ms\": 2000, \"retries\": 1}},\n"
 		 "{\"name\": \"r2\", \"parent\": \"r0\", \"load\": 3, \"slots\": 64,"
-		 " \"site\": {\"host\": \"r2\", \"agent\": \"%s%s\", \"timeout_ms\": 400,"
+		 " \"site\": {\"host\": \"r2\", \"agent\": \"%s%s\", \"timeout_ms\": 1500,"
 		 " \"retries\": 1}}]}\n",
 		 agent, agent, fake ? self->dir : agent, fake ? "/fake-agent" : "");
 	ret = open_topo(self, text, agent);
@@ -439,7 +440,7 @@ TEST_F(routers, silent_router_mid_admission_rolls_back)
 	ASSERT_EQ(0, make_topo(self, true));
 	ASSERT_EQ(0, ia_jobs_submit(&self->js, &rq, &j, rf, &nrf, err, sizeof(err)))
 		TH_LOG("%s", err);
-	EXPECT_TRUE(refused_on(rf, nrf, 2, "router r2 (r2): no answer within 400 ms (2 tries)"))
+	EXPECT_TRUE(refused_on(rf, nrf, 2, "router r2 (r2): no answer within 1500 ms (2 tries)"))
 		TH_LOG("%s", nrf ? rf[0].why : "no refusal");
 	EXPECT_FALSE(j->blue[2]);
 	for (int v = 0; v < 2; v++)
