@@ -27,21 +27,13 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "xdp.h"
 #include "xdp_vq.h"
-#include "xdp_common.h"
+#include "xdp_switch.h"
 
 #define NPORTS	3	/* 0: up, 1..2: down */
 #define SELF_ID	900
 #define ECT0	0x2
 #define CE	0x3
-
-static const __u8 mac_up_s[6] = { 0x02, 0, 0, 0, 0x03, 0x01 };
-static const __u8 mac_up_d[6] = { 0x02, 0, 0, 0, 0x04, 0x01 };
-static const __u8 mac_w[6] = { 0x02, 0, 0, 0, 0x01, 0x01 };
-static const __u8 mac_sw[6] = { 0x02, 0, 0, 0, 0x02, 0x01 };
-
-#define IP(a, b, c, d)	htonl((a) << 24 | (b) << 16 | (c) << 8 | (d))
 
 FIXTURE(mk) {
 	struct ia_xdp *x;
@@ -51,17 +43,7 @@ FIXTURE(mk) {
 
 FIXTURE_SETUP(mk)
 {
-	char a[IFNAMSIZ], b[IFNAMSIZ];
-
-	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	for (int i = 0; i < NPORTS; i++) {
-		snprintf(a, sizeof(a), "p%d", i);
-		snprintf(b, sizeof(b), "q%d", i);
-		ASSERT_EQ(0, sh("ip link add %s type veth peer name %s && ip link set %s up && "
-				"ip link set %s up", a, b, a, b));
-		self->port[i] = if_nametoindex(a);
-		self->peer[i] = if_nametoindex(b);
-	}
+	ASSERT_EQ(0, switch_ports(NPORTS, self->port, self->peer));
 	ASSERT_EQ(0, ia_xdp_open(NULL, &self->x));
 	for (int i = 0; i < NPORTS; i++)
 		ASSERT_EQ(0, ia_xdp_port_add(self->x, self->port[i]));
@@ -80,7 +62,7 @@ static int add_job(struct ia_xdp *x, const int *port, __u32 id, enum ia_role rol
 	struct ia_xdp_job j = {
 		.id = id, .role = role, .window = 4, .self_id = SELF_ID, .nmembers = n,
 		.members = m, .ndown = 1, .down = &down, .flags = flags,
-		.up = { .ifindex = port[0], .saddr = IP(10, 9, 0, 2), .daddr = IP(10, 9, 0, 1) },
+		.up = { .ifindex = port[0], .saddr = IP_SW, .daddr = IP_PS },
 	};
 
 	for (__u32 i = 0; i < n; i++)
@@ -90,19 +72,6 @@ static int add_job(struct ia_xdp *x, const int *port, __u32 id, enum ia_role rol
 	memcpy(down.smac, mac_sw, 6);
 	memcpy(down.dmac, mac_w, 6);
 	return ia_xdp_job_add(x, &j);
-}
-
-static int run(struct ia_xdp *x, int ifindex, void *frame, int len, void *out)
-{
-	struct xdp_md md = { .data_end = len, .ingress_ifindex = ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, o,
-		.data_in = frame, .data_size_in = len,
-		.data_out = out, .data_size_out = 4096,
-		.ctx_in = &md, .ctx_size_in = sizeof(md),
-	);
-	int err = bpf_prog_test_run_opts(ia_xdp_prog_fd(x), &o);
-
-	return err ? err : (int)o.retval;
 }
 
 /* A full-size contribution of sender to chunk seq, with the IP TOS given. */
@@ -154,7 +123,7 @@ TEST_F(mk, marks_above_the_rate_only_past_the_threshold)
 		__u8 tos = i % 2 ? ECT0 : 0;
 
 		len = contrib(self->in, 5, i, 50, tos);
-		v = run(self->x, self->port[1], self->in, len, self->out);
+		v = run(self->x, self->port[1], self->in, len, self->out, NULL);
 		ASSERT_EQ(XDP_REDIRECT, v);
 		if (i <= 4) {
 			ASSERT_EQ(0, msg_flags(self->out) & IA_F_MARK) TH_LOG("frame %d", i);
@@ -184,7 +153,7 @@ TEST_F(mk, marks_above_the_rate_only_past_the_threshold)
 	q.rate_bps = 0;
 	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
 	len = contrib(self->in, 5, 13, 50, ECT0);
-	ASSERT_EQ(XDP_REDIRECT, run(self->x, self->port[1], self->in, len, self->out));
+	ASSERT_EQ(XDP_REDIRECT, run(self->x, self->port[1], self->in, len, self->out, NULL));
 	ASSERT_EQ(0, msg_flags(self->out) & IA_F_MARK);
 	ASSERT_EQ(ECT0, iph(self->out)->tos);
 }
@@ -200,7 +169,7 @@ TEST_F(mk, no_marks_below_the_rate)
 	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
 	for (i = 0; i < 300; i++) {
 		len = contrib(self->in, 5, i, 50, ECT0);
-		ASSERT_EQ(XDP_REDIRECT, run(self->x, self->port[1], self->in, len, self->out));
+		ASSERT_EQ(XDP_REDIRECT, run(self->x, self->port[1], self->in, len, self->out, NULL));
 		ASSERT_EQ(0, msg_flags(self->out) & IA_F_MARK) TH_LOG("frame %d", i);
 		ASSERT_EQ(ECT0, iph(self->out)->tos);
 	}
@@ -219,7 +188,7 @@ TEST_F(mk, kernel_forward_marked_too)
 	ASSERT_EQ(0, add_job(self->x, self->port, 6, IA_ROLE_RED, 1, IA_JOB_F_KERNEL_FWD));
 	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
 	len = contrib(self->in, 6, 0, 50, ECT0);
-	ASSERT_EQ(XDP_PASS, run(self->x, self->port[1], self->in, len, self->out));
+	ASSERT_EQ(XDP_PASS, run(self->x, self->port[1], self->in, len, self->out, NULL));
 	ASSERT_EQ(IA_F_MARK, msg_flags(self->out) & IA_F_MARK);
 	ASSERT_EQ(CE, iph(self->out)->tos);
 	ASSERT_EQ(csum_ip(iph(self->out)), iph(self->out)->check);
@@ -237,9 +206,9 @@ TEST_F(mk, blue_aggregate_marked_on_leaving)
 	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
 	/* The first contribution stays in the slot: nothing leaves, nothing is queued. */
 	len = contrib(self->in, 7, 0, 50, 0);
-	ASSERT_EQ(XDP_DROP, run(self->x, self->port[1], self->in, len, self->out));
+	ASSERT_EQ(XDP_DROP, run(self->x, self->port[1], self->in, len, self->out, NULL));
 	len = contrib(self->in, 7, 0, 51, 0);
-	ASSERT_EQ(XDP_REDIRECT, run(self->x, self->port[2], self->in, len, self->out));
+	ASSERT_EQ(XDP_REDIRECT, run(self->x, self->port[2], self->in, len, self->out, NULL));
 	ASSERT_EQ(IA_MSG_AGG, ((struct ia_hdr *)(self->out + IA_L2L4_LEN))->type);
 	ASSERT_EQ(IA_F_MARK, msg_flags(self->out) & IA_F_MARK);
 	ASSERT_EQ(csum_ip(iph(self->out)), iph(self->out)->check);
@@ -258,38 +227,6 @@ TEST_F(mk, config_checked)
 	q.limit = 0;
 	ASSERT_EQ(-ENOENT, ia_xdp_vq_set(self->x, self->peer[0], &q));
 	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
-}
-
-/* Next UDP frame to IA_UDP_PORT on a packet socket within 500 ms; 0 if none. */
-static int catch_frame(int fd, __u8 *buf, int size)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct sockaddr_ll from;
-	socklen_t flen;
-	ssize_t n;
-
-	while (poll(&p, 1, 500) > 0) {
-		flen = sizeof(from);
-		n = recvfrom(fd, buf, size, 0, (struct sockaddr *)&from, &flen);
-		if (n >= IA_PAYLOAD_OFF && from.sll_pkttype != PACKET_OUTGOING &&
-		    buf[23] == IPPROTO_UDP && ((struct udphdr *)(buf + 34))->dest == htons(IA_UDP_PORT))
-			return n;
-	}
-	return 0;
-}
-
-static int catcher(int ifindex)
-{
-	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = ifindex,
-	};
-	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /* Results are replicated through the egress program, which accounts the down port's queue. */

@@ -12,8 +12,7 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "xdp.h"
-#include "xdp_common.h"
+#include "xdp_switch.h"
 
 #define NPORTS	3	/* 0: up, 1..2: down */
 #define SELF_ID	77
@@ -21,12 +20,6 @@
 #define BASE	500
 #define NANN	1
 #define NMEM	3	/* senders 1..3 */
-
-#define IP(a, b, c, d)	htonl((a) << 24 | (b) << 16 | (c) << 8 | (d))
-
-static const __u8 mac_up_s[6] = { 0x02, 0, 0, 0, 0x03, 0x01 };
-static const __u8 mac_up_d[6] = { 0x02, 0, 0, 0, 0x04, 0x01 };
-static const __u8 mac_w[6] = { 0x02, 0, 0, 0, 0x01, 0x01 };
 
 FIXTURE(sp) {
 	struct ia_xdp *x;
@@ -36,16 +29,7 @@ FIXTURE(sp) {
 
 FIXTURE_SETUP(sp)
 {
-	char a[IFNAMSIZ], b[IFNAMSIZ];
-
-	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	for (int i = 0; i < NPORTS; i++) {
-		snprintf(a, sizeof(a), "p%d", i);
-		snprintf(b, sizeof(b), "q%d", i);
-		ASSERT_EQ(0, sh("ip link add %s type veth peer name %s && ip link set %s up && "
-				"ip link set %s up", a, b, a, b));
-		self->port[i] = if_nametoindex(a);
-	}
+	ASSERT_EQ(0, switch_ports(NPORTS, self->port, NULL));
 	ASSERT_EQ(0, ia_xdp_open(NULL, &self->x));
 	for (int i = 0; i < NPORTS; i++)
 		ASSERT_EQ(0, ia_xdp_port_add(self->x, self->port[i]));
@@ -72,19 +56,6 @@ static int add_sparse(struct ia_xdp *x, const int *port, __u32 window)
 	memcpy(j.up.smac, mac_up_s, 6);
 	memcpy(j.up.dmac, mac_up_d, 6);
 	return ia_xdp_job_add(x, &j);
-}
-
-static int run(struct ia_xdp *x, int ifindex, void *frame, int len, void *out, __u32 *outlen)
-{
-	struct xdp_md md = { .data_end = len, .ingress_ifindex = ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .data_out = out,
-		    .data_size_out = 4096, .ctx_in = &md, .ctx_size_in = sizeof(md));
-	int err = bpf_prog_test_run_opts(ia_xdp_prog_fd(x), &o);
-
-	if (err)
-		return err;
-	*outlen = o.data_size_out;
-	return o.retval;
 }
 
 static struct frame_spec msg(__u32 seq, __u32 sender, const __s32 *v)
@@ -126,13 +97,6 @@ static void expect_agg(struct __test_metadata *_metadata, FIXTURE_DATA(sp) *self
 	wlen = build_frame(self->want, &a);
 	ASSERT_EQ(wlen, olen);
 	ASSERT_EQ(0, memcmp(self->want, self->out, wlen));
-}
-
-static __u64 jctr(struct ia_xdp *x, int c)
-{
-	struct ia_counters v;
-
-	return ia_xdp_job_counters(x, JOB, &v) ? ~0ULL : v.c[c];
 }
 
 /* Instructions and verified instructions of prog; 0 if it cannot say. */
@@ -211,7 +175,7 @@ TEST_F(sp, blocks_merge_announced_members_exactly_once)
 	ASSERT_EQ(XDP_DROP, send_msg(_metadata, self, BASE, 3, ann[2], &olen));
 	/* Announcement not complete: blocks wait. */
 	ASSERT_EQ(XDP_DROP, send_msg(_metadata, self, BASE + 1, 1, b[0], &olen));
-	ASSERT_EQ(1, jctr(self->x, IA_C_DROP_WINDOW));
+	ASSERT_EQ(1, jctr(self->x, JOB, IA_C_DROP_WINDOW));
 	ASSERT_EQ(XDP_REDIRECT, send_msg(_metadata, self, BASE, 2, ann[1], &olen));
 	expect_agg(_metadata, self, BASE, cnt, 0, olen);
 
@@ -227,18 +191,18 @@ TEST_F(sp, blocks_merge_announced_members_exactly_once)
 	expect_agg(_metadata, self, BASE + 2, sum, 0, olen);
 	/* Block 2: member 1 did not announce it. */
 	ASSERT_EQ(XDP_DROP, send_msg(_metadata, self, BASE + 3, 1, b[0], &olen));
-	ASSERT_EQ(1, jctr(self->x, IA_C_DROP_MEMBER));
+	ASSERT_EQ(1, jctr(self->x, JOB, IA_C_DROP_MEMBER));
 	ASSERT_EQ(XDP_REDIRECT, send_msg(_metadata, self, BASE + 3, 3, b[2], &olen));
 	expect_agg(_metadata, self, BASE + 3, b[2], 0, olen);
 	/* A late resend of block 1 re-emits the stored sum. */
 	ASSERT_EQ(XDP_REDIRECT, send_msg(_metadata, self, BASE + 2, 2, b[1], &olen));
 	expect_agg(_metadata, self, BASE + 2, sum, IA_F_REEMIT, olen);
 
-	ASSERT_EQ(3 + 4, jctr(self->x, IA_C_AGGREGATED));
-	ASSERT_EQ(4, jctr(self->x, IA_C_EMIT));
-	ASSERT_EQ(1, jctr(self->x, IA_C_REEMIT));
-	ASSERT_EQ(2, jctr(self->x, IA_C_DUP));
-	ASSERT_EQ(5, jctr(self->x, IA_C_TX));
+	ASSERT_EQ(3 + 4, jctr(self->x, JOB, IA_C_AGGREGATED));
+	ASSERT_EQ(4, jctr(self->x, JOB, IA_C_EMIT));
+	ASSERT_EQ(1, jctr(self->x, JOB, IA_C_REEMIT));
+	ASSERT_EQ(2, jctr(self->x, JOB, IA_C_DUP));
+	ASSERT_EQ(5, jctr(self->x, JOB, IA_C_TX));
 }
 
 TEST_F(sp, out_of_range_and_short_messages_dropped)
@@ -252,13 +216,13 @@ TEST_F(sp, out_of_range_and_short_messages_dropped)
 	/* Past the blocks (the mask slot) and before the job. */
 	ASSERT_EQ(XDP_DROP, send_msg(_metadata, self, BASE + 4, 1, v, &olen));
 	ASSERT_EQ(XDP_DROP, send_msg(_metadata, self, BASE - 1, 1, v, &olen));
-	ASSERT_EQ(2, jctr(self->x, IA_C_DROP_WINDOW));
+	ASSERT_EQ(2, jctr(self->x, JOB, IA_C_DROP_WINDOW));
 	/* A sparse job's messages are whole. */
 	f.nelem = 37;
 	len = build_frame(self->in, &f);
 	ASSERT_EQ(XDP_DROP, run(self->x, self->port[1], self->in, len, self->out, &olen));
-	ASSERT_EQ(1, jctr(self->x, IA_C_DROP_NELEM));
-	ASSERT_EQ(0, jctr(self->x, IA_C_AGGREGATED));
+	ASSERT_EQ(1, jctr(self->x, JOB, IA_C_DROP_NELEM));
+	ASSERT_EQ(0, jctr(self->x, JOB, IA_C_AGGREGATED));
 }
 
 TEST_HARNESS_MAIN

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The switch under test of the BPF_PROG_TEST_RUN tables (xdp_table.c,
- * xdp_tail.c): its addresses, its veth ports in a namespace of the test's
- * own, a frame run through ia_xdp, its counters and its programs.
+ * xdp_tail.c, xdp_mark.c, xdp_sparse.c): its addresses, its veth ports in
+ * a namespace of the test's own, a frame run through ia_xdp, its counters
+ * and its programs, and the frames it sends out of a port, caught on the
+ * peer.
  */
 #ifndef INAGG_TESTS_XDP_SWITCH_H
 #define INAGG_TESTS_XDP_SWITCH_H
 
+#include <poll.h>
+#include <linux/if_packet.h>
 #include <bpf/bpf.h>
 
 #include "xdp.h"
@@ -47,7 +51,8 @@ static inline int switch_ports(int n, int *port, int *peer)
 
 /*
  * Runs the ingress program on frame (len bytes) arriving on ifindex: its
- * verdict. Not inlined: the harness's tests longjmp.
+ * verdict, and the length of what it left in out in *outlen (if not NULL).
+ * Not inlined: the harness's tests longjmp.
  */
 static __attribute__((noinline, unused))
 int run(struct ia_xdp *x, int ifindex, void *frame, int len, void *out, __u32 *outlen)
@@ -62,7 +67,8 @@ int run(struct ia_xdp *x, int ifindex, void *frame, int len, void *out, __u32 *o
 
 	if (err)
 		return err;
-	*outlen = o.data_size_out;
+	if (outlen)
+		*outlen = o.data_size_out;
 	return o.retval;
 }
 
@@ -102,6 +108,42 @@ static inline int switch_prog(struct ia_xdp *x, const char *name, struct bpf_pro
 		close(fd);
 	}
 	return found;
+}
+
+/* Opens a raw socket on ifindex to catch what the datapath sends there. */
+static inline int catcher(int ifindex)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = ifindex,
+	};
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* Next UDP frame to IA_UDP_PORT received on fd within 500 ms (others skipped). */
+static inline int catch_frame(int fd, __u8 *buf, int size)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct sockaddr_ll from;
+	socklen_t flen;
+	ssize_t n;
+
+	while (poll(&p, 1, 500) > 0) {
+		flen = sizeof(from);
+		n = recvfrom(fd, buf, size, 0, (struct sockaddr *)&from, &flen);
+		if (n >= IA_PAYLOAD_OFF && from.sll_pkttype != PACKET_OUTGOING &&
+		    buf[23] == IPPROTO_UDP &&
+		    ((struct udphdr *)(buf + 34))->dest == htons(IA_UDP_PORT))
+			return n;
+	}
+	return 0;
 }
 
 #endif /* INAGG_TESTS_XDP_SWITCH_H */

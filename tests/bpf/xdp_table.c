@@ -464,42 +464,6 @@ TEST_F(dp, kernel_forward_passes_up)
 	ASSERT_EQ(1, jctr(self->t.x, 22, IA_C_EMIT));
 }
 
-/* Opens a raw socket on ifindex to catch what the datapath sends there. */
-static int catcher(int ifindex)
-{
-	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = ifindex,
-	};
-	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
-
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		close(fd);
-		return -errno;
-	}
-	return fd;
-}
-
-/* Next UDP frame to IA_UDP_PORT received on fd within 500 ms (others skipped). */
-static int catch_frame(int fd, __u8 *buf, int size)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct sockaddr_ll from;
-	socklen_t flen;
-	ssize_t n;
-
-	while (poll(&p, 1, 500) > 0) {
-		flen = sizeof(from);
-		n = recvfrom(fd, buf, size, 0, (struct sockaddr *)&from, &flen);
-		if (n >= IA_PAYLOAD_OFF && from.sll_pkttype != PACKET_OUTGOING &&
-		    buf[23] == IPPROTO_UDP &&
-		    ((struct udphdr *)(buf + 34))->dest == htons(IA_UDP_PORT))
-			return n;
-	}
-	return 0;
-}
-
 TEST_F(dp, result_replication)
 {
 	__s32 v[IA_MAX_ELEMS];
