@@ -9,6 +9,7 @@
 #define INAGG_TESTS_LIVENET_H
 
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -50,25 +51,60 @@ struct env {
 	const char *up_args;	/* more options of "inagg net up" (NULL: none) */
 };
 
-static inline pid_t start_daemon(struct env *self)
+/*
+ * Forks build's inaggd on network tag of topology topo, listening on sock,
+ * its state in state, its log appended to dir/inaggd.log: its pid, or -1.
+ * It does not wait for the daemon to answer.
+ */
+static inline pid_t live_fork_daemon(const char *topo, const char *tag, const char *sock,
+				     const char *state, const char *dir, bool kernel_fwd)
 {
-	char log[160];
+	char log[PATH_MAX];
 	pid_t pid;
 
-	snprintf(log, sizeof(log), "%s/inaggd.log", self->dir);
+	snprintf(log, sizeof(log), "%s/inaggd.log", dir);
 	pid = fork();
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		char bin[PATH_MAX + 16];
 
-		/* Dies with its test (a timeout skips the teardown): never holds the network on. */
+		/*
+		 * Dies with its test: one killed at its timeout skips the teardown,
+		 * and a daemon left running keeps the network and the test lock.
+		 */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fd, 2);
 		snprintf(bin, sizeof(bin), "%s/inaggd", build);
-		execl(bin, "inaggd", "-t", self->topo, "-n", self->tag, "-s", self->sock, "-S",
-		      self->state, self->kernel_fwd ? "-K" : NULL, NULL);
+		execl(bin, "inaggd", "-t", topo, "-n", tag, "-s", sock, "-S", state,
+		      kernel_fwd ? "-K" : NULL, NULL);
 		_exit(127);
 	}
+	return pid;
+}
+
+/*
+ * Build directory of a program at build/tests/<layer>/<name> from its own
+ * path, into build: 0, or -1.
+ */
+static inline int live_find_build(void)
+{
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (len <= 0)
+		return -1;
+	exe[len] = '\0';
+	snprintf(build, sizeof(build), "%s", dirname(dirname(dirname(exe))));
+	return 0;
+}
+
+static inline pid_t start_daemon(struct env *self)
+{
+	pid_t pid = live_fork_daemon(self->topo, self->tag, self->sock, self->state, self->dir,
+				     self->kernel_fwd);
+
+	if (pid < 0)
+		return -1;
 	/*
 	 * Ready when the socket answers: up to 30 s (a start verifies no BPF
 	 * program; a PS job's first submission loads the tail's programs).

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,6 +26,7 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
+#include "livetest.h"
 #include "ctl.h"
 #include "err.h"
 #include "ledger.h"
@@ -35,8 +35,6 @@
 #include "topo.h"
 #include "xdp.h"
 #include "../nstest.h"
-
-static char build[PATH_MAX];
 
 /* Capacity 1 everywhere: a second job can aggregate nowhere. Slots: s1 keeps the default. */
 static const char topo3[] = "{\"switches\": ["
@@ -53,28 +51,10 @@ FIXTURE(d)
 	pid_t daemon;
 };
 
-static pid_t start_daemon(FIXTURE_DATA(d) *self, const char *sock, const char *state)
+/* A daemon on the test's network, with socket sock and state file state (not waited for). */
+static pid_t fork_daemon(FIXTURE_DATA(d) *self, const char *sock, const char *state)
 {
-	char log[128], bin[PATH_MAX + 16];
-	pid_t pid;
-
-	snprintf(log, sizeof(log), "%s/inaggd.log", self->dir);
-	pid = fork();
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		/*
-		 * Dies with its test: one killed at its timeout skips the teardown,
-		 * and a daemon left running keeps the network and the test lock.
-		 */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fd, 2);
-		snprintf(bin, sizeof(bin), "%s/inaggd", build);
-		execl(bin, "inaggd", "-t", self->topo, "-n", self->tag, "-s", sock, "-S", state,
-		      NULL);
-		_exit(127);
-	}
-	return pid;
+	return live_fork_daemon(self->topo, self->tag, sock, state, self->dir, false);
 }
 
 /* Sends len bytes (then ends the request), returns the answer's text in buf ("" if none). */
@@ -212,7 +192,7 @@ FIXTURE_SETUP(d)
 			self->tag)) {
 		d_clean(self);
 	}
-	self->daemon = start_daemon(self, self->sock, self->state);
+	self->daemon = fork_daemon(self, self->sock, self->state);
 	ASSERT_LT(0, self->daemon);
 	ASSERT_TRUE(started(self)) {
 		d_clean(self);
@@ -429,7 +409,7 @@ TEST_F_TIMEOUT(d, one_daemon_per_network_never_over_capacity, 300)
 	/* A second daemon on the same network, with its own socket and state: refused. */
 	snprintf(sock2, sizeof(sock2), "%s/second.sock", self->dir);
 	snprintf(state2, sizeof(state2), "%s/second.json", self->dir);
-	second = start_daemon(self, sock2, state2);
+	second = fork_daemon(self, sock2, state2);
 	ASSERT_LT(0, second);
 	ASSERT_EQ(second, waitpid(second, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
@@ -452,7 +432,7 @@ TEST_F_TIMEOUT(d, one_daemon_per_network_never_over_capacity, 300)
 	/* Once the first is gone, a daemon may take the network (and recovers its jobs). */
 	kill(self->daemon, SIGTERM);
 	waitpid(self->daemon, NULL, 0);
-	self->daemon = start_daemon(self, self->sock, self->state);
+	self->daemon = fork_daemon(self, self->sock, self->state);
 	ASSERT_TRUE(started(self)) {
 		d_clean(self);
 	}
@@ -491,7 +471,7 @@ TEST_F_TIMEOUT(d, daemon_dies_with_its_test, 120)
 	test = fork();
 	ASSERT_LE(0, test);
 	if (test == 0) {
-		pid_t d = start_daemon(self, self->sock, self->state);
+		pid_t d = fork_daemon(self, self->sock, self->state);
 
 		if (write(p[1], &d, sizeof(d)) != sizeof(d))
 			_exit(1);
@@ -511,7 +491,7 @@ TEST_F_TIMEOUT(d, daemon_dies_with_its_test, 120)
 		usleep(50000);
 	ASSERT_TRUE(gone(dpid)) TH_LOG("daemon %d outlived its test", dpid);
 	/* A new daemon takes the network: the old one is gone with its claim. */
-	self->daemon = start_daemon(self, self->sock, self->state);
+	self->daemon = fork_daemon(self, self->sock, self->state);
 	ASSERT_LT(0, self->daemon);
 	EXPECT_TRUE(started(self));
 	EXPECT_NE(0, sh("grep -q 'already has its daemon' %s/inaggd.log", self->dir));
@@ -1147,15 +1127,4 @@ TEST_F_TIMEOUT(d, held_lock_bounded_wait, 300)
 	EXPECT_TRUE(answers(self, 1000));
 }
 
-int main(int argc, char **argv)
-{
-	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (len <= 0)
-		return 1;
-	exe[len] = '\0';
-	/* build/tests/net/inaggd -> build */
-	snprintf(build, sizeof(build), "%s", dirname(dirname(dirname(exe))));
-	return test_harness_run(argc, argv);
-}
+LIVE_TEST_MAIN

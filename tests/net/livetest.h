@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the kselftest programs on a live network (tests/net/live.c,
- * tenants.c, marks.c) share beyond tests/livenet.h, which benchmarks use
+ * tenants.c, marks.c, inaggd.c, wordcount.c) share beyond tests/livenet.h, which benchmarks use
  * too: the paper's Fig. 1, a fixture holding one network and its daemon,
  * the exactness check and main(). Include after kselftest_harness.h.
  */
 #ifndef INAGG_TESTS_NET_LIVETEST_H
 #define INAGG_TESTS_NET_LIVETEST_H
-
-#include <libgen.h>
-#include <limits.h>
-#include <unistd.h>
 
 #include "../livenet.h"
 
@@ -58,13 +54,8 @@ static inline void live_check_exact(struct __test_metadata *_metadata, const str
 #define LIVE_TEST_MAIN								\
 	int main(int argc, char **argv)						\
 	{									\
-		char exe[PATH_MAX];						\
-		ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);	\
-										\
-		if (len <= 0)							\
+		if (live_find_build())						\
 			return 1;						\
-		exe[len] = '\0';						\
-		snprintf(build, sizeof(build), "%s", dirname(dirname(dirname(exe)))); \
 		return test_harness_run(argc, argv);				\
 	}
 

@@ -17,7 +17,6 @@
  * Namespaces: ia-<tag>-*, tag "w<pid>", removed by the teardown.
  */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,7 +32,7 @@
 /* The harness compares expected literals (int) with unsigned values. */
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "../nstest.h"
+#include "livetest.h"
 #include "netns.h"
 #include "netplan.h"
 #include "place.h"
@@ -49,8 +48,6 @@
 #ifndef RETRIES
 #define RETRIES	200
 #endif
-
-static char build[PATH_MAX];
 
 static const char fig1[] =
 	"{\"switches\": ["
@@ -393,15 +390,4 @@ TEST_F_TIMEOUT(wc, counts_exact_and_messages_as_modelled, 300)
 	free(merged);
 }
 
-int main(int argc, char **argv)
-{
-	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (len <= 0)
-		return 1;
-	exe[len] = '\0';
-	/* build/tests/net/wordcount -> build */
-	snprintf(build, sizeof(build), "%s", dirname(dirname(dirname(exe))));
-	return test_harness_run(argc, argv);
-}
+LIVE_TEST_MAIN
