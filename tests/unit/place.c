@@ -147,6 +147,20 @@ static void check_consistent(struct __test_metadata *_metadata, const struct ia_
 	free(msgs);
 }
 
+/* SMC's placement of pb is consistent and as congested as that of the exact algorithm ref. */
+static void smc_equals(struct __test_metadata *_metadata, const struct ia_problem *pb,
+		       enum ia_algo ref, int iter)
+{
+	struct ia_placement a, b;
+
+	ASSERT_EQ(0, place_congestion(pb, IA_ALGO_SMC, &a));
+	ASSERT_EQ(0, place_congestion(pb, ref, &b));
+	check_consistent(_metadata, pb, IA_ALGO_SMC, &a);
+	ASSERT_EQ(0, ia_ratio_cmp(a.congestion, b.congestion)) TH_LOG("iter %d", iter);
+	ia_placement_free(&a);
+	ia_placement_free(&b);
+}
+
 TEST(smc_equals_brute_2000_random_trees)
 {
 	int compared = 0;
@@ -189,16 +203,10 @@ TEST(smc_with_base_load_equals_brute)
 		struct ia_topo *t = random_topo(n);
 		uint64_t *base = calloc(n, sizeof(*base));
 		struct ia_problem pb = { .topo = t, .k = rnd() % (n + 1), .base = base };
-		struct ia_placement a, b;
 
 		for (int v = 0; v < n; v++)
 			base[v] = rnd() % 4 ? 0 : rnd() % 12;
-		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC, &a));
-		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_BRUTE, &b));
-		check_consistent(_metadata, &pb, IA_ALGO_SMC, &a);
-		ASSERT_EQ(0, ia_ratio_cmp(a.congestion, b.congestion)) TH_LOG("iter %d", iter);
-		ia_placement_free(&a);
-		ia_placement_free(&b);
+		smc_equals(_metadata, &pb, IA_ALGO_BRUTE, iter);
 		free(base);
 		ia_topo_free(t);
 	}
@@ -212,14 +220,8 @@ TEST(smc_fast_equals_naive_large)
 		int n = 20 + rnd() % 300;
 		struct ia_topo *t = random_topo(n);
 		struct ia_problem pb = { .topo = t, .k = rnd() % 40 };
-		struct ia_placement a, b;
 
-		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC, &a));
-		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC_NAIVE, &b));
-		check_consistent(_metadata, &pb, IA_ALGO_SMC, &a);
-		ASSERT_EQ(0, ia_ratio_cmp(a.congestion, b.congestion)) TH_LOG("iter %d", iter);
-		ia_placement_free(&a);
-		ia_placement_free(&b);
+		smc_equals(_metadata, &pb, IA_ALGO_SMC_NAIVE, iter);
 		ia_topo_free(t);
 	}
 }
@@ -397,7 +399,6 @@ TEST_F_TIMEOUT(slow, smc_incremental_equals_naive_on_generated_trees, 300)
 		struct ia_gen_opts g;
 		struct ia_topo *t;
 		struct ia_problem pb;
-		struct ia_placement a, b;
 
 		ia_gen_defaults(&g);
 		g.depth = 6 + iter % 4;
@@ -408,12 +409,7 @@ TEST_F_TIMEOUT(slow, smc_incremental_equals_naive_on_generated_trees, 300)
 		g.seed = 100 + iter;
 		ASSERT_EQ(0, ia_gen_tree(&g, &t));
 		pb = (struct ia_problem){ .topo = t, .k = 1 + iter * 3 % 40 };
-		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC, &a));
-		ASSERT_EQ(0, place_congestion(&pb, IA_ALGO_SMC_NAIVE, &b));
-		check_consistent(_metadata, &pb, IA_ALGO_SMC, &a);
-		ASSERT_EQ(0, ia_ratio_cmp(a.congestion, b.congestion)) TH_LOG("iter %d", iter);
-		ia_placement_free(&a);
-		ia_placement_free(&b);
+		smc_equals(_metadata, &pb, IA_ALGO_SMC_NAIVE, iter);
 		ia_topo_free(t);
 	}
 }
