@@ -246,9 +246,14 @@ static int job_call(const struct opt_cmd *cmd, const char *wire, int argc, char 
 	req = job_request(cmd, wire, argc, argv, &a);
 	if (!req || rpc_call(a.sock, req, &reply))
 		return 1;
-	if (out_is_json())
+	if (out_is_json()) {
+		/* A submission's refusals belong with the job printed (it was placed without them). */
+		if (!strcmp(wire, "submit") && json_object_object_get_ex(reply, "job", &v) &&
+		    json_object_object_get_ex(reply, "refused", &refused))
+			json_object_object_add(v, "refused", json_object_get(refused));
 		return rpc_print_json(reply, !strcmp(wire, "list") || !strcmp(wire, "window") ?
 						     NULL : "job");
+	}
 	if (!strcmp(wire, "list")) {
 		json_object_object_get_ex(reply, "jobs", &v);
 		printf("network %s: %zu jobs\n", rpc_str(reply, "network"),
