@@ -143,27 +143,31 @@ parser_choices() {
 # it (long and short form) are the parser's names, and none where it takes
 # no list.
 values_of_options() {
-	local c s l m want got f n=0
+	local c s l m want got f help forms n=0
 	while read -r c; do
+		help=$(inagg $c -h)
 		while read -r s l m; do
 			[ -n "$m" ] || continue
 			want=$(parser_choices "$c" "--$l" | sort)
-			f=; [ "$s" != - ] && f=-$s
-			for f in "--$l" $f; do
-				got=$(offer inagg $c "$f" "" | sort)
-				if [ -n "$want" ]; then
-					[ "$got" = "$want" ] || {
-						echo "inagg $c $f: offers '$(echo $got)'," \
-							"the parser takes '$(echo $want)'"
+			forms=("--$l")
+			[ "$s" != - ] && forms+=("-$s")
+			for f in "${forms[@]}"; do
+				if [ -z "$want" ]; then
+					[ -z "$(_inagg_choices "$help" "$f")" ] || {
+						echo "inagg $c $f: offers names, the parser takes no list"
 						return 1
 					}
-				elif [ -n "$(_inagg_choices "$(inagg $c -h)" "$f")" ]; then
-					echo "inagg $c $f: offers names, the parser takes no list"
-					return 1
+					continue
 				fi
+				got=$(offer inagg $c "$f" "" | sort)
+				[ "$got" = "$want" ] || {
+					echo "inagg $c $f: offers '$(echo $got)'," \
+						"the parser takes '$(echo $want)'"
+					return 1
+				}
 			done
 			[ -n "$want" ] && n=$((n + 1))
-		done < <(inagg $c -h | sed -n '/^Options:/,$p' | grep -E '^  -|^      --' |
+		done < <(sed -n '/^Options:/,$p' <<<"$help" | grep -E '^  -|^      --' |
 			sed -E 's/^ +//; s/,? +/ /g' |
 			awk '{ if ($1 ~ /^--/) { s = "-"; l = $1; m = $2 }
 			       else { s = substr($1, 2); l = $2; m = $3 }
