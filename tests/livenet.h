@@ -227,6 +227,7 @@ struct run {
 	int running_at_kill;	/* workers not done when the daemon was killed */
 	volatile sig_atomic_t ps_stop;
 	struct ia_worker_stats wst[LIVE_MAXW];
+	struct ia_ps_stats pst;		/* the destination's */
 	struct outcome ps, w[LIVE_MAXW];
 };
 
@@ -336,6 +337,7 @@ static inline int allreduce(struct env *self, json_object *job, int chunks, stru
 		r->ps.rc = ia_ps_run(ps, r->ps.err, sizeof(r->ps.err));
 		r->ps.checksum = ia_host_checksum(ia_ps_result(ps), n);
 		ia_ps_stats(ps, &st);
+		r->pst = st;
 		r->elapsed = st.elapsed;
 		ia_ps_close(ps);
 		_exit(0);

@@ -109,7 +109,7 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	json_object *resp = request(&net, "{\"cmd\": \"submit\", \"k\": 2}");
 	struct run *r = new_run();
 	struct impair_counts ic, sum = { 0 };
-	uint64_t retx = 0, timeouts = 0, nacks = 0, srtt = 0, min_rtt = 0;
+	uint64_t retx = 0, timeouts = 0, fresh = 0, nacks = 0, srtt = 0, min_rtt = 0;
 	uint32_t max_retx = 0;
 	int ret = -1;
 
@@ -134,6 +134,7 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	for (int i = 0; i < r->nworkers; i++) {
 		retx += r->wst[i].retx;
 		timeouts += r->wst[i].timeouts;
+		fresh += r->wst[i].timeouts_fresh;
 		nacks += r->wst[i].nacks;
 		if (r->wst[i].max_retx > max_retx)
 			max_retx = r->wst[i].max_retx;
@@ -143,12 +144,16 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	*seconds = r->seconds;
 	*exact = run_exact(r);
 	printf("round %d  %-9s %7.3f s  %s  frames %llu dropped %llu (%.1f%%)  resent %llu "
-	       "(timer %llu, NACKed %llu, most of one chunk %u)  rtt mean %.1f ms, min %.1f ms\n",
+	       "(timer %llu, of chunks sent once %llu, NACKed %llu, most of one chunk %u)  "
+	       "rtt mean %.1f ms, min %.1f ms  PS late %llu (quiet %llu), results sent %llu\n",
 	       round + 1, cases[c].name, r->seconds, *exact ? "exact" : "NOT EXACT",
 	       (unsigned long long)sum.seen, (unsigned long long)sum.dropped,
 	       sum.seen ? 100.0 * sum.dropped / sum.seen : 0, (unsigned long long)retx,
-	       (unsigned long long)timeouts, (unsigned long long)nacks, max_retx,
-	       srtt / 1e3 / r->nworkers, min_rtt / 1e3 / r->nworkers);
+	       (unsigned long long)timeouts, (unsigned long long)fresh, (unsigned long long)nacks,
+	       max_retx,
+	       srtt / 1e3 / r->nworkers, min_rtt / 1e3 / r->nworkers,
+	       (unsigned long long)r->pst.late, (unsigned long long)r->pst.late_quiet,
+	       (unsigned long long)r->pst.results);
 	if (!*exact) {
 		if (r->ps.rc)
 			printf("#   destination: %s\n", r->ps.err);

@@ -184,7 +184,8 @@ static void run_case(struct __test_metadata *_metadata, int nw, int nchunks, uin
 {
 	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	uint64_t retx = 0, timeouts = 0;
+	uint64_t retx = 0, timeouts = 0, fresh = 0;
+	double elapsed = 0;
 
 	ASSERT_NE(MAP_FAILED, sh);
 	EXPECT_EQ(nw, lossy_allreduce(_metadata, nw, nchunks, loss_ppm, dup_ppm, 1, sh));
@@ -194,11 +195,14 @@ static void run_case(struct __test_metadata *_metadata, int nw, int nchunks, uin
 	for (int i = 0; i < nw; i++) {
 		retx += sh->st[i].retx;
 		timeouts += sh->st[i].timeouts;
+		fresh += sh->st[i].timeouts_fresh;
+		elapsed = sh->st[i].elapsed > elapsed ? sh->st[i].elapsed : elapsed;
 	}
 	if (loss_ppm)
 		EXPECT_LT(0U, retx);
-	TH_LOG("%d workers, %d chunks, %u ppm loss: resent %llu (by timer %llu), PS late %llu",
-	       nw, nchunks, loss_ppm, (unsigned long long)retx, (unsigned long long)timeouts,
+	TH_LOG("%d workers, %d chunks, %u ppm loss: %.3f s, resent %llu (by timer %llu, of "
+	       "chunks sent once %llu), PS late %llu", nw, nchunks, loss_ppm, elapsed,
+	       (unsigned long long)retx, (unsigned long long)timeouts, (unsigned long long)fresh,
 	       (unsigned long long)sh->ps.late);
 	munmap(sh, sizeof(*sh));
 }

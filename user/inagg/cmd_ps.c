@@ -18,7 +18,7 @@ struct ps_args {
 	struct ia_ps_cfg cfg;
 	struct member_list members, expect;
 	const char *ready, *out;
-	bool unicast, forever;
+	bool unicast, forever, no_nack;
 	int frac;
 };
 
@@ -112,6 +112,9 @@ static const struct opt ps_opts[] = {
 	HOST_OPT_BASE(P, cfg.base_seq),
 	OPT_INT(0, "linger", "MS", P, cfg.linger_ms, 0, INT32_MAX, 0,
 		"idle time served after completion"),
+	OPT_FLAG(0, "no-nack", P, no_nack, 0,
+		 "never ask the workers for pieces found lost (NACKs, docs/hosts.md): leave "
+		 "them to the workers' own recovery"),
 	OPT_FLAG(0, "forever", P, forever, 0, "serve until SIGINT/SIGTERM"),
 	OPT_STR(0, "ready", "FILE", P, ready, 0, "create FILE once the socket is bound"),
 	OPT_INT('F', "float", "FRAC", P, frac, 0, 30, OPT_NODEF,
@@ -138,7 +141,8 @@ const struct opt_cmd ps_run_cmd = {
 		 "contributions, aggregates, duplicates, late, late_quiet (of the late, not\n"
 		 "answered: their result went down < 1 ms before), results_sent, marks, ce (of\n"
 		 "the marks, messages that arrived IP CE), collisions (accepted messages that\n"
-		 "collided in a tail), dropped {reason: count}, elapsed, checksum.\n",
+		 "collided in a tail), nacks (NACK messages sent), nacked (pieces they asked\n"
+		 "for), dropped {reason: count}, elapsed, checksum.\n",
 };
 
 /*
@@ -183,6 +187,7 @@ int cmd_ps_run(int argc, char **argv)
 		a.cfg.down_mode = IA_PS_DOWN_UNICAST;
 	if (a.forever)
 		a.cfg.linger_ms = -1;
+	a.cfg.nack = !a.no_nack;
 	a.cfg.nmembers = a.members.n;
 	a.cfg.members = a.members.v;
 	a.cfg.stop = &host_stop;
@@ -226,7 +231,9 @@ int cmd_ps_run(int argc, char **argv)
 	out_uint("results_sent", "  results_sent %llu", st.results);
 	out_uint("marks", "  marks %llu", st.marks);
 	out_uint("ce", " (ce %llu)", st.ce);
-	out_uint("collisions", "  collisions %llu\n", st.colls);
+	out_uint("collisions", "  collisions %llu", st.colls);
+	out_uint("nacks", "  nacks %llu", st.nacks);
+	out_uint("nacked", " (pieces %llu)\n", st.nacked);
 	out_obj_open("dropped");
 	out_text("dropped");
 	for (i = 0; i < IA_PS_DROP__COUNT; i++) {

@@ -316,7 +316,7 @@ int ia_api_ps_serve(struct ia_api *h, volatile int *stop, char *err, size_t errl
 		.job = h->job, .id = IA_SENDER_DEST, .nworkers = h->nworkers,
 		.nelem = h->capacity, .addr = h->addr, .port = h->port, .chunk = IA_API_CHUNK,
 		.down_mode = h->unicast ? IA_PS_DOWN_UNICAST : IA_PS_DOWN_ADDR, .down = h->down,
-		.linger_ms = -1, .stop = stop,
+		.linger_ms = -1, .stop = stop, .nack = true,
 	};
 	h->serving = true;
 	ret = ia_ps_open(&cfg, &ps, err, errlen);

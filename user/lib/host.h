@@ -91,6 +91,7 @@ struct ia_worker_stats {
 	uint32_t max_retx;		/* most retransmissions of one chunk */
 	uint64_t timeouts;		/* retransmissions by timer (the others: by later results
 					 * or a NACK) */
+	uint64_t timeouts_fresh;	/* of which of chunks sent only once before */
 	uint64_t nacks;			/* NACKs of chunks in flight received */
 	uint32_t srtt_us;		/* smoothed round-trip time at the end */
 	uint32_t min_rtt_us;		/* shortest round trip */
@@ -146,8 +147,9 @@ struct ia_ps_cfg {
 	 */
 	const uint64_t *sets;
 	/*
-	 * NACK chunks found lacking a piece (host_ps_nack.c, docs/hosts.md):
-	 * off by default until it is shown to pay on Fig. 1.
+	 * NACK chunks found lacking a piece (host_ps_nack.c, docs/hosts.md).
+	 * Off when 0 here, but on in every PS users start (inagg ps run unless
+	 * --no-nack, ia_api_ps_serve()): it paid on Fig. 1 (docs/hosts.md).
 	 */
 	bool nack;
 	int linger_ms;			/* idle time served after the last chunk; < 0: forever */

@@ -431,6 +431,7 @@ static int timer_fired(struct wrun *r, struct wchunk *c, uint64_t now)
 		c->tmo++;
 	c->timer_sent = now;
 	r->w->st.timeouts++;
+	r->w->st.timeouts_fresh += c->sends == 1;
 	return 0;
 }
 
