@@ -115,4 +115,18 @@ static inline void impair_destroy(struct impair *im)
 	im->skel = NULL;
 }
 
+/* Stops and frees im[0..n-1]; what they dropped and cloned is added to *sum. */
+static inline void impair_destroy_all(struct impair *im, int n, struct impair_counts *sum)
+{
+	struct impair_counts c;
+
+	for (int i = 0; i < n; i++) {
+		impair_counts(&im[i], &c);
+		sum->dropped += c.dropped;
+		sum->cloned += c.cloned;
+		impair_set(&im[i], 0, 0);
+		impair_destroy(&im[i]);
+	}
+}
+
 #endif

@@ -409,7 +409,7 @@ TEST_F_TIMEOUT(bridge, link_loss_and_clones, 120)
 {
 	uint64_t c = ia_host_nchunks(1000 * 256, 256), retx = 0;
 	struct impair im[NW_MAX + 1];
-	struct impair_counts ic, sum = { 0 };
+	struct impair_counts sum = { 0 };
 	int i;
 
 	for (i = 0; i <= NW_MAX; i++) {
@@ -422,13 +422,7 @@ TEST_F_TIMEOUT(bridge, link_loss_and_clones, 120)
 	self->s.ps.faults = (struct ia_host_faults){ .reorder_ppm = 100000, .seed = 9 };
 	ASSERT_EQ(0, bridge_prepare(&self->s, 1000 * 256, &self->want));
 	ASSERT_EQ(0, scen_run(&self->s));
-	for (i = 0; i <= NW_MAX; i++) {
-		impair_counts(&im[i], &ic);
-		sum.dropped += ic.dropped;
-		sum.cloned += ic.cloned;
-		impair_set(&im[i], 0, 0);
-		impair_destroy(&im[i]);
-	}
+	impair_destroy_all(im, NW_MAX + 1, &sum);
 	EXPECT_EQ(0, check_results(&self->s, self->want));
 	EXPECT_EQ(c, self->s.m->ps.done);
 	EXPECT_EQ(NW_MAX * c, self->s.m->ps.contrib);

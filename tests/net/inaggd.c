@@ -840,28 +840,12 @@ TEST_F_TIMEOUT(d, stats_show_head_occupancy_and_utilisation, 300)
 	json_object_put(o);
 }
 
-/* Job id's lent head slots in switch sN's ledger, -1 if it holds no entry. */
-static long long ledger_lent(FIXTURE_DATA(d) *self, int v, unsigned int id)
-{
-	struct ia_ledger_job lj;
-	struct ia_ledger *l;
-	char ns[64];
-	int ret;
-
-	snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
-	if (ia_ledger_open(&l, IA_LEDGER_AUTO, ns))
-		return -1;
-	ret = ia_ledger_job(l, id, &lj);
-	ia_ledger_close(l);
-	return ret ? -1 : (long long)lj.lent;
-}
-
 /* Polls (up to 20 s) until job id lends want slots at switch v; what it lends then. */
 static long long wait_lent(FIXTURE_DATA(d) *self, int v, unsigned int id, long long want)
 {
 	long long got = -1;
 
-	for (int i = 0; i < 200 && (got = ledger_lent(self, v, id)) != want; i++)
+	for (int i = 0; i < 200 && (got = live_ledger_lent(self->tag, v, id)) != want; i++)
 		usleep(100000);
 	return got;
 }
@@ -884,7 +868,7 @@ TEST_F_TIMEOUT(d, lends_follow_the_window, 300)
 	ASSERT_STREQ("[ \"s1\" ]", str_at(o, "job", "blue"));
 	json_object_put(o);
 	EXPECT_EQ(24, wait_lent(self, 1, 1, 24));
-	EXPECT_EQ(-1, ledger_lent(self, 2, 1));	/* not on its path */
+	EXPECT_EQ(-1, live_ledger_lent(self->tag, 2, 1));	/* not on its path */
 	usleep(300000);	/* the sample that lent published too */
 	/* Per job link and per switch: the lend, counted; the tail's counters there. */
 	o = ask(self, "{\"cmd\": \"stats\", \"job\": 1}\n", true);
@@ -941,7 +925,7 @@ TEST_F_TIMEOUT(d, lends_follow_the_window, 300)
 	json_object_put(o);
 	o = ask(self, "{\"cmd\": \"end\", \"job\": 1}\n", true);
 	json_object_put(o);
-	EXPECT_EQ(-1, ledger_lent(self, 1, 1));
+	EXPECT_EQ(-1, live_ledger_lent(self->tag, 1, 1));
 	o = ask(self, "{\"cmd\": \"submit\", \"k\": 3, \"class\": \"ps\"}\n", true);
 	json_object_put(o);
 	o = ask(self, "{\"cmd\": \"window\", \"job\": 1, \"window\": 1}\n", false);

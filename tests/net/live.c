@@ -175,7 +175,7 @@ TEST_F_TIMEOUT(net, lossy_hosts_still_exact, 300)
 	struct run *r = new_run();
 	long long dups = 0, reemitted = 0;
 	struct impair im[LIVE_MAXW + 1];
-	struct impair_counts ic, sum = { 0 };
+	struct impair_counts sum = { 0 };
 	json_object *workers;
 	int nim;
 
@@ -195,13 +195,7 @@ TEST_F_TIMEOUT(net, lossy_hosts_still_exact, 300)
 					  .reorder_ppm = 50000, .seed = 1 };
 	/* The library's timeouts: nothing here counts messages. */
 	ASSERT_EQ(0, allreduce(&self->e, get(resp, "job"), CHUNKS, r, &faults, NULL, NULL));
-	for (int i = 0; i < nim; i++) {
-		impair_counts(&im[i], &ic);
-		sum.dropped += ic.dropped;
-		sum.cloned += ic.cloned;
-		impair_set(&im[i], 0, 0);
-		impair_destroy(&im[i]);
-	}
+	impair_destroy_all(im, nim, &sum);
 	live_check_exact(_metadata, r);
 	EXPECT_LT(0U, sum.dropped);
 	EXPECT_LT(0U, sum.cloned);

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the kselftest programs on a live network (tests/net/live.c,
- * tenants.c, marks.c, inaggd.c, wordcount.c) share beyond tests/livenet.h, which benchmarks use
- * too: the paper's Fig. 1, a fixture holding one network and its daemon,
- * the exactness check and main(). Include after kselftest_harness.h.
+ * tenants.c, marks.c, inaggd.c, wordcount.c) share beyond tests/livenet.h,
+ * which benchmarks use too: the paper's Fig. 1, a fixture holding one
+ * network and its daemon, a switch's ledger entry, the exactness check and
+ * main(). Include after kselftest_harness.h.
  */
 #ifndef INAGG_TESTS_NET_LIVETEST_H
 #define INAGG_TESTS_NET_LIVETEST_H
 
 #include "../livenet.h"
+#include "ledger.h"
 
 /* The paper's Fig. 1 (docs/fig1.json, rate 1), every switch able to take two jobs. */
 static const char live_fig1[] =
@@ -38,6 +40,22 @@ static const char live_fig1[] =
 	{									\
 		env_down(&self->e);						\
 	}
+
+/* Job id's lent head slots in the ledger of switch sV of network tag; -1 if it holds no entry. */
+static inline long long live_ledger_lent(const char *tag, int v, uint32_t id)
+{
+	struct ia_ledger_job lj;
+	struct ia_ledger *l;
+	char ns[64];
+	int ret;
+
+	snprintf(ns, sizeof(ns), "ia-%s-s%d", tag, v);
+	if (ia_ledger_open(&l, IA_LEDGER_AUTO, ns))
+		return -1;
+	ret = ia_ledger_job(l, id, &lj);
+	ia_ledger_close(l);
+	return ret ? -1 : (long long)lj.lent;
+}
 
 /* The destination and every worker of r succeeded with the exact sum. */
 static inline void live_check_exact(struct __test_metadata *_metadata, const struct run *r)

@@ -74,29 +74,14 @@ LIVE_FIXTURE(mt, fig1_half, 0, false)
 
 static struct ia_host_faults faults;
 
-/* Job id's lent head slots in switch v's ledger (-1: no entry). */
-static long long lent_at(struct env *e, int v, uint32_t id)
-{
-	struct ia_ledger_job lj;
-	struct ia_ledger *l;
-	char ns[64];
-	int ret;
-
-	snprintf(ns, sizeof(ns), "ia-%s-s%d", e->tag, v);
-	if (ia_ledger_open(&l, IA_LEDGER_AUTO, ns))
-		return -1;
-	ret = ia_ledger_job(l, id, &lj);
-	ia_ledger_close(l);
-	return ret ? -1 : (long long)lj.lent;
-}
-
 /* Reports the INA job's window and waits (20 s at most) until s2 and s4 lend want. */
 static bool window_lends(struct env *e, uint32_t id, int window, long long want)
 {
 	json_object_put(request(e, "{\"cmd\": \"window\", \"job\": %u, \"window\": %d}", id,
 				window));
 	for (int i = 0; i < 200; i++) {
-		if (lent_at(e, 2, id) == want && lent_at(e, 4, id) == want)
+		if (live_ledger_lent(e->tag, 2, id) == want &&
+		    live_ledger_lent(e->tag, 4, id) == want)
 			return true;
 		usleep(100000);
 	}
@@ -200,7 +185,7 @@ TEST_F_TIMEOUT(mt, ina_and_ps_jobs_share_half_the_memory_exactly, 1200)
 {
 	json_object *job[4], *st, *links, *workers;
 	struct impair im[LIVE_MAXW + 1];
-	struct impair_counts ic, sum = { 0 };
+	struct impair_counts sum = { 0 };
 	uint32_t id[4];
 	long long hits = 0, colls = 0, claims = 0, tx_total[NSW] = { 0 }, job_tx[NSW] = { 0 };
 	int nim;
@@ -247,13 +232,7 @@ TEST_F_TIMEOUT(mt, ina_and_ps_jobs_share_half_the_memory_exactly, 1200)
 	run_job(_metadata, &self->e, get(job[1], "job"), 0, 30);
 	usleep(500000);	/* a few more samples of the quiet end */
 
-	for (int i = 0; i < nim; i++) {
-		impair_counts(&im[i], &ic);
-		sum.dropped += ic.dropped;
-		sum.cloned += ic.cloned;
-		impair_set(&im[i], 0, 0);
-		impair_destroy(&im[i]);
-	}
+	impair_destroy_all(im, nim, &sum);
 	EXPECT_LT(0U, sum.dropped);
 	EXPECT_LT(0U, sum.cloned);
 
