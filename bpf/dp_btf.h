@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Never loaded ("?"), in each program object (inagg.bpf.c,
- * inagg_tail.bpf.c): clang 14 emits only a forward declaration for the
+ * Never loaded ("?"), in each program object (inagg.bpf.c, inagg_tail.bpf.c,
+ * inagg_other.bpf.c): clang 14 emits only a forward declaration for the
  * value of a map-in-map's inner map, which libbpf cannot size. Naming the
  * types here puts them whole into BTF, where libbpf sizes the inner map
  * templates and the loader finds the types to create each job's inner maps

@@ -17,6 +17,7 @@
 #include "dp_maps.h"
 #include "dp_lookup.h"
 #include "dp_mark.h"
+#include "dp_btf.h"
 
 #define IA_AF_INET	2
 
@@ -48,15 +49,3 @@ int ia_other(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-/* As in inagg.bpf.c: the inner maps' value types whole in BTF (never loaded). */
-SEC("?xdp")
-int ia_btf_types(struct xdp_md *ctx)
-{
-	volatile __u32 id = __builtin_btf_type_id(*(struct ia_slot *)0, 0);
-
-	id = __builtin_btf_type_id(*(struct ia_job_ent *)0, 0);
-	id = __builtin_btf_type_id(*(struct ia_mslot *)0, 0);
-	id = __builtin_btf_type_id(*(struct ia_tail_dir *)0, 0);
-	(void)id;
-	return XDP_PASS;
-}
