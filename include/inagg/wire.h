@@ -98,10 +98,21 @@ static inline __u32 ia_mix32(__u32 h)
 	return h;
 }
 
-/* Where chunk seq of PS job job goes in a switch's tail directory (modulo its size). */
+/*
+ * Where chunk seq of PS job job goes in a switch's tail directory (modulo
+ * its size), the same on every switch and host. Chunks go in runs of
+ * IA_TAIL_RUN: a hash of (job, seq / IA_TAIL_RUN) places the run, seq %
+ * IA_TAIL_RUN is the slot in it, so a job's consecutive chunks take
+ * consecutive slots (memory the CPU prefetches: hashed one by one over a
+ * 4096-slot pool, each chunk's first slot access missed; docs/memory.md)
+ * while jobs and runs spread over the directory as ATP's hash does.
+ */
+#define IA_TAIL_RUN	16u	/* a power of 2 */
+
 static inline __u32 ia_tail_hash(__u32 job, __u32 seq)
 {
-	return ia_mix32(job * 0x9e3779b1u ^ seq);
+	return (ia_mix32(job * 0x9e3779b1u ^ (seq / IA_TAIL_RUN)) & ~(IA_TAIL_RUN - 1)) |
+	       (seq & (IA_TAIL_RUN - 1));
 }
 
 _Static_assert(sizeof(struct ia_hdr) == IA_HDR_LEN, "ia_hdr is 22 bytes");

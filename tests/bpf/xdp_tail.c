@@ -513,6 +513,58 @@ TEST_F(tail, readded_job_gets_no_flush_of_old_partials)
 	ASSERT_EQ((__u32)self->v[1][5], (__u32)s.sum[5]);
 }
 
+/*
+ * Chunks go to the tail in runs (ia_tail_hash(), wire.h): a job's
+ * IA_TAIL_RUN consecutive chunks take consecutive slots, where the hosts
+ * and the simulator compute them, and two switches with the same pool put
+ * every chunk in the same slot.
+ */
+TEST_F(tail, a_run_of_chunks_takes_consecutive_slots_on_every_switch)
+{
+	const __u32 q0 = 3 * IA_TAIL_RUN, total = 64, v0 = ia_tail_hash(PSJ, q0) % total;
+	__u32 q1 = q0 + IA_TAIL_RUN, i, k;
+	struct tctx t2 = { .x = NULL };
+	struct ia_xdp *sw[2];
+	struct ia_slot s;
+
+	memcpy(t2.port, self->t.port, sizeof(t2.port));
+	ASSERT_EQ(0, ia_xdp_open(NULL, &t2.x));
+	for (i = 0; i < NPORTS; i++)
+		ASSERT_EQ(0, ia_xdp_port_add(t2.x, t2.port[i]));
+	ASSERT_EQ(0, add_ps_job(&t2));
+	ASSERT_EQ(0, set_tail(&self->t, total, 10ull * 1000000000, 0));	/* nothing ages */
+	ASSERT_EQ(0, set_tail(&t2, total, 10ull * 1000000000, 0));
+	sw[0] = self->t.x;
+	sw[1] = t2.x;
+	/* A pool of a power of 2 slots holds whole runs: two runs share all slots or none. */
+	ASSERT_EQ(0, v0 % IA_TAIL_RUN);
+	/* A later run elsewhere in the pool. */
+	while (ia_tail_hash(PSJ, q1) % total == v0)
+		q1 += IA_TAIL_RUN;
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i <= IA_TAIL_RUN; i++) {
+			__u32 q = i < IA_TAIL_RUN ? q0 + i : q1;
+
+			vals_of(1, q, self->v[0]);
+			ASSERT_EQ(XDP_DROP, run(sw[k], self->t.port[1], self->in,
+						piece(self->in, PSJ, q, 1, 1, 0, 0, self->v[0], false),
+						self->out, &self->olen));
+		}
+		for (i = 0; i < IA_TAIL_RUN; i++) {
+			ASSERT_EQ(0, ia_xdp_tail_slot_read(sw[k], (v0 + i) % total, &s));
+			ASSERT_EQ(IA_SLOT_TAIL, s.state);
+			ASSERT_EQ(q0 + i, s.t.seq);
+			ASSERT_EQ(1, s.t.set);
+		}
+		/* The later run's first chunk: where the hash put that run. */
+		ASSERT_EQ(0, ia_xdp_tail_slot_read(sw[k], ia_tail_hash(PSJ, q1) % total, &s));
+		ASSERT_EQ(q1, s.t.seq);
+		ASSERT_EQ(IA_TAIL_RUN + 1, jctr(sw[k], PSJ, IA_C_TAIL_CLAIM));
+		ASSERT_EQ(0, jctr(sw[k], PSJ, IA_C_TAIL_COLL));
+	}
+	ia_xdp_close(t2.x);
+}
+
 /* The tail's programs, each within the verifier's limit (logged: 6.1's figures in the guest). */
 TEST_F(tail, verifier_accepts_the_tail)
 {
