@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NACKs (docs/hosts.md, "Loss recovery"): the destination (with cfg.nack,
- * off by default) asks once for a chunk once a later piece of a sender
- * shows that the chunk lacks that sender's piece, never for chunks whose
- * pieces came in order, and a worker resends a NACKed chunk at once rather
- * than by its timer. Hand-made messages on loopback.
+ * Loss recovery at the hosts (docs/hosts.md, "Loss recovery"). NACKs: the
+ * destination (with cfg.nack) asks once for a chunk once a later piece of a
+ * sender shows that the chunk lacks that sender's piece, never for chunks
+ * whose pieces came in order, and a worker resends a NACKed chunk at once
+ * rather than by its timer. Timers: of the chunks sent once, a worker resends
+ * by its short timer only the newest (a probe) and the one its window waits
+ * for. Hand-made messages on loopback.
  */
 #include <errno.h>
 #include <poll.h>
@@ -267,6 +269,65 @@ TEST(worker_resends_on_nack)
 	EXPECT_EQ(NCH, st.results);
 	for (int i = 0; i < NE * NCH; i++)
 		EXPECT_EQ(9, r.vec[i]);
+	ia_worker_close(r.w);
+	close(ps);
+}
+
+/*
+ * With no result at all, a worker (window 3, 50 ms timer) resends by timer
+ * only the newest chunk in flight (a probe) and the first (the one its
+ * window waits for); the middle one, sent once, waits for the backstop (8
+ * timers, 400 ms) and is found by RACK once the probe's result comes.
+ * Short timers for every chunk sent once made storms: a worker waiting for
+ * another's recovery resent a whole window of chunks that had lost nothing.
+ */
+TEST(worker_probes_newest_chunk)
+{
+	struct ia_worker_cfg cfg = {
+		.job = JOB, .id = 7, .addr = lo(5), .ps = lo(4), .chunk = NE, .window = NCH,
+		.timeout_ms = 50,
+	};
+	struct ia_worker_stats st;
+	struct ia_hdr h;
+	struct run r = { 0 };
+	pthread_t th;
+	uint16_t port = 20000 + (getpid() + 2) % 20000;
+	uint64_t until, now;
+	int ps, probes = 0, firsts = 0;
+
+	cfg.port = port;
+	ps = bound(4, port);
+	ASSERT_LE(0, ps);
+	ASSERT_EQ(0, ia_worker_open(&cfg, &r.w, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
+	ASSERT_EQ(0, pthread_create(&th, NULL, worker_thread, &r));
+	for (uint32_t s = 0; s < NCH; s++) {
+		ASSERT_LT(0, recv_msg(ps, 1000, &h));
+		ASSERT_EQ(s, ntohl(h.seq));
+	}
+	/* 250 ms of silence (the backstop is 400 ms): never the middle chunk. */
+	until = ia_io_now_ns() + 250000000ull;
+	while ((now = ia_io_now_ns()) < until &&
+	       recv_msg(ps, (until - now) / 1000000 + 1, &h) > 0) {
+		EXPECT_NE(1, ntohl(h.seq)) TH_LOG("the middle chunk resent by timer");
+		EXPECT_EQ(IA_F_RETX, h.flags & IA_F_RETX);
+		probes += ntohl(h.seq) == NCH - 1;
+		firsts += ntohl(h.seq) == 0;
+	}
+	EXPECT_LE(1, probes);
+	EXPECT_LE(1, firsts);
+	/* The probe's result: the middle one is lost for RACK, resent at once. */
+	ASSERT_EQ(0, send_msg(ps, 5, port, IA_MSG_RESULT, NCH - 1, IA_SENDER_DEST, 1, 0, 9));
+	do {
+		ASSERT_LT(0, recv_msg(ps, 100, &h)) TH_LOG("no resend after the probe's result");
+	} while (ntohl(h.seq) != 1);
+	for (uint32_t s = 0; s < NCH - 1; s++)
+		ASSERT_EQ(0, send_msg(ps, 5, port, IA_MSG_RESULT, s, IA_SENDER_DEST, 1, 0, 9));
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, r.ret) TH_LOG("%s", r.err);
+	ia_worker_stats(r.w, &st);
+	/* The first timer resends of chunks 0 and 2; the middle one's resend was RACK's. */
+	EXPECT_EQ(2, st.timeouts_fresh);
+	EXPECT_EQ(NCH, st.results);
 	ia_worker_close(r.w);
 	close(ps);
 }

@@ -19,9 +19,12 @@
  *   then resent at once, unless sent so recently that the NACK may have
  *   crossed that send.
  * - Timers, for what no later result can reveal (the chunks at the end, a
- *   resend lost again). A chunk sent once is resent when no chunk sent once
- *   had its result for fresh_base() (TCP's timer, restarted as the queue
- *   drains, so a long queue is not mistaken for loss). A resent chunk, known
+ *   resend lost again). The newest chunk in flight and the first, if sent
+ *   once, are resent when no chunk sent once had its result for
+ *   fresh_base() (TCP's timer, restarted as the queue drains, so a long
+ *   queue is not mistaken for loss): the newest is a probe (RACK's tail
+ *   loss probe), whose result shows every older one lost. Other chunks sent
+ *   once wait BACKSTOP times as long. A resent chunk, known
  *   lost once, has its own timer, resent_base() after its latest send, so
  *   that many chunks recover at once; it doubles with each timer resend, at
  *   most PROGRESS_BACKOFF times while other results come, and beyond that
@@ -58,6 +61,7 @@
 #define PROGRESS_BACKOFF	2	/* doublings at most while other results come */
 #define BACKOFF_FREE		3	/* timer resends with no result at all before doubling */
 #define BACKOFF_MAX		6	/* doublings at most (64x) */
+#define BACKSTOP		8	/* other chunks sent once: this many fresh timers */
 
 enum { CH_UNSENT, CH_INFLIGHT, CH_DONE };
 
@@ -232,12 +236,12 @@ static uint64_t resent_base(const struct wrun *r)
  * lost resend, is found by RACK; a resend queued behind a full window is
  * not mistaken for a lost one.
  */
-static uint64_t timer_at(const struct wrun *r, const struct wchunk *c)
+static uint64_t timer_at(const struct wrun *r, const struct wchunk *c, bool probe)
 {
 	uint64_t from = r->last_fresh > c->xmit ? r->last_fresh : c->xmit, t;
 
 	if (c->sends == 1)
-		return from + fresh_base(r);
+		return from + (probe ? fresh_base(r) : BACKSTOP * fresh_base(r));
 	t = resent_base(r) << c->tmo;
 	return from + (t > RTO_MAX_NS ? RTO_MAX_NS : t);
 }
@@ -443,10 +447,14 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 {
 	struct ia_worker *w = r->w;
 	uint64_t reo = reo_ns(r);
-	uint64_t i, rack_at, tmo_at, idle = fresh_base(r);
+	uint64_t i, rack_at, tmo_at, idle = fresh_base(r), top = r->next;
+	bool probe;
 	int ret;
 
 	*wake = now + IA_IO_POLL_MAX_MS * NS_PER_MS;
+	/* The newest chunk in flight: the probe whose result RACK needs. */
+	while (top > r->lo && r->ch[top - 1].state != CH_INFLIGHT)
+		top--;
 	for (i = r->lo; i < r->next; i++) {
 		struct wchunk *c = &r->ch[i];
 		bool lost, timeout;
@@ -454,9 +462,19 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 		if (c->state != CH_INFLIGHT)
 			continue;
 		rack_at = c->order < r->rack_order ? r->rack_time + reo : UINT64_MAX;
-		tmo_at = timer_at(r, c);
+		/*
+		 * Of the chunks sent once, only the newest (once its result
+		 * comes, RACK finds every older one lost) and the one the
+		 * window waits for have the short timer; the others wait for
+		 * the backstop. Every chunk's timer made storms when a worker
+		 * waited for another's recovery: a window of resends of chunks
+		 * that had lost nothing, on every worker.
+		 */
+		probe = i + 1 == top || i == r->lo;
+		tmo_at = timer_at(r, c, probe);
 		lost = rack_at <= now || c->nack;
-		timeout = !lost && tmo_at <= now;
+		/* RACK's allowance runs: it resends this one shortly. */
+		timeout = !lost && rack_at == UINT64_MAX && tmo_at <= now;
 		if (!lost && !timeout) {
 			*wake = rack_at < *wake ? rack_at : *wake;
 			*wake = tmo_at < *wake ? tmo_at : *wake;
@@ -491,7 +509,7 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 		ret = worker_send(r, i, IA_F_RETX, now);
 		if (ret)
 			return ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
-		tmo_at = timer_at(r, c);
+		tmo_at = timer_at(r, c, probe);
 		*wake = tmo_at < *wake ? tmo_at : *wake;
 	}
 	return 0;
