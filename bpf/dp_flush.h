@@ -111,7 +111,7 @@ static __always_inline int send_flush(struct ia_pkt *k, const struct flushed *f)
 	k->j = jstats(cfg);
 	ctr(k->j, IA_C_TAIL_FLUSH);
 	return send_aggregate(k, __builtin_popcountll(f->set),
-			      IA_F_SET | IA_F_FLUSH | (f->flags & IA_F_MARK));
+			      IA_F_SET | IA_F_FLUSH | (f->flags & (IA_F_MARK | IA_F_COLL)));
 }
 
 #endif /* INAGG_DP_FLUSH_H */

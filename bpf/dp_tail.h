@@ -45,6 +45,13 @@ struct tail_in {
 	struct flushed out;
 };
 
+/*
+ * What a partial keeps of its pieces' flags, and its aggregate or flush
+ * carries up: a mark, and a collision below (a piece that passed a lower
+ * tail unaggregated), so the PS reflects both (docs/cc.md).
+ */
+#define TAIL_KEEP	(IA_F_MARK | IA_F_COLL)
+
 /* The slot returns to what it was under the tag: a head's DONE chunk lost its sums. */
 static __always_inline void tail_release(struct ia_slot *s)
 {
@@ -57,7 +64,7 @@ static __always_inline void tail_tag(struct ia_slot *s, struct tail_in *c, __u32
 {
 	s->state = IA_SLOT_TAIL;
 	s->nelem = c->nelem;
-	s->flags = c->flags & IA_F_MARK;
+	s->flags = c->flags & TAIL_KEEP;
 	s->t.job = c->job;
 	s->t.seq = c->seq;
 	s->t.set = c->set;
@@ -85,7 +92,7 @@ static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 				v = TV_NELEM;
 			} else if (!(s->t.set & c->set)) {
 				s->t.set |= c->set;
-				s->flags |= c->flags & IA_F_MARK;
+				s->flags |= c->flags & TAIL_KEEP;
 				if (s->t.set == c->full) {
 					sum_apply(sum, c->pl, c->end, n, OP_ADD_OUT);
 					c->flags = s->flags;
@@ -301,7 +308,7 @@ static __always_inline int tail_up(struct ia_pkt *k, const struct ia_member *m)
 			set_put(t, c.full);
 		}
 		return send_aggregate(k, __builtin_popcountll(c.full),
-				      (c.flags & IA_F_MARK) | (k->h->flags & IA_F_SET));
+				      (c.flags & TAIL_KEEP) | (k->h->flags & IA_F_SET));
 	case TV_DISCARD:
 		ctr(k->j, IA_C_TAIL_CLAIM);
 		ctr(k->j, IA_C_TAIL_DISCARD);

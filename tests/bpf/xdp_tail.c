@@ -2,7 +2,7 @@
 /*
  * Table-driven BPF_PROG_TEST_RUN tests of tail aggregation (PS jobs,
  * docs/memory.md): claim, hit, duplicate, overlap, collision, complete,
- * flush by age, retransmissions and bypasses never aggregated, drops, lend, the blue
+ * flush by age, a collision below carried up, retransmissions and bypasses never aggregated, drops, lend, the blue
  * job taking its lent slot back (eviction flush), and the loader's tail
  * directory. Each test runs in its own (unnamed) network namespace.
  */
@@ -266,6 +266,59 @@ TEST_F(tail, flush_by_age)
 	ASSERT_EQ((__u32)self->v[1][5], (__u32)s.sum[5]);
 	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_FLUSH));
 	ASSERT_EQ(2, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
+}
+
+/*
+ * A piece that collided in a tail below (it comes up raw, IA_F_COLL) and is
+ * aggregated here: its partial keeps the flag, and the aggregate or flush
+ * that leaves carries it, so the PS still learns of the collision (it was
+ * lost when only IA_F_MARK was kept).
+ */
+TEST_F(tail, lower_collision_carried_up)
+{
+	__u32 q1 = seq_to(4, 2, 0), q2 = seq_to(4, 1, 0), q3 = seq_to(4, 0, 0);
+	__u32 q4 = seq_to(4, 0, q3 + 1);
+	struct ia_slot s;
+	int i;
+
+	ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));
+	for (i = 0; i < 4; i++)
+		vals_of(i, q1, self->v[i]);
+	/* Claimed by a collided piece: the partial has the flag. */
+	ASSERT_EQ(XDP_DROP, SEND(q1, 1, 1, IA_F_COLL, 0, self->v[0]));
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 2, &s));
+	ASSERT_EQ(IA_F_COLL, s.flags);
+	ASSERT_EQ(XDP_DROP, SEND(q1, 2, 1, 0, 0, self->v[1]));
+	ASSERT_EQ(XDP_DROP, SEND(q1, LOWER, 2, 0, 0, self->v[3]));
+	ASSERT_EQ(XDP_REDIRECT, SEND(q1, 3, 1, 0, 0, self->v[2]));
+	for (i = 0; i < 4; i++)
+		vals_add(self->sum, self->v[i]);
+	EXPECT_OUT(PSJ, q1, SELF_ID, 5, IA_F_COLL, 0, self->sum);
+
+	/* A hit by one, with a mark: both leave with the aggregate. */
+	memset(self->sum, 0, sizeof(self->sum));
+	for (i = 0; i < 4; i++)
+		vals_of(i + 4, q2, self->v[i]);
+	ASSERT_EQ(XDP_DROP, SEND(q2, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(XDP_DROP, SEND(q2, 2, 1, IA_F_COLL | IA_F_MARK, 0, self->v[1]));
+	ASSERT_EQ(XDP_DROP, SEND(q2, 3, 1, 0, 0, self->v[2]));
+	ASSERT_EQ(XDP_REDIRECT, SEND(q2, LOWER, 2, 0, 0, self->v[3]));
+	for (i = 0; i < 4; i++)
+		vals_add(self->sum, self->v[i]);
+	EXPECT_OUT(PSJ, q2, SELF_ID, 5, IA_F_COLL | IA_F_MARK, 0, self->sum);
+	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_COLL));
+
+	/* A flushed partial carries it too. */
+	ASSERT_EQ(0, set_tail(&self->t, 4, 1, 0));	/* 1 ns: every holder is old */
+	vals_of(1, q3, self->v[0]);
+	vals_of(2, q4, self->v[1]);
+	ASSERT_EQ(XDP_DROP, SEND(q3, 1, 1, IA_F_COLL, 0, self->v[0]));
+	ASSERT_EQ(XDP_REDIRECT, SEND(q4, 2, 1, 0, 0, self->v[1]));
+	EXPECT_OUT(PSJ, q3, SELF_ID, 1, IA_F_FLUSH | IA_F_COLL, 1, self->v[0]);
+	/* The new holder did not inherit it. */
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 0, &s));
+	ASSERT_EQ(q4, s.t.seq);
+	ASSERT_EQ(0, s.flags);
 }
 
 TEST_F(tail, retransmission_never_aggregated)
