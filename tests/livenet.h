@@ -109,18 +109,11 @@ static inline pid_t start_daemon(struct env *self)
 	 * Ready when the socket answers: up to 30 s (a start verifies no BPF
 	 * program; a PS job's first submission loads the tail's programs).
 	 */
-	for (int i = 0; i < 600; i++) {
-		json_object *req = json_object_new_object(), *resp = NULL;
-		char err[256];
-		int ret;
-
-		json_object_object_add(req, "cmd", json_object_new_string("list"));
-		ret = ia_ctl_call(self->sock, req, &resp, err, sizeof(err));
-		json_object_put(req);
-		json_object_put(resp);
-		if (!ret)
-			return pid;
-		usleep(50000);
+	switch (ia_ctl_wait(self->sock, pid, 30000)) {
+	case 0:
+		return pid;
+	case -ECHILD:
+		return -1;	/* exited, and reaped */
 	}
 	/* Never ready: not left running behind the test. */
 	kill(pid, SIGKILL);

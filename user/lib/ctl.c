@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -92,5 +94,37 @@ int ia_ctl_call(const char *path, json_object *req, json_object **resp, char *er
 		ia_fail(err, errlen, ret, "inaggd at %s: %s", path, strerror(-ret));
 out:
 	close(fd);
+	return ret;
+}
+
+int ia_ctl_wait(const char *path, pid_t pid, int timeout_ms)
+{
+	struct timespec t0, now;
+	json_object *req = json_object_new_object();
+	int ret = -ETIMEDOUT;
+
+	if (!req)
+		return -ENOMEM;
+	json_object_object_add(req, "cmd", json_object_new_string("list"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		json_object *resp = NULL;
+
+		if (!ia_ctl_call(path, req, &resp, NULL, 0)) {
+			json_object_put(resp);
+			ret = 0;
+			break;
+		}
+		if (pid > 0 && waitpid(pid, NULL, WNOHANG) == pid) {
+			ret = -ECHILD;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    timeout_ms)
+			break;
+		usleep(50000);
+	}
+	json_object_put(req);
 	return ret;
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <json-c/json.h>
 
@@ -20,6 +21,13 @@
 /* Sends req (not consumed) and returns the answer in *resp. 0 or -errno. */
 int ia_ctl_call(const char *path, json_object *req, json_object **resp, char *err,
 		size_t errlen);
+/*
+ * Waits until the daemon at path answers (a "list" request), by the clock,
+ * polling every 50 ms: 0; -ECHILD when pid (if > 0, the daemon's process, a
+ * child of the caller) exited first, and was reaped; -ETIMEDOUT after
+ * timeout_ms.
+ */
+int ia_ctl_wait(const char *path, pid_t pid, int timeout_ms);
 /* Reads a whole message from fd (until EOF or a newline) and parses it. */
 int ia_ctl_read(int fd, json_object **msg);
 int ia_ctl_write(int fd, json_object *msg);

@@ -102,6 +102,7 @@ static int write_topo(struct ia_live *L, char *err, size_t errlen)
 static int start_daemon(struct ia_live *L, char *err, size_t errlen)
 {
 	char bin[512];
+	int ret;
 
 	snprintf(bin, sizeof(bin), "%s/inaggd", L->c.bindir);
 	L->daemon = fork();
@@ -119,19 +120,12 @@ static int start_daemon(struct ia_live *L, char *err, size_t errlen)
 		_exit(127);
 	}
 	/* Ready when it answers; its start verifies the tail programs (seconds on a busy host). */
-	for (int i = 0; i < 2400; i++) {
-		json_object *r = ia_live_request(L, NULL, 0, "{\"cmd\": \"list\"}");
-		int st;
-
-		if (r) {
-			json_object_put(r);
-			return 0;
-		}
-		if (waitpid(L->daemon, &st, WNOHANG) == L->daemon) {
-			L->daemon = 0;
-			return ia_fail(err, errlen, -ECHILD, "inaggd exited (log: %s)", L->log);
-		}
-		usleep(50000);
+	ret = ia_ctl_wait(L->sock, L->daemon, 120000);
+	if (!ret)
+		return 0;
+	if (ret == -ECHILD) {
+		L->daemon = 0;
+		return ia_fail(err, errlen, -ECHILD, "inaggd exited (log: %s)", L->log);
 	}
 	kill(L->daemon, SIGKILL);
 	waitpid(L->daemon, NULL, 0);

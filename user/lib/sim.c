@@ -80,11 +80,6 @@ static struct ev pop(struct sim *s)
 	return top;
 }
 
-static bool ps_tail(enum ia_sim_scheme s)
-{
-	return s == IA_SIM_FLEXINA || s == IA_SIM_HT_ATP;
-}
-
 static void release(struct sim *s, uint32_t job, struct chunk *c)
 {
 	struct leaf *l = &s->leaf[s->j[job].pub->leaf];
@@ -181,7 +176,7 @@ static void arrive(struct sim *s, const struct ev *e)
 		c->out++;
 		return;
 	}
-	if (e->raw || !ps_tail(s->scheme) || j->agg_inflight >= ia_cc_agg_window(&j->cc)) {
+	if (e->raw || !ia_sim_scheme_tail(s->scheme) || j->agg_inflight >= ia_cc_agg_window(&j->cc)) {
 		send_raw(s, e->job, e->chunk, c);
 		return;
 	}

@@ -9,6 +9,7 @@
 #ifndef INAGG_SIM_H
 #define INAGG_SIM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cc.h"
@@ -66,6 +67,10 @@ struct ia_sim_res {
 void ia_sim_defaults(struct ia_sim_cfg *c);
 const char *ia_sim_scheme_name(enum ia_sim_scheme s);
 int ia_sim_scheme_parse(const char *name, enum ia_sim_scheme *s);
+/* A scheme's window policy, for every job of it (the live run and the simulator alike). */
+enum ia_cc_policy ia_sim_scheme_policy(enum ia_sim_scheme s);
+/* Whether a scheme's PS jobs aggregate in the switches' tails (head/tail). */
+bool ia_sim_scheme_tail(enum ia_sim_scheme s);
 /*
  * Runs the job mix of cfg (drawn from cfg->seed: the same for every scheme)
  * under scheme s. jobs, if not NULL, gets cfg->jobs entries. 0, -EINVAL for

@@ -53,7 +53,7 @@ static uint32_t uni_int(uint64_t *rng, uint32_t lo, uint32_t hi)
 	return lo + (uint32_t)(ia_splitmix64(rng) % (hi - lo + 1));
 }
 
-static enum ia_cc_policy policy_of(enum ia_sim_scheme s)
+enum ia_cc_policy ia_sim_scheme_policy(enum ia_sim_scheme s)
 {
 	switch (s) {
 	case IA_SIM_NETPACK_A2TP:
@@ -64,6 +64,11 @@ static enum ia_cc_policy policy_of(enum ia_sim_scheme s)
 	default:
 		return IA_CC_ATP;
 	}
+}
+
+bool ia_sim_scheme_tail(enum ia_sim_scheme s)
+{
+	return s == IA_SIM_FLEXINA || s == IA_SIM_HT_ATP;
 }
 
 int ia_sim_check(const struct ia_sim_cfg *c)
@@ -127,7 +132,7 @@ int ia_sim_build(struct sim *s, struct ia_sim_job *pub)
 	for (i = 0; i < c->jobs; i++) {
 		struct leaf *l = &s->leaf[pub[i].leaf];
 		struct sjob *j = &s->j[i];
-		struct ia_cc_cfg cc = { .policy = policy_of(s->scheme), .wmax = c->window };
+		struct ia_cc_cfg cc = { .policy = ia_sim_scheme_policy(s->scheme), .wmax = c->window };
 
 		if (l->heads + c->window <= l->slots) {
 			j->head = l->heads;
