@@ -38,7 +38,7 @@ import json, math, sys
 d = json.load(open(sys.argv[1]))
 want = ["netpack-atp", "netpack-a2tp", "flexina", "ht-atp", "flexina-notail"]
 keys = ["tput", "vs_netpack_atp", "vs_netpack_a2tp", "jct_ina_ms", "jct_ps_ms", "util",
-        "mark_rate", "coll_rate", "jain"]
+        "mark_rate", "coll_rate", "jain", "lends", "lent"]
 assert len(d["points"]) == 1, len(d["points"])
 p = d["points"][0]
 assert p["ina"] >= 1 and p["ps"] >= 1, (p["ina"], p["ps"])

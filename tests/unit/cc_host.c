@@ -301,15 +301,20 @@ TEST_F(wk, fixed_counts_and_ignores)
 /*
  * Results arriving CE (a qdisc's mark on the way down) are marks: atp
  * halves once in each of rounds 3 and 4 (8 -> 4 -> 2, then +1 per round of
- * 2, 3, 4, ... results), counted as marks and as ce.
+ * 2, 3, 4, ... results), counted as marks and as ce. The window the
+ * worker publishes (ia_worker_cfg.window_now) is its last.
  */
 TEST_F(wk, ce_results_are_marks)
 {
+	volatile uint32_t window_now = 0;
 	char err[128] = "";
 
 	self->cfg.cc = IA_CC_ATP;
+	self->cfg.window_now = &window_now;
 	self->f.ce = true;
 	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	/* What the worker published for its job's lends: its window as it ended. */
+	EXPECT_EQ(self->st.cwnd, window_now);
 	EXPECT_EQ(16, self->st.ce);
 	EXPECT_EQ(16, self->st.marks);
 	EXPECT_EQ(0, self->st.colls);

@@ -73,6 +73,9 @@ struct ia_live_res {
 	uint32_t n_ina, n_ps;
 	bool exact;
 	uint64_t cross_sent;	/* cross traffic datagrams sent */
+	uint64_t lends;		/* head lends the daemon made during the run (all switches) */
+	uint64_t lent_slots;	/* slots those lends lent, summed */
+	double lent_mean;	/* head slots lent per INA job, mean over the daemon's samples */
 	struct ia_live_job job[IA_LIVE_MAX_JOBS];
 };
 

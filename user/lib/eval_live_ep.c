@@ -134,6 +134,7 @@ static void worker_main(struct ia_live *L, json_object *job, int i, const struct
 		.job = lj->id, .id = json_object_get_int64(ia_live_get(w, "id")),
 		.nworkers = lj->nworkers,
 		.window = json_object_get_int64(ia_live_get(job, "worker_window")),
+		.window_now = &lj->w[i].window,
 	};
 	int32_t *vec = malloc(L->c.iters * n * sizeof(*vec)), *out = malloc(n * sizeof(*out));
 	char c;

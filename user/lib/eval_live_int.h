@@ -15,6 +15,7 @@ struct live_w {
 	int exact;		/* 1: and every result was the expected sum */
 	uint64_t t_end;		/* CLOCK_MONOTONIC ns, after its last iteration */
 	uint64_t results, marks, retx;
+	volatile uint32_t window;	/* its link window now (ia_worker_cfg.window_now) */
 	uint64_t expect[IA_LIVE_MAX_ITERS];	/* the sum's checksum, per iteration */
 	char err[128];
 };

@@ -19,25 +19,6 @@
 #include "eval_live_int.h"
 #include "host.h"
 
-static enum ia_cc_policy policy_of(enum ia_sim_scheme s)
-{
-	switch (s) {
-	case IA_SIM_NETPACK_A2TP:
-		return IA_CC_A2TP;
-	case IA_SIM_FLEXINA:
-	case IA_SIM_FLEXINA_NOTAIL:
-		return IA_CC_FLEXINA;
-	default:
-		return IA_CC_ATP;
-	}
-}
-
-/* Schemes whose PS jobs aggregate in the switches' tails. */
-static bool with_tail(enum ia_sim_scheme s)
-{
-	return s == IA_SIM_FLEXINA || s == IA_SIM_HT_ATP;
-}
-
 static long long num(json_object *o, const char *path)
 {
 	return json_object_get_int64(ia_live_get(o, path));
@@ -47,6 +28,7 @@ static long long num(json_object *o, const char *path)
 struct mem_snap {
 	double util[IA_LIVE_MAX_LEAVES + 1], slots[IA_LIVE_MAX_LEAVES + 1];
 	long long samples;
+	long long lends, lent_slots;	/* the daemon's lends and slots lent so far, all switches */
 };
 
 static int mem_snap(struct ia_live *L, struct mem_snap *m, char *err, size_t errlen)
@@ -63,9 +45,40 @@ static int mem_snap(struct ia_live *L, struct mem_snap *m, char *err, size_t err
 
 		m->util[v] = json_object_get_double(ia_live_get(o, "utilisation"));
 		m->slots[v] = num(o, "slots");
+		m->lends += num(o, "tail.lends");
+		m->lent_slots += num(o, "tail.lent_slots_total");
 	}
 	json_object_put(st);
 	return 0;
+}
+
+/* Head slots lent at the leaves, mean over the last n samples of the daemon. */
+static double lent_mean(struct ia_live *L, long long n)
+{
+	json_object *st, *h;
+	double sum = 0;
+	size_t len;
+
+	if (n <= 0)
+		return 0;
+	st = ia_live_request(L, NULL, 0, "{\"cmd\": \"stats\", \"history\": %lld}",
+			     n < 4096 ? n : 4096);
+	h = st ? ia_live_get(st, "memory.history") : NULL;
+	len = h ? json_object_array_length(h) : 0;
+	for (size_t i = 0; i < len; i++) {
+		for (uint32_t l = 0; l < L->c.leaves; l++) {
+			char name[16];
+			json_object *a;
+
+			snprintf(name, sizeof(name), "l%u", l);
+			a = ia_live_get(json_object_array_get_idx(h, i), name);
+			/* [head, head_open, tail, lent, tail_live, tail_stale] */
+			if (a && json_object_array_length(a) > 3)
+				sum += json_object_get_int64(json_object_array_get_idx(a, 3));
+		}
+	}
+	json_object_put(st);
+	return len ? sum / len : 0;
 }
 
 /* Utilisation between two snapshots: the daemon's is cumulative over its samples. */
@@ -104,7 +117,7 @@ static int submit(struct ia_live *L, enum ia_sim_scheme s, uint32_t k,
 			       " \"window\": %u, \"cc\": \"%s\", \"tail\": %d,"
 			       " \"workers\": {\"l%u\": %u}}",
 			       id, m->want_ps ? "ps" : "auto", head, L->c.window,
-			       ia_cc_policy_name(policy_of(s)), with_tail(s), m->leaf, m->workers);
+			       ia_cc_policy_name(ia_sim_scheme_policy(s)), ia_sim_scheme_tail(s), m->leaf, m->workers);
 	return *job ? 0 : -EIO;
 }
 
@@ -218,13 +231,49 @@ static char ready_byte(int fd)
 	return c;
 }
 
+/* An INA job's window reports: at most one per job per REPORT_NS, only on a change. */
+#define REPORT_NS	20000000ull	/* inaggd's sampler period in this experiment (-m 20) */
+
+struct report {
+	uint32_t last;		/* the window last reported (0: none yet) */
+	uint64_t at;
+};
+
+/*
+ * What an INA job's senders keep in flight now: the largest link window of
+ * its workers still running (they see the same results, so their windows
+ * nearly agree), reported to inaggd, whose lends follow it (docs/memory.md).
+ */
+static void report_windows(struct ia_live *L, struct live_shm *sh, struct report *rep)
+{
+	uint64_t now = ia_live_now_ns();
+
+	for (uint32_t k = 0; k < L->c.jobs; k++) {
+		struct live_j *lj = &sh->j[k];
+		uint32_t w = 0;
+
+		if (lj->ps || now - rep[k].at < REPORT_NS)
+			continue;
+		for (uint32_t i = 0; i < lj->nworkers; i++)
+			if (lj->w[i].t_end == ~0ull && lj->w[i].window > w)
+				w = lj->w[i].window;
+		if (!w || w == rep[k].last)
+			continue;
+		json_object_put(ia_live_request(L, NULL, 0, "{\"cmd\": \"window\", \"job\": %u,"
+						" \"window\": %u}", lj->id, w));
+		rep[k].last = w;
+		rep[k].at = now;
+	}
+}
+
 /* Starts every endpoint, releases the workers at once, waits for them; the start time. */
 static int run_endpoints(struct ia_live *L, enum ia_sim_scheme s, json_object **job,
-			 const struct ia_live_mixjob *mix, struct live_shm *sh, uint64_t *t_go,
-			 char *err, size_t errlen)
+			 const struct ia_live_mixjob *mix, struct live_shm *sh, struct mem_snap *m0,
+			 uint64_t *t_go, char *err, size_t errlen)
 {
 	pid_t ps[IA_LIVE_MAX_JOBS] = { 0 }, wk[IA_LIVE_MAX_JOBS * IA_LIVE_MAX_W];
 	int ready[2], go[2], nw = 0, ret = 0, ex = 0;
+	struct report rep[IA_LIVE_MAX_JOBS] = { 0 };
 	pid_t cross = 0;
 
 	if (pipe(ready) || pipe(go))
@@ -247,14 +296,30 @@ static int run_endpoints(struct ia_live *L, enum ia_sim_scheme s, json_object **
 	for (int i = 0; i < ex && !ret; i++)
 		if (!ready_byte(ready[0]))
 			ret = ia_fail(err, errlen, -EIO, "a worker did not get ready");
-	if (!ret && L->c.cross > 0)
-		cross = ia_live_cross_start(L, &sh->cross_sent);
+	/* The daemon's figures from here: what the run did, not the wait for its start. */
+	if (!ret)
+		ret = mem_snap(L, m0, err, errlen);
 	*t_go = ia_live_now_ns();
 	close(go[1]);
 	close(go[0]);
-	for (int i = 0; i < nw; i++)
-		if (wk[i] > 0)
-			waitpid(wk[i], NULL, 0);
+	/*
+	 * Only now: forked before, the cross traffic's process would hold the
+	 * go pipe's writing end, and the workers would wait for its EOF until
+	 * it is stopped, after them (every run with cross traffic hung so).
+	 */
+	if (!ret && L->c.cross > 0)
+		cross = ia_live_cross_start(L, &sh->cross_sent);
+	/* Until every worker is done, the INA jobs' windows go to inaggd. */
+	for (int left = ex; left > 0;) {
+		for (int i = 0; i < nw; i++)
+			if (wk[i] > 0 && waitpid(wk[i], NULL, WNOHANG) == wk[i]) {
+				wk[i] = 0;
+				left--;
+			}
+		if (!ret)
+			report_windows(L, sh, rep);
+		usleep(2000);
+	}
 	ia_live_cross_stop(cross);
 	for (uint32_t k = 0; k < L->c.jobs; k++) {
 		sh->j[k].ps_stop = 1;
@@ -299,18 +364,19 @@ int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, 
 			lj->w[i].t_end = ~0ull;
 		ret = expect(L, j, lj);
 	}
-	if (!ret)
-		ret = mem_snap(L, &m0, err, errlen);
 	if (!ret) {
 		json_object *jj[IA_LIVE_MAX_JOBS];
 
 		for (uint32_t k = 0; k < L->c.jobs; k++)
 			jj[k] = ia_live_get(job[k], "job");
-		ret = run_endpoints(L, s, jj, mix, sh, &t_go, err, errlen);
+		ret = run_endpoints(L, s, jj, mix, sh, &m0, &t_go, err, errlen);
 	}
 	if (!ret && !mem_snap(L, &m1, err, errlen)) {
 		summarise(L, sh, job, t_go, r);
 		r->util = mem_util(L, &m0, &m1);
+		r->lends = m1.lends - m0.lends;
+		r->lent_slots = m1.lent_slots - m0.lent_slots;
+		r->lent_mean = r->n_ina ? lent_mean(L, m1.samples - m0.samples) / r->n_ina : 0;
 	}
 	for (uint32_t k = 0; k < L->c.jobs; k++) {
 		if (job[k])

@@ -74,6 +74,11 @@ struct ia_worker_cfg {
 	enum ia_cc_policy cc;		/* window policy (cc.h, docs/cc.md); 0: fixed */
 	bool ps_job;			/* a PS job (flexina cuts its window harder) */
 	volatile sig_atomic_t *stop;	/* optional: set to end run() with -EINTR */
+	/*
+	 * Optional: the link window, stored after every change, for whoever
+	 * reports it to inaggd (an INA job's lends follow it, docs/memory.md).
+	 */
+	volatile uint32_t *window_now;
 	struct ia_host_faults faults;
 };
 

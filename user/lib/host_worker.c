@@ -294,6 +294,8 @@ static void cc_stats(struct wrun *r)
 	st->min_awnd = st->awnd < st->min_awnd ? st->awnd : st->min_awnd;
 	st->cuts = r->cc.cuts;
 	st->acuts = r->cc.acuts;
+	if (r->w->cfg.window_now)
+		*r->w->cfg.window_now = st->cwnd;
 }
 
 /*
