@@ -15,6 +15,7 @@ cleanup() {
 }
 trap "cleanup; true" EXIT
 . "$(dirname "$0")/../ktap.sh"
+. "$(dirname "$0")/../daemon.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "TAP version 13"
@@ -34,30 +35,24 @@ exec "$@" -S "$dir/$host/agent.json"
 EOF
 chmod +x "$tmp/ssh"
 agent=$(cd "$BUILD" && pwd)/inagg-agent
-site() {	# HOST
-	echo "{\"host\": \"$1\", \"agent\": \"$agent\", \"timeout_ms\": 2000, \"retries\": 0,
+site() {	# HOST [TIMEOUT_MS]
+	echo "{\"host\": \"$1\", \"agent\": \"$agent\", \"timeout_ms\": ${2:-2000}, \"retries\": 0,
 	       \"holdoff_ms\": 200, \"ports\": {\"up\": \"lo\", \"down\": [\"lo\"], \"hosts\": [\"lo\"]},
 	       \"peers\": {\"up\": \"02:00:00:00:00:09\", \"hosts\": [\"02:00:00:00:00:01\"]}}"
 }
 cat >"$tmp/topo.json" <<EOF
 {"switches": [
  {"name": "r0", "parent": null, "load": 0, "slots": 64, "site": $(site r0)},
- {"name": "r1", "parent": "r0", "load": 1, "slots": 48, "site": $(site r1)}]}
+ {"name": "r1", "parent": "r0", "load": 1, "slots": 48, "site": $(site r1 10000)}]}
 EOF
 export INAGG_SSH=$tmp/ssh
 
 starts_with_r1_down() {
-	local i
 	touch "$tmp/r1.down"
 	"$BUILD/inaggd" -t "$tmp/topo.json" -n u$$ -s "$tmp/sock" -S "$tmp/state.json" -m 0 \
 		2>"$tmp/inaggd.log" &
 	daemon=$!
-	for i in $(seq 1 100); do
-		"$BUILD/inagg" job list -S "$tmp/sock" >/dev/null 2>&1 && break
-		kill -0 "$daemon" 2>/dev/null || { cat "$tmp/inaggd.log"; return 1; }
-		sleep 0.1
-	done
-	"$BUILD/inagg" job list -S "$tmp/sock" >/dev/null || { cat "$tmp/inaggd.log"; return 1; }
+	wait_daemon "$tmp/sock" "$daemon" "$tmp/inaggd.log" 10 || return 1
 	grep -q 'router r1 (r1): unreachable.*No route to host.*marked down' "$tmp/inaggd.log" || {
 		cat "$tmp/inaggd.log"; return 1; }
 }
@@ -86,5 +81,35 @@ connected_when_back() {
 	"$BUILD/inagg" job list -S "$tmp/sock" >/dev/null
 }
 t "r1 back: connected in the background, its ledger set up" connected_when_back
+
+# r1's agent stopped (SIGSTOP), so that the submission's call to it waits for its whole
+# timeout (10 s): the daemon answers another client's "list" meanwhile (the submission then
+# fails: these routers have no datapath to push to).
+agent_of() {	# HOST: the pid of the agent session the daemon runs on HOST
+	local p
+	for p in $(pgrep -P "$daemon"); do
+		tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- "-S $tmp/$1/agent.json" && echo "$p"
+	done
+}
+
+list_answered_while_r1_silent() {
+	local a submit t0 t1 rc=0
+	a=$(agent_of r1)
+	[ -n "$a" ] || { echo "no agent session of r1"; return 1; }
+	kill -STOP "$a"
+	"$BUILD/inagg" job submit -k 1 -J 5 -S "$tmp/sock" >"$tmp/submit.out" 2>&1 &
+	submit=$!
+	sleep 1	# the submission is in its call to r1 by then
+	t0=$(date +%s%N)
+	"$BUILD/inagg" -j job list -S "$tmp/sock" >"$tmp/list.out" || rc=1
+	t1=$(date +%s%N)
+	kill -0 "$submit" 2>/dev/null || { echo "the submission was over before list"; rc=1; }
+	echo "# list answered in $(((t1 - t0) / 1000000)) ms, the submission waiting on r1"
+	kill -CONT "$a"
+	wait "$submit"
+	cat "$tmp/submit.out"
+	[ $rc = 0 ] && jq -e '.jobs | type == "array"' "$tmp/list.out" >/dev/null
+}
+t "a silent router: list answered while the submission waits for it" list_answered_while_r1_silent
 
 finish

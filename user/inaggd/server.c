@@ -5,7 +5,10 @@
  * connection has a whole-request deadline (from accept to the last byte of
  * the answer), a request is at most REQ_MAX bytes (a larger one is answered
  * with an error), and at most MAX_CLIENTS are open at once (one more is
- * answered "busy" and closed).
+ * answered "busy" and closed). While a request waits for a router, the
+ * loop goes on meanwhile (serve_meanwhile(), run by the link's wait): other
+ * clients are read and "list" is answered; their other requests are held
+ * until the one in progress is done, as they change or call what it uses.
  */
 #include <errno.h>
 #include <poll.h>
@@ -35,7 +38,13 @@ struct client {
 	char *out;		/* the answer, once there is one */
 	size_t outlen, outoff;
 	bool drain;		/* answered early: the rest of the request is discarded */
+	size_t pending;		/* a request held while another is handled: its length + 1 */
+	bool busy;		/* its request is being handled: left alone meanwhile */
 };
+
+/* The connections, where serve_meanwhile() reaches them. */
+static struct client cl[MAX_CLIENTS];
+static int ncl, listen_fd = -1;
 
 static long long now_ms(void)
 {
@@ -101,17 +110,45 @@ static void serve_request(struct daemon *d, struct client *c, size_t len)
 		answer(c, error_reply("%s", err));
 		return;
 	}
+	c->busy = true;
 	answer(c, handle(d, req));
+	c->busy = false;
 	json_object_put(req);
 }
 
+/* What may be answered while another request waits for a router: reads only. */
+static bool answers_meanwhile(const char *in, size_t len)
+{
+	char err[IA_ERRLEN];
+	json_object *req;
+	bool ok;
+
+	if (ia_ctl_parse(in, len, &req, err, sizeof(err)))
+		return true;	/* the error answer */
+	ok = !strcmp(ia_ctl_str(req, "cmd", ""), "list");
+	json_object_put(req);
+	return ok;
+}
+
+/* A complete request: served, or held for the main loop when it comes meanwhile. */
+static void complete(struct daemon *d, struct client *c, size_t len, bool meanwhile)
+{
+	if (meanwhile && !answers_meanwhile(c->in, len)) {
+		c->pending = len + 1;
+		return;
+	}
+	serve_request(d, c, len);
+}
+
 /* Reads what c sent; returns false when c is to be closed. */
-static bool client_read(struct daemon *d, struct client *c)
+static bool client_read(struct daemon *d, struct client *c, bool meanwhile)
 {
 	char junk[4096];
 	ssize_t n;
 	char *nl;
 
+	if (c->pending)
+		return true;
 	if (c->drain || c->out) {
 		n = recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT);
 		return n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR));
@@ -121,13 +158,13 @@ static bool client_read(struct daemon *d, struct client *c)
 		return errno == EAGAIN || errno == EINTR;
 	if (n == 0) {
 		/* The end of a request without a newline. */
-		serve_request(d, c, c->inlen);
+		complete(d, c, c->inlen, meanwhile);
 		return true;
 	}
 	nl = memchr(c->in + c->inlen, '\n', n);
 	c->inlen += n;
 	if (nl) {
-		serve_request(d, c, nl - c->in);
+		complete(d, c, nl - c->in, meanwhile);
 	} else if (c->inlen > REQ_MAX) {
 		answer(c, error_reply("request: larger than %d bytes", REQ_MAX));
 		c->drain = true;
@@ -184,7 +221,7 @@ static void refuse_late(struct client *c)
 }
 
 /* A free slot; when there is none, first frees those whose client has gone. */
-static struct client *free_slot(struct client *cl, int *ncl)
+static struct client *free_slot(int *ncl)
 {
 	char b;
 
@@ -202,7 +239,7 @@ static struct client *free_slot(struct client *cl, int *ncl)
 	return NULL;
 }
 
-static void accept_all(int lfd, struct client *cl, int *ncl)
+static void accept_all(int lfd, int *ncl)
 {
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -210,7 +247,7 @@ static void accept_all(int lfd, struct client *cl, int *ncl)
 
 		if (fd < 0)
 			return;
-		c = free_slot(cl, ncl);
+		c = free_slot(ncl);
 		if (!c || !(c->in = malloc(REQ_MAX + 1))) {
 			log_msg(LOG_WARN, "%d connections open: one more refused", *ncl);
 			refuse(fd);
@@ -222,15 +259,61 @@ static void accept_all(int lfd, struct client *cl, int *ncl)
 	}
 }
 
+/* One turn of reading and writing, without waiting, while a request waits for a router. */
+static void serve_meanwhile(void *arg)
+{
+	struct pollfd p[MAX_CLIENTS + 1];
+	int who[MAX_CLIENTS + 1], np = 1;
+	struct daemon *d = arg;
+
+	p[0] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &cl[i];
+
+		if (c->fd < 0 || c->pending || c->busy)
+			continue;
+		who[np] = i;
+		p[np++] = (struct pollfd){
+			.fd = c->fd,
+			.events = c->out && c->outoff < c->outlen ? POLLOUT : POLLIN,
+		};
+	}
+	if (poll(p, np, 0) <= 0)
+		return;
+	for (int k = 1; k < np; k++) {
+		struct client *c = &cl[who[k]];
+		bool keep = true;
+
+		if (!p[k].revents)
+			continue;
+		if (p[k].revents & POLLIN)
+			keep = client_read(d, c, true);
+		else if (p[k].revents & POLLOUT)
+			keep = client_write(c);
+		else
+			keep = false;
+		if (keep && c->out && !c->outoff && (p[k].revents & POLLIN))
+			keep = client_write(c);
+		if (!keep) {
+			client_close(c);
+			ncl--;
+		}
+	}
+	if (p[0].revents)
+		accept_all(listen_fd, &ncl);
+}
+
 /* Serves until SIGINT or SIGTERM arrives on sfd. */
 int serve(struct daemon *d, int lfd, int sfd)
 {
-	struct client cl[MAX_CLIENTS];
 	struct pollfd p[MAX_CLIENTS + 2];
-	int who[MAX_CLIENTS + 2], ncl = 0;
+	int who[MAX_CLIENTS + 2];
 
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		cl[i] = (struct client){ .fd = -1 };
+	ncl = 0;
+	listen_fd = lfd;
+	ia_link_set_wait_hook(serve_meanwhile, d);
 	for (;;) {
 		long long now = now_ms(), wait = -1;
 		int np = 2;
@@ -242,8 +325,15 @@ int serve(struct daemon *d, int lfd, int sfd)
 
 			if (c->fd < 0)
 				continue;
+			/* Held while another was handled: served now, not late. */
+			if (c->pending) {
+				serve_request(d, c, c->pending - 1);
+				c->pending = 0;
+				now = now_ms();
+			}
 			/* A request that came while another was handled is not late. */
-			if (now >= c->deadline && !c->out && !c->drain && client_read(d, c) && c->out)
+			if (now >= c->deadline && !c->out && !c->drain && client_read(d, c, false) &&
+			    c->out)
 				now = now_ms();
 			if (now >= c->deadline) {
 				/* Too slow: told why if it still listens, then closed. */
@@ -274,18 +364,22 @@ int serve(struct daemon *d, int lfd, int sfd)
 		if (poll(p, np, wait) < 0) {
 			if (errno == EINTR)
 				continue;
+			ia_link_set_wait_hook(NULL, NULL);
 			return -errno;
 		}
-		if (p[1].revents)
+		if (p[1].revents) {
+			ia_link_set_wait_hook(NULL, NULL);
 			return 0;
+		}
 		for (int k = 2; k < np; k++) {
 			struct client *c = &cl[who[k]];
 			bool keep = true;
 
-			if (!p[k].revents)
+			/* Closed, or another connection, since the poll (serve_meanwhile()). */
+			if (!p[k].revents || c->fd != p[k].fd)
 				continue;
 			if (p[k].revents & POLLIN)
-				keep = client_read(d, c);
+				keep = client_read(d, c, false);
 			else if (p[k].revents & POLLOUT)
 				keep = client_write(c);
 			else
@@ -299,6 +393,6 @@ int serve(struct daemon *d, int lfd, int sfd)
 			}
 		}
 		if (p[0].revents)
-			accept_all(lfd, cl, &ncl);
+			accept_all(lfd, &ncl);
 	}
 }

@@ -103,6 +103,12 @@ void ia_link_hangup(struct ia_link *l);
  */
 int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char *why,
 		 size_t whylen);
+/*
+ * While any call waits for a router, fn(arg) runs every few ms (never inside
+ * itself), so that a program with other work, inaggd's clients, does it
+ * meanwhile; fn must not make link calls. NULL: calls just wait.
+ */
+void ia_link_set_wait_hook(void (*fn)(void *arg), void *arg);
 /* As ia_link_call(); a reply with ok false becomes -errno with its "error" in why. */
 int ia_link_do(struct ia_link *l, json_object *req, json_object **reply, char *why,
 	       size_t whylen);

@@ -23,6 +23,40 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* What the caller runs while a call waits (ia_link_set_wait_hook()); never re-entered. */
+#define WAIT_SLICE_MS	20
+static void (*wait_hook)(void *arg);
+static void *wait_arg;
+static bool in_hook;
+
+void ia_link_set_wait_hook(void (*fn)(void *arg), void *arg)
+{
+	wait_hook = fn;
+	wait_arg = arg;
+}
+
+/* poll() for up to left ms, in slices with the wait hook run between them. */
+static int wait_poll(struct pollfd *p, int n, long long left)
+{
+	long long end = now_ms() + (left > 0 ? left : 0);
+
+	for (;;) {
+		bool hook = wait_hook && !in_hook;
+		int r = poll(p, n, hook && left > WAIT_SLICE_MS ? WAIT_SLICE_MS : left);
+
+		if (r != 0)
+			return r;
+		left = end - now_ms();
+		if (left <= 0)
+			return 0;
+		if (hook) {
+			in_hook = true;
+			wait_hook(wait_arg);
+			in_hook = false;
+		}
+	}
+}
+
 int ia_link_init(struct ia_link *l, const char *name, const char *where, char *const argv[],
 		 int timeout_ms, int retries)
 {
@@ -175,7 +209,7 @@ static int send_line(struct ia_link *l, const char *s, long long deadline)
 
 		if (left <= 0)
 			return -ETIMEDOUT;
-		if (poll(&p, 1, left) <= 0)
+		if (wait_poll(&p, 1, left) <= 0)
 			continue;
 		w = send(l->fd, s + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w < 0 && (errno == EAGAIN || errno == EINTR))
@@ -213,7 +247,7 @@ static int read_reply(struct ia_link *l, json_object **out, long long deadline)
 		if (left <= 0 && looked)
 			return -ETIMEDOUT;
 		looked = true;
-		if (poll(p, 2, left > 0 ? left : 0) < 0 && errno != EINTR)
+		if (wait_poll(p, 2, left > 0 ? left : 0) < 0 && errno != EINTR)
 			return -errno;
 		if (p[1].revents)
 			drain_stderr(l);
@@ -342,7 +376,7 @@ int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char 
 		long long t0, deadline;
 
 		if (attempt)
-			usleep((100000 << (attempt - 1 < 3 ? attempt - 1 : 3)));
+			wait_poll(NULL, 0, 100 << (attempt - 1 < 3 ? attempt - 1 : 3));
 		tries++;
 		t0 = now_ms();
 		deadline = t0 + l->timeout_ms;
