@@ -35,6 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$here/tests/ktap.sh"
+. "$here/tests/daemon.sh"
 
 kver=$(cat "${KO%/*}/kver" 2>/dev/null)
 kernel=$VM/vmlinuz-$kver
@@ -246,14 +247,7 @@ controller_up() {
 	: >"$tmp/inaggd.log"
 	cd "$tmp" && eval "$cmd"
 	daemon=$!
-	cd "$here" || return 1
-	for i in $(seq 1 600); do
-		[ -S "$tmp/sock" ] && "$BUILD/inagg" job list -S "$tmp/sock" >/dev/null 2>&1 && return 0
-		kill -0 "$daemon" 2>/dev/null || break
-		sleep 0.5
-	done
-	cat "$tmp/inaggd.log"
-	return 1
+	cd "$here" && wait_daemon "$tmp/sock" "$daemon" "$tmp/inaggd.log" 300
 }
 
 CHUNKS=100

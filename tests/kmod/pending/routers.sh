@@ -1,0 +1,606 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Pending: not run by make check until one whole run passes (docs/remote.md, "What remains").
+# Issue 14's acceptance: three router VMs on Debian's 6.1 kernel, r0 above r1
+# and r2, joined by virtio links (qemu socket backends), each a Debian 12
+# system (this host's root over virtio-9p under a tmpfs overlay, its systemd,
+# udev, dropbear) on which docs/routers.md's commands 1 and 2 install the
+# packages (apt-get; DKMS builds inagg.ko in the guest; inagg-attach@ units on
+# the tree ports); the controller (inaggd) on this host reaches them only over
+# ssh (docs/remote.md). The destination is a namespace in r0, one worker a
+# namespace in r1, one in r2, each behind a virtio pair of its router. Checks:
+# the packages installed and the module DKMS built loaded on each router; a
+# job placed by SMC k=1 exact with measured messages per link equal to the
+# model; the blue router's tail published and its head occupancy sampled
+# through its agent; an agent killed mid-job losing nothing; every job ended
+# released everywhere; a router's own kernel ledger refusing an admission,
+# rolled back on the others; a router made unreachable refusing the next job
+# with nothing left admitted on the others; the controller started while a
+# router is unreachable, running a job without it, and connecting it once it
+# is back; clean kernel logs. KTAP on stdout.
+#
+# The kernel is Debian's linux-image of inagg.ko's headers (as tests/kmod/vm.sh
+# fetches it); dropbear, udev and what command 2 fetches come from Debian's
+# packages (apt-get download). Needs this host to be Debian 12 with the
+# kernel's headers (the guests' root). Env: BUILD (default build), VM (the
+# kernel's folder, default BUILD/vm), KO (default BUILD/kmod/inagg.ko: its
+# kver), KEEP=1 keeps the scratch folder. Design: docs/remote.md.
+# Absolute: the page's command 4 runs in the folder of topo.json.
+BUILD=$(cd "${BUILD:-build}" && pwd) || exit 1
+VM=${VM:-$BUILD/vm}
+KO=${KO:-$BUILD/kmod/inagg.ko}
+here=$(cd "$(dirname "$0")/../../.." && pwd)	# tests/kmod/pending/
+tmp=$(mktemp -d /tmp/ia-routers-XXXXXX)
+pids=()
+cleanup() {
+	[ -n "${daemon:-}" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+. "$here/tests/ktap.sh"
+. "$here/tests/daemon.sh"
+
+kver=$(cat "${KO%/*}/kver" 2>/dev/null)
+kernel=$VM/vmlinuz-$kver
+mods=$VM/routers-$kver
+# The initramfs loads these (virtio, then the 9p root and its overlay), in this order.
+kmods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
+       failover net_failover virtio_net netfs fscache 9pnet 9pnet_virtio 9p overlay"
+# What this host's root lacks of a fresh Debian 12 VM: an sshd, and udev (the systemd
+# device units inagg-attach@IFACE binds to), with the systemd of its version.
+base_pkgs="dropbear-bin libtomcrypt1 libtommath1 udev libudev1 systemd libsystemd0
+	   libsystemd-shared"
+port=$((30000 + $$ % 20000))
+
+# ---- the routers' root: this host's Debian 12, read-only, under a tmpfs overlay ----
+# The guests boot Debian's 6.1 kernel from a small initramfs that mounts this host's root
+# (virtio-9p, read-only) below a tmpfs and starts its systemd: a Debian 12 system with the
+# kernel's headers, on which docs/routers.md's command 2 installs the packages with apt-get
+# (DKMS builds inagg.ko in the guest). What the host root lacks of a fresh VM is added on top:
+# an sshd (dropbear), udev, the run's key, the host name, the kernel's module lists, the .debs
+# apt-get would fetch from the mirror, fetched by this host beforehand (the guests are offline).
+root=$tmp/root
+stage=$root/stage
+mkdir -p "$root"/{bin,dev,proc,sys,modules,lower,rw,new} "$stage"/{etc/systemd/system,root/.ssh} \
+	"$stage/var/cache/apt/archives" "$stage/lib/modules/$kver" "$tmp/deb"
+
+# The kernel image of the module's headers, its modules for the initramfs and its module lists.
+fetch_kernel() {
+	local pkg=linux-image-$kver deb m f
+	[ -f "$kernel" ] && [ -f "$mods/.complete" ] && return 0
+	rm -rf "$tmp/k" "$mods" && mkdir -p "$tmp/k" "$mods" || return 1
+	(cd "$tmp/k" && apt-get download "$pkg" >/dev/null 2>&1) || {
+		apt-get update -qq >/dev/null 2>&1
+		(cd "$tmp/k" && apt-get download "$pkg" >/dev/null 2>&1)
+	} || { echo "apt-get download $pkg failed"; return 1; }
+	deb=$(ls "$tmp/k/${pkg}"_*.deb | head -n 1)
+	dpkg-deb -x "$deb" "$tmp/k/x" && cp "$tmp/k/x/boot/vmlinuz-$kver" "$kernel.tmp" || return 1
+	for m in $kmods; do
+		f=$(find "$tmp/k/x/lib/modules/$kver" -name "$m.ko*" | head -n 1)
+		[ -n "$f" ] && cp "$f" "$mods/" || { echo "$pkg has no $m.ko"; return 1; }
+	done
+	cp "$tmp/k/x/lib/modules/$kver"/modules.{builtin,builtin.modinfo,order} "$mods/" || return 1
+	mv "$kernel.tmp" "$kernel" && touch "$mods/.complete" && rm -rf "$tmp/k"
+}
+
+# What command 2's apt-get would download on this root: fetched here into the guests' cache.
+apt_cache() {
+	local debs pkgs
+	debs=$(ls "$BUILD"/pkg/inagg_*_amd64.deb "$BUILD"/pkg/inagg-dkms_*_all.deb 2>/dev/null)
+	[ -n "$debs" ] || { echo "no packages in $BUILD/pkg (make deb)"; return 1; }
+	pkgs=$(apt-get install -s -y linux-headers-amd64 $debs 2>&1 |
+	       awk '/^Inst / && !/local-deb/ { print $2 }')
+	[ -z "$pkgs" ] && return 0
+	(cd "$stage/var/cache/apt/archives" && apt-get download $pkgs >/dev/null 2>&1) || {
+		echo "apt-get download $pkgs failed"; return 1; }
+	echo "# cached for command 2: $(echo $pkgs)"
+}
+
+initramfs() {
+	[ -f "$KO" ] && [ -n "$kver" ] || { echo "no $KO (make)"; return 1; }
+	[ -d "/usr/src/linux-headers-$kver" ] || { echo "no linux-headers-$kver here"; return 1; }
+	mkdir -p "$VM" && fetch_kernel && apt_cache || return 1
+	(cd "$tmp/deb" && apt-get download $base_pkgs >/dev/null 2>&1) || {
+		apt-get update -qq >/dev/null 2>&1
+		(cd "$tmp/deb" && apt-get download $base_pkgs >/dev/null 2>&1)
+	} || { echo "apt-get download $base_pkgs failed"; return 1; }
+	for d in "$tmp"/deb/*.deb; do dpkg-deb -x "$d" "$stage" || return 1; done
+	cp /bin/busybox "$root/bin/busybox" || return 1
+	for m in $kmods; do
+		cp "$mods/$m".ko* "$root/modules/" && echo "$m" >>"$root/modules/order" || return 1
+	done
+	cp "$mods"/modules.* "$stage/lib/modules/$kver/" || return 1
+	# Debian 12 has merged /usr: what the packages put in /lib, /bin, /sbin goes below /usr.
+	for m in bin sbin lib lib64; do
+		[ -d "$stage/$m" ] && [ -L "/$m" ] || continue
+		mkdir -p "$stage/usr/$m" && cp -a "$stage/$m/." "$stage/usr/$m/" && rm -rf "$stage/$m" ||
+			return 1
+	done
+	ssh-keygen -q -t ed25519 -N '' -f "$tmp/key" || return 1
+	cp "$tmp/key.pub" "$stage/root/.ssh/authorized_keys"
+	: >"$stage/etc/fstab" && mkdir -p "$stage/etc/dropbear"
+	# The sshd the controller uses (22), and a spare (2222) that only the test's hands use.
+	cat >"$stage/etc/systemd/system/ia-sshd@.service" <<'EOF'
+[Unit]
+Description=the test's sshd on port %i
+[Service]
+ExecStart=/usr/sbin/dropbear -F -R -E -s -p %i -P /run/db%i.pid
+[Install]
+WantedBy=multi-user.target
+EOF
+	mkdir -p "$stage/etc/systemd/system/multi-user.target.wants"
+	for p in 22 2222; do
+		ln -s ../ia-sshd@.service "$stage/etc/systemd/system/multi-user.target.wants/ia-sshd@$p.service"
+	done
+	# This host's own services and timers do not run on the routers.
+	for u in postgresql.service e2scrub_reap.service getty@tty1.service apt-daily.timer \
+		 apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer fstrim.timer \
+		 man-db.timer systemd-timesyncd.service; do
+		ln -s /dev/null "$stage/etc/systemd/system/$u"
+	done
+	cat >"$root/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+h=$(sed -n 's/.*inagg.host=\(r[0-9]\).*/\1/p' /proc/cmdline); n=${h#r}
+for m in $(cat /modules/order); do insmod /modules/$m.ko*; done
+byname() { for d in /sys/class/net/*; do [ "$(cat $d/address)" = "$1" ] && basename $d; done; }
+ren() { ip link set dev "$(byname "$1")" name "$2" && ip link set dev "$2" up; }
+# Names as docs/routers.md has them: eth0 management, then the tree's ports (first out of the
+# way); the hosts' NICs keep their x names until the test moves them into their namespaces.
+for d in /sys/class/net/eth*; do ip link set dev "${d##*/}" name "x${d##*/}"; done
+ren 52:54:00:99:0$n:00 eth0
+ip addr add 10.0.2.15/24 dev eth0; ip route add default via 10.0.2.2
+case $h in
+r0) ren 52:54:00:99:00:01 eth1; ren 52:54:00:99:00:03 eth2; ren 52:54:00:99:00:04 eth3 ;;
+r1) ren 52:54:00:99:01:01 eth1; ren 52:54:00:99:01:02 eth2 ;;
+r2) ren 52:54:00:99:02:01 eth1; ren 52:54:00:99:02:02 eth2 ;;
+esac
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 hostroot /lower &&
+mount -t tmpfs -o size=2g,mode=0755 rw /rw && mkdir /rw/upper /rw/work &&
+mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work root /new || {
+	echo "@@ no root" >/dev/ttyS0; poweroff -f; }
+cp -a /stage/. /new/
+echo "$h" >/new/etc/hostname
+tr -d - </proc/sys/kernel/random/uuid >/new/etc/machine-id
+# man-db's index is not rebuilt on every install (two minutes of TCG per router).
+rm -f /new/var/lib/man-db/auto-update
+mount -t tmpfs tmp /new/tmp
+echo "@@ root $h" >/dev/ttyS0
+exec switch_root /new /lib/systemd/systemd
+EOF
+	chmod +x "$root/init"
+	(cd "$root" && find . -path ./lower/\* -prune -o -print | cpio -o -H newc --quiet |
+		gzip -1) >"$tmp/initrd.gz"
+}
+
+# The hosts of the tree: a NIC of each virtio pair moved into its namespace (the test's setup,
+# before command 2, which attaches inagg to every interface the router has but eth0).
+hosts_up() {
+	local r
+	for r in 0 1 2; do
+		hssh $r 'byname() { for d in /sys/class/net/*; do
+				[ "$(cat $d/address)" = "$1" ] && basename $d; done; }
+			 host() {	# NS MAC ADDR GW
+				dev=$(byname "$2")
+				ip netns add "$1" && ip link set dev "$dev" netns "$1" &&
+				ip -n "$1" link set dev "$dev" name eth0 &&
+				ip -n "$1" addr add "$3/30" dev eth0 &&
+				ip -n "$1" link set eth0 up && ip -n "$1" link set lo up &&
+				ip -n "$1" route add default via "$4"
+			 }
+			 case $(hostname) in
+			 r0) host dest 52:54:00:99:00:02 10.64.0.1 10.64.0.2 ;;
+			 r1) host w0 52:54:00:99:01:03 10.128.0.2 10.128.0.1 ;;
+			 r2) host w0 52:54:00:99:02:03 10.128.0.6 10.128.0.5 ;;
+			 esac' || { echo "r$r: hosts"; return 1; }
+	done
+}
+
+# ---- the three VMs ----
+nic() {	# NETDEV-ARGS MAC: one virtio-net NIC on that backend
+	local id
+	id=$(sed -n 's/^[a-z]*,id=\([^,]*\).*/\1/p' <<<"$1")
+	printf -- '-netdev\n%s\n-device\nvirtio-net-pci,netdev=%s,mac=%s,romfile=\n' "$1" "$id" "$2"
+}
+
+boot() {	# VM EXTRA-NIC-ARGS...
+	local r=$1 args=()
+	shift
+	mapfile -t args < <(nic "user,id=m,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:$((port + r))-:22,hostfwd=tcp:127.0.0.1:$((port + 20 + r))-:2222" \
+			       "52:54:00:99:0$r:00"; for a in "$@"; do nic ${a%% *} ${a#* }; done)
+	qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -nographic -vga none -monitor none \
+		-no-reboot -kernel "$kernel" -initrd "$tmp/initrd.gz" \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-append "console=ttyS0 panic=-1 quiet rdinit=/init inagg.host=r$r net.ifnames=0" \
+		-serial "file:$tmp/r$r.console" "${args[@]}" </dev/null >"$tmp/r$r.qemu" 2>&1 &
+	pids+=($!)
+}
+
+vssh() {	# VM COMMAND
+	local r=$1
+	shift
+	command ssh -T -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+		-o LogLevel=ERROR -o ConnectTimeout=10 -i "$tmp/key" -p $((port + r)) \
+		root@127.0.0.1 "$@"
+}
+
+# The same through the spare sshd: works while the controller's is down.
+hssh() {	# VM COMMAND
+	local r=$1
+	shift
+	command ssh -T -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+		-o LogLevel=ERROR -o ConnectTimeout=10 -i "$tmp/key" -p $((port + 20 + r)) \
+		root@127.0.0.1 "$@"
+}
+
+# Whether the switch's maps hold job ID, asked of an agent of the test's own (its own record).
+pushed_on() {	# VM ID
+	echo "{\"op\": \"pushed\", \"job\": $2}" |
+		vssh "$1" "inagg-agent -s r$1 -S /tmp/probe.json" | jq -e .pushed >/dev/null
+}
+
+vms_up() {
+	local t0=$SECONDS
+	boot 0 "hubport,id=a,hubid=0 52:54:00:99:00:01" "hubport,id=b,hubid=0 52:54:00:99:00:02" \
+	       "socket,id=c,listen=127.0.0.1:$((port + 10)) 52:54:00:99:00:03" \
+	       "socket,id=d,listen=127.0.0.1:$((port + 11)) 52:54:00:99:00:04"
+	sleep 2
+	boot 1 "socket,id=a,connect=127.0.0.1:$((port + 10)) 52:54:00:99:01:01" \
+	       "hubport,id=b,hubid=0 52:54:00:99:01:02" "hubport,id=c,hubid=0 52:54:00:99:01:03"
+	boot 2 "socket,id=a,connect=127.0.0.1:$((port + 11)) 52:54:00:99:02:01" \
+	       "hubport,id=b,hubid=0 52:54:00:99:02:02" "hubport,id=c,hubid=0 52:54:00:99:02:03"
+	local r i
+	for r in 0 1 2; do
+		for i in $(seq 1 300); do
+			[ "$(vssh $r hostname 2>/dev/null)" = "r$r" ] && break
+			grep -q '@@ no root' "$tmp/r$r.console" && break
+			sleep 1
+		done
+		[ "$(vssh $r hostname)" = "r$r" ] || {
+			echo "no ssh to r$r"; tail -20 "$tmp/r$r.console" "$tmp/r$r.qemu"; return 1; }
+	done
+	echo "# booted and reachable after $((SECONDS - t0)) s"
+	hosts_up
+}
+
+# ---- the controller ----
+# docs/routers.md's topology, as it stands there, but for what reaches the VMs: each site's host
+# and ssh arguments (this host's forwarded port, the run's key), the agent's path, longer bounds
+# (TCG), and two jobs at once per switch (the ledger test admits one of its own).
+topology() {
+	sed -n '/^    {"switches": \[/,/\]}$/s/^    //p' "$here/docs/routers.md" >"$tmp/topo-doc.json"
+	jq --arg key "$tmp/key" --argjson port "$port" '.switches |= map(
+		.capacity = 2 |
+		.site.host = "root@127.0.0.1" |
+		.site.ssh = ["-p", ($port + (.name[1:] | tonumber) | tostring), "-i", $key,
+			     "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+			     "-o", "LogLevel=ERROR"] |
+		.site.timeout_ms = 30000 | .site.retries = 1)' "$tmp/topo-doc.json" >"$tmp/topo.json"
+}
+
+# The commands of docs/routers.md, run with the test's paths: inaggd's socket and state.
+inaggd() { exec "$BUILD/inaggd" "$@" -s "$tmp/sock" -S "$tmp/state.json" 2>>"$tmp/inaggd.log"; }
+inagg() { "$BUILD/inagg" "$@" -S "$tmp/sock"; }
+page() {	# N: command N of docs/routers.md, with the lines it continues
+	awk -v n="$1" '/^    / { buf = buf substr($0, 5) "\n"
+			if ($0 ~ " # " n "( .*)?$") { sub(" +# " n "( [^\n]*)?\n$", "\n", buf)
+				printf "%s", buf; exit }
+			if ($0 !~ /\\$/) buf = ""; next }
+		{ buf = "" }' "$here/docs/routers.md"
+}
+
+# Command 1 of the page, in the source tree.
+build_page() {
+	local cmd
+	cmd=$(page 1)
+	[ "$cmd" = "make deb" ] || { echo "command 1 is not 'make deb': $cmd"; return 1; }
+	(cd "$here" && eval "$cmd" >"$tmp/page1.out" 2>&1) || { tail "$tmp/page1.out"; return 1; }
+	ls "$BUILD"/pkg/inagg_*_amd64.deb "$BUILD"/pkg/inagg-dkms_*_all.deb >/dev/null
+}
+
+# Command 2 of the page as it stands, but for the transport (root@rN is the VM's forwarded
+# port and the run's key) and BUILD: the packages copied with scp and installed with apt-get,
+# DKMS building inagg.ko in each guest, the module loaded, every tree port attached by its unit.
+install_page() {
+	local cmd r t0=$SECONDS
+	cmd=$(page 2)
+	[ -n "$cmd" ] || { echo "no command 2 in docs/routers.md"; return 1; }
+	cmd=${cmd//build\/pkg\//$BUILD/pkg/}
+	(
+		ssh() { local h=${1#root@r}; shift; vssh "$h" "$@"; }
+		scp() {	# FILE... root@rN:
+			local to=${!#} files=("${@:1:$#-1}")
+			echo "@@ $SECONDS s: ${to%:*}"	# where each router's part starts
+			command scp -O -q -o BatchMode=yes -o StrictHostKeyChecking=no \
+				-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -i "$tmp/key" \
+				-P $((port + ${to:6:1})) "${files[@]}" "root@127.0.0.1:${to#*:}"
+		}
+		eval "$cmd"
+	) >"$tmp/page2.out" 2>&1 || { tail -30 "$tmp/page2.out"; return 1; }
+	echo "# command 2 took $((SECONDS - t0)) s for the three routers, starting each at:" \
+		$(sed -n 's/^@@ \([0-9]*\) s: root@\(r[0-9]\)$/\2 \1 s/p' "$tmp/page2.out")
+	for r in 0 1 2; do
+		installed_on $r || { echo "r$r: $(cat "$tmp/page2.out" | tail -5)"; return 1; }
+	done
+}
+
+# Both packages installed, inagg.ko the one DKMS built, loaded, every tree port's unit active.
+installed_on() {	# VM
+	local st ko p
+	st=$(vssh $1 "dpkg-query -W -f '\${db:Status-Status} ' inagg inagg-dkms")
+	[ "$st" = "installed installed " ] || { echo "r$1: packages: $st"; return 1; }
+	ko=$(vssh $1 "modinfo -n inagg")
+	[ "$ko" = "/lib/modules/$kver/updates/dkms/inagg.ko" ] || { echo "r$1: inagg is $ko"; return 1; }
+	vssh $1 "test -d /sys/module/inagg" || { echo "r$1: inagg not loaded"; return 1; }
+	for p in $(vssh $1 "ls /sys/class/net | grep -vx -e lo -e eth0"); do
+		[ "$(vssh $1 "systemctl is-active inagg-attach@$p")" = active ] || {
+			echo "r$1: inagg-attach@$p not active"; return 1; }
+	done
+}
+
+# Command 4 of the page, in the folder of topo.json.
+controller_up() {
+	local cmd
+	topology
+	cmd=$(page 4)
+	[ -n "$cmd" ] || { echo "no command 4 in docs/routers.md"; return 1; }
+	: >"$tmp/inaggd.log"
+	cd "$tmp" && eval "$cmd"
+	daemon=$!
+	cd "$here" && wait_daemon "$tmp/sock" "$daemon" "$tmp/inaggd.log" 300
+}
+
+CHUNKS=100
+ELEMS=$((CHUNKS * 256))
+
+# A job end to end: submit, the destination and the workers in the VMs, results and stats.
+run_job() {	# SUBMIT-ARGS [DURING]
+	local args=$1 during=${2:-} job id ids dest down ww nw
+	job=$("$BUILD/inagg" -j job submit $args -S "$tmp/sock") || { echo "$job"; return 1; }
+	echo "$job" >"$tmp/job.json"
+	id=$(jq -r .job <<<"$job")
+	dest=$(jq -r .destination.address <<<"$job")
+	down=$(jq -r .destination.down <<<"$job")
+	ww=$(jq -r .worker_window <<<"$job")
+	ids=$(jq -r '[.workers[].id] | join(",")' <<<"$job")
+	nw=$(jq -r '.workers | length' <<<"$job")
+	echo "$id" >"$tmp/id"
+	vssh 0 "ip netns exec dest inagg -j ps --job $id --nworkers $nw --elems $ELEMS --addr $dest \
+		--down $down --linger 1000 --ready /tmp/ready --expect $ids" >"$tmp/ps.out" 2>"$tmp/ps.err" &
+	local ps=$!
+	for i in $(seq 1 120); do vssh 0 "test -e /tmp/ready" && break; sleep 1; done
+	local w=()
+	local g
+	rm -f "$tmp"/w*.out "$tmp"/w*.err
+	for g in $(seq 0 $((nw - 1))); do
+		local wid waddr wsw
+		wid=$(jq -r ".workers[$g].id" <<<"$job")
+		waddr=$(jq -r ".workers[$g].address" <<<"$job")
+		wsw=$(jq -r ".workers[$g].switch" <<<"$job")
+		vssh "${wsw#r}" "ip netns exec w0 inagg -j worker --job $id --id $wid --ps $dest \
+			--addr $waddr --elems $ELEMS --window $ww --timeout 3000 --nworkers $nw" \
+			>"$tmp/w$g.out" 2>"$tmp/w$g.err" &
+		w+=($!)
+	done
+	[ -n "$during" ] && $during
+	local rc=0
+	for p in "${w[@]}"; do wait "$p" || rc=1; done
+	wait "$ps" || rc=1
+	vssh 0 "rm -f /tmp/ready"
+	[ $rc = 0 ] || { tail -3 "$tmp"/ps.* "$tmp"/w*.out "$tmp"/w*.err; return 1; }
+	jq -e '.exact and .complete' "$tmp/ps.out" >/dev/null || { cat "$tmp/ps.out"; return 1; }
+	local sum
+	sum=$(jq -r .checksum "$tmp/ps.out")
+	for g in $(seq 0 $((nw - 1))); do
+		[ "$(jq -r .checksum "$tmp/w$g.out")" = "$sum" ] || { cat "$tmp/w$g.out"; return 1; }
+	done
+	# Measured messages per chunk on each uplink = the model.
+	"$BUILD/inagg" -j stats -J "$id" --chunks "$CHUNKS" -S "$tmp/sock" >"$tmp/stats.json" &&
+		jq -e '[.links[] | .messages_per_chunk == .model_messages] | all' "$tmp/stats.json" \
+			>/dev/null || { cat "$tmp/stats.json"; return 1; }
+}
+
+job_end() {
+	"$BUILD/inagg" job end -J "$(cat "$tmp/id")" -S "$tmp/sock" >/dev/null
+}
+
+# Commands 5-8 of docs/routers.md as they stand: the job, its show, the PS in r0's host, a
+# worker in r1's and one in r2's (-i 2, as the page says); the PS and the workers agree.
+operator_page() {
+	local c5 c6 c7 c8 ps w=() g rc=0 sum
+	c5=$(page 5) c6=$(page 6) c7=$(page 7) c8=$(page 8)
+	[ -n "$c5" ] && [ -n "$c6" ] && [ -n "$c7" ] && [ -n "$c8" ] || {
+		echo "commands 5-8 not all in docs/routers.md"; return 1; }
+	eval "$c5" >"$tmp/page5.out" || { cat "$tmp/page5.out"; return 1; }
+	eval "$c6" >"$tmp/page6.out" || { cat "$tmp/page6.out"; return 1; }
+	for r in r0 r1 r2; do
+		grep -qE "$r .*ok" "$tmp/page6.out" || { cat "$tmp/page6.out"; return 1; }
+	done
+	vssh 0 "ip netns exec dest ${c7/#inagg/inagg -j}" >"$tmp/ps.out" 2>"$tmp/ps.err" &
+	ps=$!
+	sleep 3
+	vssh 1 "ip netns exec w0 ${c8/#inagg/inagg -j}" >"$tmp/w0.out" 2>"$tmp/w0.err" &
+	w+=($!)
+	vssh 2 "ip netns exec w0 $(sed 's/-i 1/-i 2/' <<<"${c8/#inagg/inagg -j}")" \
+		>"$tmp/w1.out" 2>"$tmp/w1.err" &
+	w+=($!)
+	for p in "${w[@]}"; do wait "$p" || rc=1; done
+	wait "$ps" || rc=1
+	[ $rc = 0 ] || { tail -3 "$tmp"/ps.* "$tmp"/w*.out "$tmp"/w*.err; return 1; }
+	jq -e .complete "$tmp/ps.out" >/dev/null || { cat "$tmp/ps.out"; return 1; }
+	sum=$(jq -r .checksum "$tmp/ps.out")
+	for g in 0 1; do
+		[ "$(jq -r .checksum "$tmp/w$g.out")" = "$sum" ] || { cat "$tmp/w$g.out"; return 1; }
+	done
+	"$BUILD/inagg" -j stats -J 1 --chunks "$CHUNKS" -S "$tmp/sock" >"$tmp/stats.json" &&
+		jq -e '[.links[] | .messages_per_chunk == .model_messages] | all' "$tmp/stats.json" \
+			>/dev/null || { cat "$tmp/stats.json"; return 1; }
+	"$BUILD/inagg" job end -J 1 -S "$tmp/sock" >/dev/null
+}
+
+smc_job_exact_and_as_modelled() {
+	run_job "-k 1" && jq -e '.congestion == 1 and (.blue | length) == 1' "$tmp/job.json" \
+		>/dev/null && "$BUILD/inagg" -j job show -J "$(cat "$tmp/id")" -S "$tmp/sock" \
+		>"$tmp/show.json" &&
+		jq -e '[.routers[] | .health == "ok" and .reboots == 0] | all and length == 3' \
+			"$tmp/show.json" >/dev/null
+}
+
+# FlexINA on a router: the tail its agent published (the kernel ledger's tail), its head read
+# from its maps by the sampler (the job's head there), through its agent.
+memory_through_agents() {
+	local b tail head
+	b=$(jq -r '.blue[0]' "$tmp/job.json")
+	head=$(jq -r '.head' "$tmp/job.json")
+	# The kernel ledger's tail: every slot no head holds (used = heads + tail).
+	tail=$(vssh "${b#r}" "inagg -j ledger show" | jq '.used_slots - ([.jobs[].slots] | add)')
+	"$BUILD/inagg" -j stats show -S "$tmp/sock" >"$tmp/mem.json" || return 1
+	jq -e --arg b "$b" --argjson tail "${tail:-0}" \
+		'.memory.switches[] | select(.switch == $b) |
+		 $tail > 0 and .tail.published_slots == $tail and .tail.generation > 0 and
+		 .head_slots > 0' "$tmp/mem.json" >/dev/null || {
+		echo "ledger tail of $b: $tail"; jq .memory.switches "$tmp/mem.json"; return 1; }
+	jq -e --arg b "$b" --argjson head "$head" \
+		'[.links[] | select(.switch == $b) | .head] == [$head]' "$tmp/stats.json" >/dev/null || {
+		echo "head $head"; jq .links "$tmp/stats.json"; return 1; }
+	echo "# $b utilisation $(jq --arg b "$b" '.memory.switches[] | select(.switch == $b) |
+		.utilisation' "$tmp/mem.json")"
+	job_end
+}
+
+kill_blue_agent() {
+	local b
+	sleep 2
+	b=$(jq -r '.blue[0] // empty' "$tmp/job.json")
+	[ -n "$b" ] && vssh "${b#r}" 'kill -9 $(pidof inagg-agent)'
+}
+
+agent_killed_mid_job_loses_nothing() {
+	run_job "-k 1" kill_blue_agent && jq -e '(.blue | length) == 1' "$tmp/job.json" >/dev/null &&
+		"$BUILD/inagg" -j job show -J "$(cat "$tmp/id")" -S "$tmp/sock" >"$tmp/show.json" &&
+		jq -e '.failed == null and ([.routers[] | .reboots == 0] | all)' "$tmp/show.json" \
+			>/dev/null && job_end
+}
+
+held_nowhere() {	# ID
+	local n
+	for n in 0 1 2; do
+		vssh $n "inagg -j ledger show" | jq -e --argjson id "$1" \
+			'[.jobs[]? | .id == $id] | any | not' >/dev/null || {
+			echo "r$n still holds job $1"; return 1; }
+	done
+}
+
+# r2's own kernel ledger refuses: it holds job 77 already (admitted there by hand, another head).
+ledger_refusal_rolled_back() {
+	local out n
+	# Admitted as another controller's agent would (the tail gives way), with a record of its own.
+	echo '{"op": "admit", "job": 77, "class": 1, "slots": 3}' |
+		vssh 2 "inagg-agent -s r2 -S /tmp/other.json" | jq -e .ok >/dev/null || return 1
+	out=$("$BUILD/inagg" job submit -J 77 -k 3 -a all-blue --class ina -S "$tmp/sock") || {
+		echo "$out"; return 1; }
+	echo 77 >"$tmp/id"
+	"$BUILD/inagg" -j job show -J 77 -S "$tmp/sock" >"$tmp/job.json" || return 1
+	# Refused on r2 with the kernel's reason; r0 and r1 released, the job placed again without r2.
+	grep -qE '^  refused by r2: .+' <<<"$out" || { echo "$out"; return 1; }
+	jq -e '(.blue | sort) == ["r0", "r1"]' "$tmp/job.json" >/dev/null || {
+		echo "$out"; cat "$tmp/job.json"; return 1; }
+	grep -q 'job 77: admission refused on r2: .*; placing again without it' "$tmp/inaggd.log" || {
+		grep 'job 77' "$tmp/inaggd.log"; return 1; }
+	vssh 2 "inagg -j ledger show" | jq -e '[.jobs[] | select(.id == 77) | .slots] == [3]' \
+		>/dev/null || { echo "r2's ledger is not as its hand left it"; return 1; }
+	job_end || return 1
+	for n in 0 1; do
+		held_nowhere_on $n 77 || return 1
+		! pushed_on $n 77 || { echo "r$n's maps still hold job 77"; return 1; }
+	done
+	! pushed_on 2 77 || { echo "r2's maps still hold job 77"; return 1; }
+	echo '{"op": "release", "job": 77}' |
+		vssh 2 "inagg-agent -s r2 -S /tmp/other.json" | jq -e .ok >/dev/null
+}
+
+held_nowhere_on() {	# VM ID
+	vssh "$1" "inagg -j ledger show" | jq -e --argjson id "$2" \
+		'[.jobs[]? | .id == $id] | any | not' >/dev/null || { echo "r$1 still holds job $2"; return 1; }
+}
+
+# r2's controller-facing sshd gone, with every session through it (the agent with them).
+r2_sshd_down() {
+	hssh 2 'l=$(cat /run/db22.pid); for p in $(pidof dropbear); do
+		[ "$(cut -d" " -f4 /proc/$p/stat)" = "$l" ] && kill $p; done; kill $l' 2>/dev/null
+}
+
+unreachable_router_rolls_back() {
+	local out
+	r2_sshd_down
+	out=$("$BUILD/inagg" -j job submit -k 1 -S "$tmp/sock" 2>&1) && {
+		echo "accepted: $out"; return 1; }
+	grep -q 'router r2 (root@127.0.0.1): unreachable' <<<"$out" || { echo "$out"; return 1; }
+	local n
+	for n in 0 1; do
+		vssh $n "inagg -j ledger show" | jq -e '[.jobs[]?] | length == 0' >/dev/null || {
+			echo "r$n holds a job"; return 1; }
+	done
+}
+
+ended_jobs_released_everywhere() {
+	held_nowhere 1 && held_nowhere 2
+}
+
+# inaggd started again while r2 cannot be reached: up, r2 marked down, a job without r2 runs.
+start_with_router_down() {
+	kill "$daemon" && wait "$daemon"
+	daemon=
+	controller_up || return 1
+	grep -q 'router r2 (root@127.0.0.1): unreachable.*marked down' "$tmp/inaggd.log" || {
+		cat "$tmp/inaggd.log"; return 1; }
+	# An INA job (all-blue: r0 and r1 aggregate), as SMC would see no gain with one worker.
+	run_job "-k 2 -a all-blue --class ina -W r1=1" &&
+		jq -e '(.workers | length) == 1 and (.blue | sort) == ["r0", "r1"]' "$tmp/job.json" \
+			>/dev/null && job_end
+}
+
+# r2's sshd back: connected in the background, and the next job runs through it.
+router_back_connected() {
+	local i
+	hssh 2 "dropbear -R -E -s -p 22 -P /run/db22.pid" || return 1
+	for i in $(seq 1 60); do
+		grep -q 'router r2 (root@127.0.0.1) connected' "$tmp/inaggd.log" && break
+		sleep 1
+	done
+	grep -q 'router r2 (root@127.0.0.1) connected' "$tmp/inaggd.log" || {
+		tail "$tmp/inaggd.log"; return 1; }
+	run_job "-k 1" && "$BUILD/inagg" -j job show -J "$(cat "$tmp/id")" -S "$tmp/sock" \
+		>"$tmp/show.json" && jq -e '[.routers[] | .health == "ok"] | all and length == 3' \
+		"$tmp/show.json" >/dev/null && job_end
+}
+
+kernel_logs_clean() {
+	local n
+	for n in 0 1; do vssh $n 'poweroff -f' >/dev/null 2>&1; done
+	sleep 3
+	! grep -E 'BUG|WARNING:|Oops|Call Trace' "$tmp"/r*.console
+}
+
+# Each test's output kept apart (KEEP=1 keeps the folder).
+tt() { t "$@"; cp "$tmp/log" "$tmp/log.$n"; }
+tt "routers: docs/routers.md's command 1 builds the packages" build_page
+tt "routers: initramfs booting this host's Debian 12 root, with dropbear" initramfs
+tt "routers: three 6.1 VMs boot, ssh reaches each" vms_up
+tt "routers: docs/routers.md's command 2: apt-get installs the packages on r0, r1, r2" install_page
+tt "routers: inaggd on the host starts the three agents over ssh (docs/routers.md's command 4)" controller_up
+tt "routers: docs/routers.md's commands 5-8: the job runs, PS and workers agree" operator_page
+tt "routers: SMC k=1 job exact, messages per link = model, routers ok" smc_job_exact_and_as_modelled
+tt "routers: the blue router's tail published and head sampled through its agent" memory_through_agents
+tt "routers: the blue router's agent killed mid-job loses nothing" agent_killed_mid_job_loses_nothing
+tt "routers: every ended job released on every router" ended_jobs_released_everywhere
+tt "routers: r2's kernel ledger refuses: rolled back on r0 and r1, placed without r2" ledger_refusal_rolled_back
+tt "routers: r2 unreachable: the job refused, nothing held on r0 and r1" unreachable_router_rolls_back
+tt "routers: inaggd starts with r2 unreachable, a job without r2 runs exact" start_with_router_down
+tt "routers: r2 back: connected in the background, a job through it exact" router_back_connected
+tt "routers: kernel logs clean" kernel_logs_clean
+finish
