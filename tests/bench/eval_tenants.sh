@@ -16,12 +16,14 @@
 BUILD=${BUILD:-build}
 INAGG=$(realpath -m "$BUILD/inagg")
 ROUNDS=${ROUNDS:-5}
+# The sweep's 11 points x 5 schemes, SWEEP_ROUNDS rounds each (3-4 s a run here).
+SWEEP_ROUNDS=${SWEEP_ROUNDS:-2}
 out=$BUILD/bench-tenants
 mkdir -p "$out"
 set -o pipefail
 
-echo "== sweep ($ROUNDS rounds per point)"
-"$INAGG" eval tenants --rounds "$ROUNDS" --plot "$out" | tee "$out/sweep.txt" || exit 1
+echo "== sweep ($SWEEP_ROUNDS rounds per point)"
+"$INAGG" eval tenants --rounds "$SWEEP_ROUNDS" --plot "$out" | tee "$out/sweep.txt" || exit 1
 
 verdicts() {
 	python3 - "$1" "$2" <<'PY'
@@ -42,7 +44,11 @@ if what == "accept":
         r = s[k]["vs_netpack_atp"]
         print("  ablation %s / netpack-atp %.2f (between 1 and flexina's %.2f: %s)" %
               (k, r, a, "yes" if min(1, a) <= r <= max(1, a) else "no"))
+    print("  head slots lent per INA job (mean; 24 of 64 without congestion): %s" %
+          " ".join("%s %.1f" % (k, x["lent"]) for k, x in s.items()))
 else:
+    print("  head slots lent per INA job (mean): %s" %
+          " ".join("%s %.1f" % (k, x["lent"]) for k, x in s.items()))
     r = [x["vs_netpack_atp"] for x in s.values()]
     print("memory 1.0, no congestion: throughput / netpack-atp's %s (all within 5 %%: %s)" %
           (" ".join("%s %.3f" % (k, x["vs_netpack_atp"]) for k, x in s.items()),
