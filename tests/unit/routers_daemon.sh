@@ -46,8 +46,6 @@ cat >"$tmp/topo.json" <<EOF
  {"name": "r1", "parent": "r0", "load": 1, "slots": 48, "site": $(site r1 10000)}]}
 EOF
 export INAGG_SSH=$tmp/ssh
-# Other clients served while a call waits (off by default: docs/remote.md).
-export INAGGD_MEANWHILE=1
 
 starts_with_r1_down() {
 	touch "$tmp/r1.down"

@@ -319,8 +319,8 @@ int serve(struct daemon *d, int lfd, int sfd)
 		cl[i] = (struct client){ .fd = -1 };
 	ncl = 0;
 	listen_fd = lfd;
-	/* Off unless asked for: not yet run in the qemu routers test (docs/remote.md). */
-	if (getenv("INAGGD_MEANWHILE") && !strcmp(getenv("INAGGD_MEANWHILE"), "1"))
+	/* INAGGD_MEANWHILE=0 turns it off: calls then just wait (docs/remote.md). */
+	if (!getenv("INAGGD_MEANWHILE") || strcmp(getenv("INAGGD_MEANWHILE"), "0"))
 		ia_link_set_wait_hook(serve_meanwhile, d);
 	for (;;) {
 		long long now = now_ms(), wait = -1;
