@@ -12,3 +12,15 @@ wait_daemon() {
 	cat "$log"
 	return 1
 }
+
+# "wait_line FILE PATTERN SECONDS" waits until a line of FILE matches PATTERN (grep); it fails,
+# printing FILE's last 20 lines, if none does within SECONDS.
+wait_line() {
+	local i
+	for i in $(seq 1 $(($3 * 10))); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	tail -n 20 "$1"
+	return 1
+}

@@ -201,14 +201,10 @@ vms_up() {
 	       "hubport,id=b,hubid=0 52:54:00:99:01:02" "hubport,id=c,hubid=0 52:54:00:99:01:03"
 	boot 2 "socket,id=a,connect=127.0.0.1:$((port + 11)) 52:54:00:99:02:01" \
 	       "hubport,id=b,hubid=0 52:54:00:99:02:02" "hubport,id=c,hubid=0 52:54:00:99:02:03"
-	local r i
+	local r
 	for r in 0 1 2; do
-		for i in $(seq 1 180); do
-			grep -q "@@ ready r$r" "$tmp/r$r.console" 2>/dev/null && break
-			sleep 1
-		done
-		grep -q "@@ ready r$r" "$tmp/r$r.console" || {
-			echo "r$r did not boot"; tail -20 "$tmp/r$r.console" "$tmp/r$r.qemu"; return 1; }
+		wait_line "$tmp/r$r.console" "@@ ready r$r" 180 || {
+			echo "r$r did not boot"; tail -20 "$tmp/r$r.qemu"; return 1; }
 	done
 	for r in 0 1 2; do
 		[ "$(vssh $r hostname)" = "r$r" ] || {
@@ -462,14 +458,8 @@ start_with_router_down() {
 
 # r2's sshd back: connected in the background, and the next job runs through it.
 router_back_connected() {
-	local i
 	hssh 2 "dropbear -R -E -s -p 22 -P /run/db22.pid" || return 1
-	for i in $(seq 1 60); do
-		grep -q 'router r2 (root@127.0.0.1) connected' "$tmp/inaggd.log" && break
-		sleep 1
-	done
-	grep -q 'router r2 (root@127.0.0.1) connected' "$tmp/inaggd.log" || {
-		tail "$tmp/inaggd.log"; return 1; }
+	wait_line "$tmp/inaggd.log" 'router r2 (root@127.0.0.1) connected' 60 || return 1
 	run_job "-k 1" && "$BUILD/inagg" -j job show -J "$(cat "$tmp/id")" -S "$tmp/sock" \
 		>"$tmp/show.json" && jq -e '[.routers[] | .health == "ok"] | all and length == 3' \
 		"$tmp/show.json" >/dev/null && job_end

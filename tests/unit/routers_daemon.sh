@@ -69,14 +69,9 @@ r0_set_up_r1_not() {
 t "r0's ledger set up, r1's untouched" r0_set_up_r1_not
 
 connected_when_back() {
-	local i
 	rm -f "$tmp/r1.down"
-	for i in $(seq 1 100); do
-		grep -q 'router r1 (r1) connected' "$tmp/inaggd.log" && break
-		sleep 0.1
-	done
-	grep -q 'router r1 (r1) connected: ports read, ledger set up' "$tmp/inaggd.log" || {
-		cat "$tmp/inaggd.log"; return 1; }
+	wait_line "$tmp/inaggd.log" 'router r1 (r1) connected: ports read, ledger set up' 10 ||
+		return 1
 	ledger_of r1 | jq -e '.max_slots == 48' >/dev/null || { ledger_of r1; return 1; }
 	"$BUILD/inagg" job list -S "$tmp/sock" >/dev/null
 }
