@@ -135,6 +135,20 @@ int ia_xdp_fail(int err, const char *fmt, ...)
 	return err;
 }
 
+int ia_xdp_share_maps(struct ia_xdp *x, struct bpf_object *obj)
+{
+	struct bpf_map *m, *mine;
+	int err;
+
+	bpf_object__for_each_map(m, obj) {
+		mine = bpf_object__find_map_by_name(x->skel->obj, bpf_map__name(m));
+		err = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine)) : 0;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 const char *ia_xdp_strerror(int err)
 {
 	if (err && err == msg_err && msg[0])

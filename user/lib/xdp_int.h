@@ -34,6 +34,8 @@ struct ia_xdp {
 /* Records why err happened, for ia_xdp_strerror(); returns err. */
 int ia_xdp_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Before loading obj beside switch x: each of obj's maps x has (by name) is x's instance. */
+int ia_xdp_share_maps(struct ia_xdp *x, struct bpf_object *obj);
 /* Waits until no XDP program still runs with state looked up before now. */
 void ia_xdp_rcu_wait(void);
 /* Whether a program uses a map: whose instance it is. */

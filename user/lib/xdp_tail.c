@@ -21,7 +21,6 @@
 int ia_xdp_tail_load(struct ia_xdp *x)
 {
 	int progs = bpf_map__fd(x->skel->maps.ia_progs), fd, err;
-	struct bpf_map *m, *mine;
 	struct inagg_tail *t;
 	__u32 key = IA_PROGS_TAIL, id;
 
@@ -30,12 +29,9 @@ int ia_xdp_tail_load(struct ia_xdp *x)
 	t = inagg_tail__open();
 	if (!t)
 		return -errno;
-	bpf_object__for_each_map(m, t->obj) {
-		mine = bpf_object__find_map_by_name(x->skel->obj, bpf_map__name(m));
-		err = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine)) : 0;
-		if (err)
-			goto out;
-	}
+	err = ia_xdp_share_maps(x, t->obj);
+	if (err)
+		goto out;
 	err = inagg_tail__load(t);
 	if (err) {
 		err = ia_xdp_fail(err, "loading the tail's programs failed (verifier or kernel)");

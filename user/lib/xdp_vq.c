@@ -39,7 +39,6 @@ static int other_load(struct ia_xdp *x)
 {
 	int progs = bpf_map__fd(x->skel->maps.ia_progs), fd, err;
 	__u32 key = IA_PROGS_OTHER, id;
-	struct bpf_map *m, *mine;
 	struct inagg_other *o;
 
 	if (!bpf_map_lookup_elem(progs, &key, &id))
@@ -47,12 +46,9 @@ static int other_load(struct ia_xdp *x)
 	o = inagg_other__open();
 	if (!o)
 		return -errno;
-	bpf_object__for_each_map(m, o->obj) {
-		mine = bpf_object__find_map_by_name(x->skel->obj, bpf_map__name(m));
-		err = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine)) : 0;
-		if (err)
-			goto out;
-	}
+	err = ia_xdp_share_maps(x, o->obj);
+	if (err)
+		goto out;
 	err = inagg_other__load(o);
 	if (err) {
 		err = ia_xdp_fail(err, "loading ia_other failed (verifier or kernel)");
