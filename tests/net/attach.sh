@@ -8,7 +8,7 @@ SW=ia-at$$-sw
 tmp=$(mktemp -d)
 cleanup() {
 	ip netns del "$NS" 2>/dev/null
-	rm -rf "/sys/fs/bpf/inagg/$SW" "$tmp"
+	rm -rf "/sys/fs/bpf/inagg/$SW" "/sys/fs/bpf/inagg/$SW"-[123] "$tmp"
 }
 trap cleanup EXIT
 
@@ -67,4 +67,30 @@ detach_errors() {
 	[[ $out == *"eth2"* ]] || { echo "$out"; return 1; }
 }
 t "detach: unknown switch or nothing attached is an error" detach_errors
+
+# A switch's ports attached all at once, as systemd starts their inagg-attach@ units at boot:
+# each attach succeeds and all share one program (the switch's pins), in three fresh switches.
+together() {
+	local r i pids p ids
+	for i in 1 2 3 4; do
+		ip -n "$NS" link add "p$i" type veth peer name "q$i" && ip -n "$NS" link set "p$i" up &&
+			ip -n "$NS" link set "q$i" up || return 1
+	done
+	for r in 1 2 3; do
+		pids=()
+		for i in 1 2 3 4; do
+			"$INAGG" dev attach "p$i" --netns "$NS" --switch "$SW-$r" >"$tmp/at$i" 2>&1 &
+			pids+=($!)
+		done
+		for p in "${pids[@]}"; do wait "$p" || { cat "$tmp"/at*; return 1; }; done
+		ids=$(for i in 1 2 3 4; do ip -n "$NS" -d link show "p$i" |
+			sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p'; done | sort -u)
+		[ "$(wc -w <<<"$ids")" = 1 ] || { echo "switch $SW-$r: programs $ids"; return 1; }
+		for i in 1 2 3 4; do
+			"$INAGG" dev detach "p$i" --netns "$NS" --switch "$SW-$r" >/dev/null || return 1
+		done
+		rm -rf "/sys/fs/bpf/inagg/$SW-$r"
+	done
+}
+t "a switch's four ports attached at once: all attached, one program" together
 finish

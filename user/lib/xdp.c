@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -426,7 +428,7 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 	libbpf_print_fn_t prev;
 	struct bpf_program *prog;
 	bool dports_new = false;
-	int err, i, reused = 0;
+	int err, i, reused = 0, lock = -1;
 	struct ia_xdp *x;
 
 	prev = libbpf_set_print(libbpf_log);
@@ -458,7 +460,13 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 					  "in %s)", sw, dir);
 			goto err;
 		}
-		err = ensure_bpffs() ?: mkdir_p(dir) ?: pin_maps(x, dir, dports_path, &dports_new);
+		err = ensure_bpffs() ?: mkdir_p(dir);
+		if (err)
+			goto err;
+		/* One process at a time pins a switch: its ports' units start together at boot. */
+		lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		err = lock < 0 || flock(lock, LOCK_EX) ? -errno : pin_maps(x, dir, dports_path,
+									    &dports_new);
 		if (err)
 			goto err;
 		reused = reuse_progs(x, dir);
@@ -510,8 +518,10 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 		x->prog_id[i] = obj_id(x->prog_fd[i]);
 	x->jobs_map_id = obj_id(bpf_map__fd(x->skel->maps.ia_jobs));
 	*out = x;
-	return 0;
+	x = NULL;	/* err is 0 */
 err:
+	if (lock >= 0)
+		close(lock);
 	ia_xdp_close(x);
 	return err;
 }
