@@ -639,6 +639,58 @@ TEST_F(routers, silent_router_probed_without_blocking)
 	EXPECT_TRUE(ia_remote_has_room(&self->r, 2, 1));
 }
 
+/* What the wait hook of busy_link_refused_meanwhile saw. */
+static struct {
+	struct ia_remote *r;
+	int runs, busy_ret, free_ret;
+	char why[IA_ERRLEN];
+	bool reported_busy;
+} meanwhile;
+
+static void meanwhile_calls(void *arg)
+{
+	json_object *q, *rep = NULL;
+
+	if (meanwhile.runs++)
+		return;
+	/* r2's link carries the call that waits: busy. r0's is free. */
+	q = hello();
+	meanwhile.busy_ret = ia_link_call(&meanwhile.r->sw[2].link, q, &rep, meanwhile.why,
+					  sizeof(meanwhile.why));
+	json_object_put(rep);
+	rep = NULL;
+	meanwhile.free_ret = ia_link_call(&meanwhile.r->sw[0].link, q, &rep, NULL, 0);
+	json_object_put(rep);
+	json_object_put(q);
+	rep = ia_link_json(&meanwhile.r->sw[2].link);
+	meanwhile.reported_busy = json_object_object_get_ex(rep, "busy_ms", NULL);
+	json_object_put(rep);
+}
+
+/*
+ * While a call waits on r2, what the wait hook runs may call other routers,
+ * never r2: a second call there would read the first one's reply.
+ */
+TEST_F(routers, busy_link_refused_meanwhile)
+{
+	ASSERT_EQ(0, make_topo(self, false));
+	/* r2's next session never answers; its retry does. */
+	touch(self->dir, "r2.hang1", NULL);
+	kill_session_of(&self->r.sw[2].link);
+	meanwhile.r = &self->r;
+	ia_link_set_wait_hook(meanwhile_calls, NULL);
+	EXPECT_TRUE(ia_remote_has_room(&self->r, 2, 1));
+	ia_link_set_wait_hook(NULL, NULL);
+	EXPECT_LT(0, meanwhile.runs);
+	EXPECT_EQ(-EBUSY, meanwhile.busy_ret);
+	EXPECT_NE(NULL, strstr(meanwhile.why, "router r2 (r2): busy")) TH_LOG("%s", meanwhile.why);
+	EXPECT_EQ(0, meanwhile.free_ret);
+	EXPECT_TRUE(meanwhile.reported_busy);
+	/* Refusing it changed nothing of r2's link: answered on the retry, slow. */
+	EXPECT_EQ(IA_LINK_SLOW, self->r.sw[2].link.health);
+	EXPECT_EQ(0, self->r.sw[2].link.busy);
+}
+
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX] = "";

@@ -89,6 +89,11 @@ int main(int argc, char **argv)
 	}
 	ret = ia_agent_serve(&a, STDIN_FILENO, STDOUT_FILENO);
 	ia_agent_close(&a);
+	if (ret == -ESTALE) {
+		/* The controller's next session gets a new agent, in the new namespace. */
+		fprintf(stderr, "inagg-agent: namespace %s was removed or set up again\n", netns);
+		return 1;
+	}
 	if (ret) {
 		fprintf(stderr, "inagg-agent: %s\n", strerror(-ret));
 		return 1;

@@ -49,6 +49,7 @@ struct daemon {
 	int lend_hold;		/* samples an INA head stays underused before it lends */
 	struct ia_lender lend;
 	struct ia_remote *remote;	/* the switches' agents (switches.c) */
+	bool connected;		/* a switch connected since: its tail to publish */
 };
 
 /* switches.c: the real network behind the job transaction. */
@@ -57,6 +58,7 @@ int init_ledgers(struct daemon *d, char *err, size_t errlen);
 void port_counters(struct daemon *d, int v, int ifindex, struct ia_counters *c);
 void job_counters(struct daemon *d, int v, __u32 id, struct ia_counters *c);
 struct ia_xdp *sw_xdp(struct daemon *d, int v);
+void sw_xdp_drop(struct daemon *d, int v);
 extern const struct ia_job_ops switch_job_ops;
 
 /* inaggd.c: the state file and the log, for the job transaction. */
@@ -91,6 +93,12 @@ int serve(struct daemon *d, int lfd, int sfd);
 
 /* requests.c */
 json_object *handle(struct daemon *d, json_object *req);
+/*
+ * Whether req may be served while another request's call waits for a
+ * router: it makes no call to a switch that call uses, and touches no job
+ * that request works on (docs/remote.md). Otherwise it waits its turn.
+ */
+bool meanwhile_ok(struct daemon *d, json_object *req);
 json_object *error_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

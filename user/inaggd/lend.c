@@ -75,8 +75,11 @@ int lend_tail_load(struct daemon *d, const struct ia_job *j, int v, char *why, s
 	if (!x)
 		return ia_fail(why, whylen, -ENOENT, "switch maps not found");
 	ret = ia_xdp_tail_load(x);
-	if (ret)
+	if (ret) {
+		/* A handle kept from before may be what failed: not kept. */
+		sw_xdp_drop(d, v);
 		return ia_fail(why, whylen, ret, "%s", ia_xdp_strerror(ret));
+	}
 	return 0;
 }
 

@@ -283,8 +283,9 @@ static json_object *tail_json(struct daemon *d, int v)
 	struct ia_remote_tail tl;
 	struct ia_xdp_tail_info ti;
 
-	/* As it is now, from its agent (zeros if it does not answer). */
-	ia_remote_memory(d->remote, v, NULL, 0, 0, NULL, &tl);
+	/* As it is now, from its agent (zeros if it does not answer, or has a call waiting). */
+	if (ia_remote_memory(d->remote, v, NULL, 0, 0, NULL, &tl) == -EBUSY)
+		json_object_object_add(o, "busy", json_object_new_boolean(1));
 	ti = tl.info;
 	json_object_object_add(o, "published_slots", json_object_new_int64(ti.slots));
 	json_object_object_add(o, "published_lent", json_object_new_int64(ti.lent));

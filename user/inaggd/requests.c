@@ -50,6 +50,9 @@ static json_object *job_json(const struct daemon *d, const struct ia_job *j, boo
 	/* A router lost the job's state (docs/remote.md): its results cannot be trusted. */
 	if (failed)
 		json_object_object_add(o, "failed", json_object_new_string(failed));
+	else if (ia_remote_recovered(d->remote, j->id))
+		json_object_object_add(o, "recovered", json_object_new_string(
+							 ia_remote_recovered(d->remote, j->id)));
 	if (!detail)
 		return o;
 	json_object_object_add(o, "routers", ia_remote_links_json(d->remote, j));
@@ -456,21 +459,104 @@ static const struct command {
 			       { "history", IA_CTL_INT, false, 0, 4096 } } },
 };
 
-json_object *handle(struct daemon *d, json_object *req)
+static const struct ia_ctl_field cmd_field[] = { { "cmd", IA_CTL_STRING, true, 1, 32 }, { NULL } };
+
+/* The command of a request whose fields are right, else NULL with err its answer's error. */
+static const struct command *command_of(json_object *req, char *err, size_t errlen)
 {
-	static const struct ia_ctl_field cmd[] = { { "cmd", IA_CTL_STRING, true, 1, 32 }, { NULL } };
-	char err[IA_ERRLEN];
+	char why[IA_ERRLEN];
 	const char *c;
 
-	if (ia_ctl_check(req, cmd, err, sizeof(err)))
-		return error_reply("%s", err);
+	if (ia_ctl_check(req, cmd_field, err, errlen))
+		return NULL;
 	c = ia_ctl_str(req, "cmd", "");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(c, commands[i].name))
 			continue;
-		if (ia_ctl_check(req, commands[i].fields, err, sizeof(err)))
-			return error_reply("%s: %s", c, err);
-		return commands[i].run(d, req);
+		if (!ia_ctl_check(req, commands[i].fields, why, sizeof(why)))
+			return &commands[i];
+		snprintf(err, errlen, "%s: %s", c, why);
+		return NULL;
 	}
-	return error_reply("unknown command '%s'", c);
+	snprintf(err, errlen, "unknown command '%s'", c);
+	return NULL;
+}
+
+json_object *handle(struct daemon *d, json_object *req)
+{
+	char err[2 * IA_ERRLEN];
+	const struct command *c = command_of(req, err, sizeof(err));
+
+	return c ? c->run(d, req) : error_reply("%s", err);
+}
+
+/* No switch v with in[v] (all if in is NULL) has a call of another request waiting. */
+static bool links_free(struct daemon *d, const bool *in)
+{
+	for (int v = 0; v < d->t->n; v++)
+		if ((!in || in[v]) && ia_link_busy(&d->remote->sw[v].link))
+			return false;
+	return true;
+}
+
+/* The switches a submission's workers reach the destination through: all its calls. */
+static bool submit_free(struct daemon *d, json_object *req)
+{
+	const struct ia_topo *t = d->t;
+	bool *path = calloc(t->n, sizeof(*path)), ok;
+	json_object *workers;
+
+	if (!path)
+		return false;
+	for (int v = 0; v < t->n; v++) {
+		int64_t n = t->sw[v].load;
+
+		if (json_object_object_get_ex(req, "workers", &workers)) {
+			json_object *cnt;
+
+			n = json_object_object_get_ex(workers, t->sw[v].name, &cnt) ?
+				    json_object_get_int64(cnt) : 0;
+		}
+		for (int u = v; n > 0 && u >= 0 && !path[u]; u = t->sw[u].parent)
+			path[u] = true;
+	}
+	ok = links_free(d, path);
+	free(path);
+	return ok;
+}
+
+bool meanwhile_ok(struct daemon *d, json_object *req)
+{
+	const struct command *c;
+	char err[2 * IA_ERRLEN];
+	struct ia_job *j;
+	bool ok, *path;
+
+	c = command_of(req, err, sizeof(err));
+	if (!c || c->run == do_list || c->run == do_window)
+		return true;	/* an error, a read, a figure set: no call */
+	/* An end moves the job table under the waiting request's feet. */
+	if (c->run == do_end)
+		return false;
+	if (c->run == do_submit)
+		return submit_free(d, req);
+	if (!json_object_object_get_ex(req, "job", NULL))
+		return links_free(d, NULL);	/* stats of everything: every switch's */
+	j = ia_jobs_find(&d->jobs, ia_ctl_int(req, "job", 0));
+	if (!j)
+		return true;	/* "no job" */
+	/* A job being submitted or ended is the waiting request's. */
+	if (j->state != IA_JOB_ACTIVE)
+		return false;
+	/* show says which router is busy; stats would read zeros for it. */
+	if (c->run == do_show)
+		return true;
+	path = calloc(d->t->n, sizeof(*path));
+	if (!path)
+		return false;
+	for (int v = 0; v < d->t->n; v++)
+		path[v] = j->plan.sw[v].on_path;
+	ok = links_free(d, path);
+	free(path);
+	return ok;
 }

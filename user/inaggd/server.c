@@ -118,8 +118,8 @@ static void serve_request(struct daemon *d, struct client *c, size_t len)
 	json_object_put(req);
 }
 
-/* What may be answered while another request waits for a router: reads only. */
-static bool answers_meanwhile(const char *in, size_t len)
+/* What may be answered while another request waits for a router (meanwhile_ok()). */
+static bool answers_meanwhile(struct daemon *d, const char *in, size_t len)
 {
 	char err[IA_ERRLEN];
 	json_object *req;
@@ -127,7 +127,7 @@ static bool answers_meanwhile(const char *in, size_t len)
 
 	if (ia_ctl_parse(in, len, &req, err, sizeof(err)))
 		return true;	/* the error answer */
-	ok = !strcmp(ia_ctl_str(req, "cmd", ""), "list");
+	ok = meanwhile_ok(d, req);
 	json_object_put(req);
 	return ok;
 }
@@ -135,7 +135,7 @@ static bool answers_meanwhile(const char *in, size_t len)
 /* A complete request: served, or held for the main loop when it comes meanwhile. */
 static void complete(struct daemon *d, struct client *c, size_t len, bool meanwhile)
 {
-	if (meanwhile && !answers_meanwhile(c->in, len)) {
+	if (meanwhile && !answers_meanwhile(d, c->in, len)) {
 		c->pending = len + 1;
 		return;
 	}
@@ -369,6 +369,11 @@ int serve(struct daemon *d, int lfd, int sfd)
 			due = ia_remote_tick(d->remote);
 			if (due >= 0 && (wait < 0 || due < wait))
 				wait = due;
+			/* The tails of switches connected since (by the tick or a call). */
+			if (d->connected) {
+				d->connected = false;
+				ia_lender_publish(&d->lend);
+			}
 			/* Requests the ticks' calls held (serve_meanwhile()): served at once. */
 			for (int i = 0; i < MAX_CLIENTS; i++)
 				if (cl[i].fd >= 0 && cl[i].pending)

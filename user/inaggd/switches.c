@@ -64,14 +64,19 @@ static void copy_ports(void *ctx, int v)
 		port_from(&s->host[j], &rs->host[j]);
 }
 
-/* A router connected after the start: its ports, and its tail published at once. */
+/*
+ * A switch connected after the start (unreachable then, or rebooted: a
+ * namespace switch set up again): its ports, a map handle of before dropped,
+ * its tail published by the main loop (this may run inside a transaction).
+ */
 static void connected(void *ctx, int v)
 {
 	struct daemon *d = ctx;
 
 	copy_ports(d, v);
+	sw_xdp_drop(d, v);
 	ia_lender_touch(&d->lend, v);
-	ia_lender_publish(&d->lend);
+	d->connected = true;
 }
 
 /*
@@ -208,17 +213,20 @@ const struct ia_job_ops switch_job_ops = {
 };
 
 /*
- * Switch v's maps, opened once and kept: opening parses the whole BPF
- * object, too slow to do per request (a recovery checks every job on every
- * switch). After a failure to open, not tried again for 5 s.
+ * Switch v's maps, opened once and kept while they are the ones pinned:
+ * opening parses the whole BPF object, too slow to do per request (a
+ * recovery checks every job on every switch). A switch set up again
+ * ("inagg net down" and "net up") has new maps: the old handle is dropped
+ * and the new ones opened. After a failure to open, not tried again for 5 s.
  */
 struct ia_xdp *sw_xdp(struct daemon *d, int v)
 {
 	struct timespec now;
 	int h;
 
-	if (d->xdp[v])
+	if (d->xdp[v] && ia_xdp_current(d->xdp[v], d->sw[v].ns))
 		return d->xdp[v];
+	sw_xdp_drop(d, v);
 	if (!*d->sw[v].ns)
 		return NULL;	/* another machine's */
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -233,6 +241,14 @@ struct ia_xdp *sw_xdp(struct daemon *d, int v)
 	}
 	ia_netns_return(h);
 	return d->xdp[v];
+}
+
+/* A kept handle that failed, or a switch connected again: opened afresh when next needed. */
+void sw_xdp_drop(struct daemon *d, int v)
+{
+	ia_xdp_close(d->xdp[v]);
+	d->xdp[v] = NULL;
+	d->xdp_retry[v] = 0;
 }
 
 /* Counters of one port (ifindex) or one job of switch v, from its agent; 0 on any failure. */

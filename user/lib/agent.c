@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -108,6 +109,49 @@ static void load_record(struct ia_agent *a, json_object *root)
 	}
 }
 
+/*
+ * A namespace switch "boots" with its namespace: "inagg net down" and "net
+ * up" give it new ports, maps and (the kernel's) ledger, as a reboot gives a
+ * router. Its boot id names the namespace too (its cookie, never reused),
+ * and the namespace's inode tells when its name points elsewhere.
+ */
+static int ns_identity(struct ia_agent *a)
+{
+	uint64_t cookie = 0;
+	socklen_t len = sizeof(cookie);
+	size_t n = strlen(a->boot_id);
+	struct stat st;
+	int fd;
+
+	if (stat("/proc/self/ns/net", &st))
+		return -errno;
+	a->ns_dev = st.st_dev;
+	a->ns_ino = st.st_ino;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len))
+		cookie = 0;
+	if (fd >= 0)
+		close(fd);
+	/* Kernels before 5.14 have no cookie: the inode, which a later namespace may reuse. */
+	snprintf(a->boot_id + n, sizeof(a->boot_id) - n, "/ns%llu",
+		 (unsigned long long)(cookie ? cookie : st.st_ino));
+	return 0;
+}
+
+/* The agent's namespace is still the one its name gives. */
+static bool ns_current(struct ia_agent *a)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!*a->netns || a->ns_gone)
+		return !a->ns_gone;
+	snprintf(path, sizeof(path), IA_NETNS_DIR "/%s", a->netns);
+	if (stat(path, &st) || st.st_dev != a->ns_dev || st.st_ino != a->ns_ino)
+		a->ns_gone = true;
+	return !a->ns_gone;
+}
+
 int ia_agent_open(struct ia_agent *a, const char *sw, const char *netns, const char *state,
 		  char *err, size_t errlen)
 {
@@ -131,6 +175,10 @@ int ia_agent_open(struct ia_agent *a, const char *sw, const char *netns, const c
 			return ia_fail(err, errlen, ret, "namespace %s: %s", a->netns,
 				       strerror(-ret));
 		close(ret);
+		ret = ns_identity(a);
+		if (ret)
+			return ia_fail(err, errlen, ret, "namespace %s: %s", a->netns,
+				       strerror(-ret));
 	}
 	if (*a->state_path && !access(a->state_path, F_OK)) {
 		root = json_object_from_file(a->state_path);
@@ -484,9 +532,14 @@ static int write_all(int fd, const char *s, size_t n)
 
 static int answer(struct ia_agent *a, int out, const char *line)
 {
-	json_object *req = json_tokener_parse(line), *r;
+	json_object *req, *r;
 	const char *s;
 	int ret;
+
+	/* Another switch by that name now, or none: not served by this agent. */
+	if (!ns_current(a))
+		return -ESTALE;
+	req = json_tokener_parse(line);
 
 	r = req ? ia_agent_handle(a, req) : ia_agent_err(EINVAL, "not JSON");
 	s = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN);

@@ -66,6 +66,8 @@ struct ia_agent {
 	json_object *jobs;		/* "ID": {class, slots, admitted, push} */
 	json_object *lost;		/* ids of jobs a reboot lost */
 	struct ia_xdp *xdp;		/* the switch's maps, kept open once opened */
+	uint64_t ns_dev, ns_ino;	/* with netns: the namespace entered */
+	bool ns_gone;			/* ... removed or set up again since: the agent ends */
 };
 
 /*
@@ -78,7 +80,11 @@ int ia_agent_open(struct ia_agent *a, const char *sw, const char *netns, const c
 void ia_agent_close(struct ia_agent *a);
 /* One request, one reply (never NULL; the caller puts it). */
 json_object *ia_agent_handle(struct ia_agent *a, json_object *req);
-/* Reads requests from fd in and answers on fd out until end of input. 0 or -errno. */
+/*
+ * Reads requests from fd in and answers on fd out until end of input. 0 or
+ * -errno; -ESTALE, the request unanswered, when the agent's namespace was
+ * removed or set up again (its switch is another now: a new agent serves it).
+ */
 int ia_agent_serve(struct ia_agent *a, int in, int out);
 
 /* Reply helpers, also for agent_push.c. */

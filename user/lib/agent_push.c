@@ -58,8 +58,10 @@ static int get_u32(json_object *o, const char *key, uint32_t *out, bool need)
 static struct ia_xdp *maps(struct ia_agent *a, bool create, int *err)
 {
 	*err = 0;
-	if (a->xdp)
+	/* Kept while its maps are the ones pinned: a switch attached again has others. */
+	if (a->xdp && ia_xdp_current(a->xdp, a->sw))
 		return a->xdp;
+	ia_agent_maps_drop(a);
 	*err = create ? ia_xdp_open(a->sw, &a->xdp) : ia_xdp_open_existing(a->sw, &a->xdp);
 	if (*err)
 		a->xdp = NULL;

@@ -82,6 +82,13 @@ struct ia_link {
 	long long probe_deadline;
 	uint64_t probe_seq;
 	unsigned int sessions_probed;	/* of sessions, those a probe started */
+	/*
+	 * A call in progress (its depth), and whether it was made by what the
+	 * wait hook runs: one made meanwhile by another request finds it busy.
+	 */
+	int busy;
+	bool busy_hook;
+	long long busy_since;	/* ms, monotonic */
 	/* Called once a new session said hello, before the call that started it. */
 	void (*on_session)(struct ia_link *l, void *arg);
 	void *arg;
@@ -106,9 +113,13 @@ int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char 
 /*
  * While any call waits for a router, fn(arg) runs every few ms (never inside
  * itself), so that a program with other work, inaggd's clients, does it
- * meanwhile; fn must not make link calls. NULL: calls just wait.
+ * meanwhile. Calls fn makes wait without it; one on a link whose call fn
+ * interrupted fails at once with -EBUSY (a link carries one call at a
+ * time). NULL: calls just wait.
  */
 void ia_link_set_wait_hook(void (*fn)(void *arg), void *arg);
+/* A call waits for this link now (one that the wait hook interrupted). */
+bool ia_link_busy(const struct ia_link *l);
 /* As ia_link_call(); a reply with ok false becomes -errno with its "error" in why. */
 int ia_link_do(struct ia_link *l, json_object *req, json_object **reply, char *why,
 	       size_t whylen);
@@ -122,7 +133,7 @@ long long ia_link_tick(struct ia_link *l);
 /* Ends the session and marks the link down for why; returns its hold-off (ms). */
 long long ia_link_mark_down(struct ia_link *l, const char *why);
 const char *ia_link_health_name(enum ia_link_health h);
-/* {switch, where, health, why?, rtt_ms, epoch, reboots, sessions}. */
+/* {switch, where, health, why?, busy_ms? (a call waiting for it), rtt_ms, epoch, reboots, sessions}. */
 json_object *ia_link_json(const struct ia_link *l);
 
 /* ---- the network ---- */
@@ -132,6 +143,7 @@ struct ia_rport {
 	int ifindex;
 	unsigned char mac[6], peer[6];
 	bool has_peer;
+	bool peer_given;	/* by the site: kept when the switch is connected again */
 };
 
 struct ia_rswitch {
@@ -148,6 +160,8 @@ struct ia_rswitch {
 	 */
 	bool pending;
 	bool connecting;
+	/* Jobs it only forwards, to push again once it is connected after its reboot (ids). */
+	json_object *repush;
 };
 
 struct ia_jobs;
@@ -163,10 +177,14 @@ struct ia_remote {
 	bool reconciling;
 	/* Jobs a router's reboot broke: "ID" -> reason. */
 	json_object *failed;
+	/* Jobs a router's reboot did not break (it was red there, pushed again): "ID" -> what. */
+	json_object *recovered;
 	void (*note)(void *ctx, int level, const char *msg);
 	void *note_ctx;
 	/* A switch connected after the start (it was unreachable, or rebooted): its ports known. */
 	void (*on_connect)(void *ctx, int v);
+	/* A namespace switch seen set up again: every namespace switch checked and connected. */
+	bool renewed, renewing;
 };
 
 /*
@@ -195,6 +213,14 @@ int ia_remote_setup(struct ia_remote *r, char *err, size_t errlen);
  * whose link answers again. Returns ms until it wants to run again, or -1.
  */
 long long ia_remote_tick(struct ia_remote *r);
+/*
+ * After a namespace switch was seen set up again ("inagg net down" and "net
+ * up" under the controller: new ports, MACs, maps, ledger): every other
+ * namespace switch is asked (its agent, in a namespace gone, ends, and a new
+ * session finds it set up again too), and each of them is connected again
+ * at once, not in the background: they are this host's.
+ */
+void ia_remote_renew(struct ia_remote *r);
 
 /* Internal, for remote_*.c. */
 void ia_remote_session(struct ia_link *l, void *r);
@@ -230,6 +256,14 @@ int ia_remote_counters(struct ia_remote *r, int v, uint32_t id, int ifindex,
 int ia_remote_probe(struct ia_remote *r, const struct ia_job *j);
 /* Why job id failed, or NULL. */
 const char *ia_remote_failed(const struct ia_remote *r, uint32_t id);
+/* How job id came through a router's reboot, or NULL. */
+const char *ia_remote_recovered(const struct ia_remote *r, uint32_t id);
+/*
+ * After switch v was connected again following its reboot: the jobs that
+ * only pass it (red there: no head, no tail, nothing of theirs but
+ * forwarding lost) pushed to it again; one whose push fails is failed.
+ */
+void ia_remote_repush(struct ia_remote *r, int v);
 /* ---- FlexINA over the agents (remote_tail.c) ---- */
 
 /* count head slots of INA job id lent to switch v's tail; taken back (count 0: all lent). */

@@ -226,6 +226,28 @@ static int host_peers(struct ia_remote *r, int v, const bool *arp, char *err, si
 	return ret;
 }
 
+/* Peers learnt of v's ports and of its neighbours' toward it: learnt again (new MACs). */
+static void forget_peers(struct ia_remote *r, int v)
+{
+	const struct ia_topo *t = r->t;
+	struct ia_rswitch *s = &r->sw[v];
+	int p = t->sw[v].parent;
+
+	s->up.has_peer = s->up.peer_given;
+	for (int i = 0; i < t->child_start[v + 1] - t->child_start[v]; i++) {
+		s->down[i].has_peer = s->down[i].peer_given;
+		r->sw[t->child[t->child_start[v] + i]].up.has_peer =
+			r->sw[t->child[t->child_start[v] + i]].up.peer_given;
+	}
+	for (uint32_t j = 0; j < t->sw[v].load; j++)
+		s->host[j].has_peer = s->host[j].peer_given;
+	if (p >= 0) {
+		struct ia_rport *pd = &r->sw[p].down[ia_topo_child_pos(t, v)];
+
+		pd->has_peer = pd->peer_given;
+	}
+}
+
 /* Switch v through its agent: addresses first (the hosts can then be learnt), ports, peers. */
 static int connect_one(struct ia_remote *r, int v, char *err, size_t errlen)
 {
@@ -236,6 +258,7 @@ static int connect_one(struct ia_remote *r, int v, char *err, size_t errlen)
 
 	if (!arp)
 		return ia_fail(err, errlen, -ENOMEM, "out of memory");
+	forget_peers(r, v);
 	s->connecting = true;
 	ret = s->layout ? ia_remote_layout(r, v, err, errlen) : 0;
 	if (!ret)
@@ -301,9 +324,15 @@ int ia_remote_setup(struct ia_remote *r, char *err, size_t errlen)
 static long long reconnect(struct ia_remote *r, int v)
 {
 	struct ia_rswitch *s = &r->sw[v];
+	bool renewing = r->renewing;
 	char err[IA_ERRLEN];
+	int ret;
 
-	if (connect_one(r, v, err, sizeof(err)) || setup_one(r, v, err, sizeof(err))) {
+	/* Its calls do not start a renewal: that would connect it inside its connection. */
+	r->renewing = true;
+	ret = connect_one(r, v, err, sizeof(err)) || setup_one(r, v, err, sizeof(err));
+	r->renewing = renewing;
+	if (ret) {
 		s->pending = true;
 		ia_remote_note(r, 4, "router %s (%s): connecting: %s", s->link.name, s->link.where,
 			       err);
@@ -314,7 +343,33 @@ static long long reconnect(struct ia_remote *r, int v)
 		       s->link.where);
 	if (r->on_connect)
 		r->on_connect(r->note_ctx, v);
+	ia_remote_repush(r, v);
 	return -1;
+}
+
+void ia_remote_renew(struct ia_remote *r)
+{
+	if (!r->renewed || r->renewing)
+		return;
+	r->renewing = true;
+	/* A hello each: an agent whose namespace is another now ends, the retry finds it new. */
+	for (int v = 0; v < r->t->n; v++) {
+		struct ia_rswitch *s = &r->sw[v];
+		json_object *q, *rep;
+
+		if (s->remote || s->pending)
+			continue;
+		q = ia_remote_request("hello");
+		if (!ia_link_call(&s->link, q, &rep, NULL, 0))
+			json_object_put(rep);
+		json_object_put(q);
+	}
+	r->renewed = false;	/* what the hellos found is connected now */
+	/* In the topology's order, so each link's two ends know each other's new MACs. */
+	for (int v = 0; v < r->t->n; v++)
+		if (!r->sw[v].remote && r->sw[v].pending && r->sw[v].link.health != IA_LINK_DOWN)
+			reconnect(r, v);
+	r->renewing = false;
 }
 
 long long ia_remote_tick(struct ia_remote *r)

@@ -358,12 +358,11 @@ static int failure(struct ia_link *l, int ret, int tries, char *why, size_t whyl
 	return ia_fail(why, whylen, ret, "router %s (%s): %s", l->name, l->where, l->why);
 }
 
-int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char *why,
-		 size_t whylen)
+static int call_tries(struct ia_link *l, json_object *req, json_object **reply, char *why,
+		      size_t whylen)
 {
 	int ret = -EINVAL, tries = 0;
 
-	*reply = NULL;
 	/* A link that failed: tried again in the background (ia_link_tick()), never in a call. */
 	if (l->health == IA_LINK_DOWN && l->async)
 		return ia_fail(why, whylen, -EHOSTUNREACH,
@@ -403,6 +402,35 @@ int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char 
 		kill_session(l);
 	}
 	return failure(l, ret, tries, why, whylen);
+}
+
+bool ia_link_busy(const struct ia_link *l)
+{
+	return l->busy > 0;
+}
+
+int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char *why,
+		 size_t whylen)
+{
+	int ret;
+
+	*reply = NULL;
+	/*
+	 * Another request's call waits on this session: a second one would
+	 * read its reply. The same request's own calls (a new session's
+	 * reconciliation) are of its depth and go on.
+	 */
+	if (l->busy && in_hook && !l->busy_hook)
+		return ia_fail(why, whylen, -EBUSY,
+			       "router %s (%s): busy: another request's call waits for it", l->name,
+			       l->where);
+	if (!l->busy++) {
+		l->busy_hook = in_hook;
+		l->busy_since = now_ms();
+	}
+	ret = call_tries(l, req, reply, why, whylen);
+	l->busy--;
+	return ret;
 }
 
 int ia_link_do(struct ia_link *l, json_object *req, json_object **reply, char *why,
@@ -538,6 +566,8 @@ json_object *ia_link_json(const struct ia_link *l)
 	json_object_object_add(o, "health", json_object_new_string(ia_link_health_name(l->health)));
 	if (*l->why)
 		json_object_object_add(o, "why", json_object_new_string(l->why));
+	if (l->busy)
+		json_object_object_add(o, "busy_ms", json_object_new_int64(now_ms() - l->busy_since));
 	json_object_object_add(o, "rtt_ms", json_object_new_double(l->last_ms));
 	json_object_object_add(o, "epoch", json_object_new_int64(l->epoch));
 	json_object_object_add(o, "reboots", json_object_new_int(l->reboots));

@@ -53,17 +53,51 @@ static void rebooted(struct ia_remote *r, int v)
 	struct ia_rswitch *s = &r->sw[v];
 
 	s->reboots_seen = s->link.reboots;
-	/* Its addresses and ledger limits went with it: connected again (ia_remote_tick()). */
-	if (s->link.async)
+	/*
+	 * Its addresses, ports and ledger limits went with it: connected again,
+	 * a router by ia_remote_tick(), a namespace switch (set up again: its
+	 * network most likely was, new namespaces) with the others at once.
+	 */
+	if (s->link.async) {
 		s->pending = true;
-	ia_remote_note(r, 4, "router %s (%s) rebooted (new boot id): its ledger and maps were lost",
-	     s->link.name, s->link.where);
+		s->connected = false;
+	}
+	if (!s->remote) {
+		r->renewed = true;
+		ia_remote_note(r, 4, "switch %s (namespace %s) was set up again: its ledger and "
+			       "maps were lost", s->link.name, s->link.where);
+	} else {
+		ia_remote_note(r, 4, "router %s (%s) rebooted (new boot id): its ledger and maps "
+			       "were lost", s->link.name, s->link.where);
+	}
 	for (int i = 0; r->js && i < r->js->njobs; i++) {
 		const struct ia_job *j = &r->js->jobs[i];
 		char key[16], why[2 * IA_ERRLEN];
 
 		if (!job_uses(j, v))
 			continue;
+		/*
+		 * A job being submitted (this may be its own call) lost nothing
+		 * there but an admission made before; its later calls, a push
+		 * too (ia_remote_push()), go to the new session. One being
+		 * ended is gone from there anyway.
+		 */
+		if (j->state == IA_JOB_ENDING || (j->state != IA_JOB_ACTIVE && !j->held[v]))
+			continue;
+		/*
+		 * Red there: the router held no state of the job but its
+		 * configuration; what it lost in flight the workers resend (as
+		 * after any loss), so pushed again once it is connected.
+		 */
+		if (j->state == IA_JOB_ACTIVE && !j->held[v] && !j->blue[v] && s->link.async) {
+			if (!s->repush)
+				s->repush = json_object_new_array();
+			json_object_array_add(s->repush, json_object_new_int64(j->id));
+			ia_remote_note(r, 4, "job %u: router %s only forwards it: its configuration "
+				       "is pushed again once the router is connected", j->id,
+				       s->link.name);
+			continue;
+		}
 		snprintf(key, sizeof(key), "%u", j->id);
 		snprintf(why, sizeof(why),
 			 "router %s (%s) rebooted during the job: its aggregation state is gone; "
@@ -130,6 +164,9 @@ int ia_remote_call(struct ia_remote *r, int v, json_object *q, json_object **rep
 	else
 		ret = ia_link_do(&s->link, q, reply, why, whylen);
 	json_object_put(q);
+	/* A namespace switch set up again: the network is connected again before going on. */
+	if (r->renewed && !r->renewing)
+		ia_remote_renew(r);
 	return ret;
 }
 
@@ -205,7 +242,8 @@ static json_object *hop_json(const struct ia_rport *p, struct in_addr saddr, str
 	return o;
 }
 
-int ia_remote_push(struct ia_remote *r, const struct ia_job *j, int v, char *why, size_t whylen)
+static int push_once(struct ia_remote *r, const struct ia_job *j, int v, char *why,
+		     size_t whylen)
 {
 	const struct ia_topo *t = r->t;
 	const struct ia_plan_switch *ps = &j->plan.sw[v];
@@ -270,6 +308,25 @@ int ia_remote_push(struct ia_remote *r, const struct ia_job *j, int v, char *why
 	return ia_remote_call(r, v, q, NULL, why, whylen);
 }
 
+/*
+ * A push that found the switch rebooted (or set up again) went with its
+ * ports and peers of before: pushed again once it is connected again, else
+ * failed (the transaction undoes the job), never left half right.
+ */
+int ia_remote_push(struct ia_remote *r, const struct ia_job *j, int v, char *why, size_t whylen)
+{
+	struct ia_rswitch *s = &r->sw[v];
+	unsigned int reboots = s->link.reboots;
+	int ret = push_once(r, j, v, why, whylen);
+
+	if (ret || s->link.reboots == reboots)
+		return ret;
+	if (s->connected)
+		return push_once(r, j, v, why, whylen);
+	return ia_fail(why, whylen, -EAGAIN, "router %s (%s) rebooted during the push: "
+		       "connecting it again", s->link.name, s->link.where);
+}
+
 int ia_remote_unpush(struct ia_remote *r, int v, uint32_t id)
 {
 	return ia_remote_call(r, v, job_req("unpush", id), NULL, NULL, 0);
@@ -283,11 +340,16 @@ bool ia_remote_pushed(struct ia_remote *r, int v, uint32_t id)
 void ia_remote_saved(struct ia_remote *r, const struct ia_jobs *js)
 {
 	r->js = js;
-	/* A failed job that ended is forgotten. */
+	/* A failed or recovered job that ended is forgotten. */
 	json_object_object_foreach(r->failed, key, val) {
 		(void)val;
 		if (!ia_jobs_find((struct ia_jobs *)js, strtoul(key, NULL, 10)))
 			json_object_object_del(r->failed, key);
+	}
+	json_object_object_foreach(r->recovered, k2, v2) {
+		(void)v2;
+		if (!ia_jobs_find((struct ia_jobs *)js, strtoul(k2, NULL, 10)))
+			json_object_object_del(r->recovered, k2);
 	}
 }
 
@@ -325,6 +387,49 @@ int ia_remote_probe(struct ia_remote *r, const struct ia_job *j)
 			bad++;
 	}
 	return bad;
+}
+
+void ia_remote_repush(struct ia_remote *r, int v)
+{
+	struct ia_rswitch *s = &r->sw[v];
+	json_object *ids = s->repush;
+
+	s->repush = NULL;
+	for (size_t i = 0; ids && i < json_object_array_length(ids); i++) {
+		uint32_t id = json_object_get_int64(json_object_array_get_idx(ids, i));
+		struct ia_job *j = r->js ? ia_jobs_find((struct ia_jobs *)r->js, id) : NULL;
+		char key[16], why[IA_ERRLEN] = "", msg[3 * IA_ERRLEN];
+		int ret;
+
+		if (!j)
+			continue;	/* ended meanwhile */
+		snprintf(key, sizeof(key), "%u", id);
+		ret = ia_remote_push(r, j, v, why, sizeof(why));
+		if (ret) {
+			snprintf(msg, sizeof(msg), "router %s (%s) rebooted during the job and its "
+				 "configuration could not be pushed again: %s; end the job and "
+				 "submit it again", s->link.name, s->link.where,
+				 *why ? why : strerror(-ret));
+			json_object_object_add(r->failed, key, json_object_new_string(msg));
+			ia_remote_note(r, 3, "job %u failed: %s", id, msg);
+			continue;
+		}
+		snprintf(msg, sizeof(msg), "router %s (%s) rebooted during the job; it only "
+			 "forwards the job's messages: its configuration was pushed again (what it "
+			 "lost in flight, the workers resent)", s->link.name, s->link.where);
+		json_object_object_add(r->recovered, key, json_object_new_string(msg));
+		ia_remote_note(r, 4, "job %u recovered: %s", id, msg);
+	}
+	json_object_put(ids);
+}
+
+const char *ia_remote_recovered(const struct ia_remote *r, uint32_t id)
+{
+	json_object *v;
+	char key[16];
+
+	snprintf(key, sizeof(key), "%u", id);
+	return json_object_object_get_ex(r->recovered, key, &v) ? json_object_get_string(v) : NULL;
 }
 
 const char *ia_remote_failed(const struct ia_remote *r, uint32_t id)

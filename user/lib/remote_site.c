@@ -71,7 +71,7 @@ static int port_set(struct ia_rport *p, const char *name, const char *peer, cons
 		if (ia_mac_parse(peer, p->peer))
 			return ia_fail(err, errlen, -EINVAL, "switch %s: port %s: peer '%s' is no MAC",
 				       sw, name, peer);
-		p->has_peer = true;
+		p->has_peer = p->peer_given = true;
 	}
 	return 0;
 }
@@ -200,6 +200,7 @@ int ia_remote_open(struct ia_remote *r, const struct ia_topo *t, const char *top
 	snprintf(r->tag, sizeof(r->tag), "%s", tag);
 	r->sw = calloc(t->n, sizeof(*r->sw));
 	r->failed = json_object_new_object();
+	r->recovered = json_object_new_object();
 	if (!r->sw)
 		return ia_fail(err, errlen, -ENOMEM, "out of memory");
 	for (int v = 0; v < t->n; v++)
@@ -219,8 +220,10 @@ void ia_remote_close(struct ia_remote *r)
 			ia_link_free(&r->sw[v].link);
 		free(r->sw[v].down);
 		free(r->sw[v].host);
+		json_object_put(r->sw[v].repush);
 	}
 	free(r->sw);
 	json_object_put(r->failed);
+	json_object_put(r->recovered);
 	memset(r, 0, sizeof(*r));
 }

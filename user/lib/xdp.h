@@ -73,6 +73,11 @@ struct ia_xdp_job {
 int ia_xdp_open(const char *sw, struct ia_xdp **out);
 /* Like ia_xdp_open() for a switch set up before: -ENOENT, and nothing created, if not. */
 int ia_xdp_open_existing(const char *sw, struct ia_xdp **out);
+/*
+ * Whether the maps pinned for sw now are x's: 0 if they were removed or
+ * replaced (the switch set up again: a kept handle is stale), 1 if so.
+ */
+int ia_xdp_current(struct ia_xdp *x, const char *sw);
 void ia_xdp_close(struct ia_xdp *x);
 /* Removes a switch's pinned maps (detach its ports first). */
 int ia_xdp_unpin(const char *sw);

@@ -2,9 +2,11 @@
 /*
  * Ports of a switch: the switch's one program instance attached to them,
  * their counters and their place in the result broadcast set. Never replaces
- * or removes an XDP program that is not inagg's unless forced. See xdp.h.
+ * or removes an XDP program that is not inagg's unless forced; whether a
+ * handle still holds the maps pinned for its switch. See xdp.h.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -252,4 +254,23 @@ int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
 	return ia_xdp_fail(-ENOENT, "no inagg program attached%s",
 			   xdp_flags == XDP_FLAGS_SKB_MODE ? " in generic mode" :
 			   xdp_flags == XDP_FLAGS_DRV_MODE ? " in native mode" : "");
+}
+
+int ia_xdp_current(struct ia_xdp *x, const char *sw)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, cur;
+
+	if (!x || !sw || !*sw || strchr(sw, '/') ||
+	    (size_t)snprintf(path, sizeof(path), IA_BPFFS_ROOT "/%s/ia_jobs", sw) >= sizeof(path))
+		return 0;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	/* Map ids are not reused soon (cyclic): another id is another set of maps. */
+	cur = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.id == x->jobs_map_id;
+	close(fd);
+	return cur;
 }
