@@ -38,7 +38,7 @@ import json, math, sys
 d = json.load(open(sys.argv[1]))
 want = ["netpack-atp", "netpack-a2tp", "flexina", "ht-atp", "flexina-notail"]
 keys = ["tput", "vs_netpack_atp", "vs_netpack_a2tp", "jct_ina_ms", "jct_ps_ms", "util",
-        "mark_rate", "coll_rate", "jain", "lends", "lent"]
+        "mark_rate", "coll_rate", "jain", "lends", "lent", "up", "bypass"]
 assert len(d["points"]) == 1, len(d["points"])
 p = d["points"][0]
 assert p["ina"] >= 1 and p["ps"] >= 1, (p["ina"], p["ps"])
@@ -52,8 +52,11 @@ for s in p["schemes"]:
     assert 0 < s["jain"] <= 1, s["scheme"]
     assert len(s["jobs"]) == d["jobs"], s["scheme"]
     assert all(j["tput"] > 0 and j["jct_ms"] > 0 for j in s["jobs"]), s["scheme"]
+    # Every chunk reaches its PS as one message at least, as one per worker at most.
+    assert 1 <= s["up_min"] and s["up_max"] <= 4, (s["scheme"], s["up_min"], s["up_max"])
     if s["scheme"] in ("netpack-atp", "netpack-a2tp", "flexina-notail"):
         assert s["coll_rate"] == 0, (s["scheme"], "a PS job used switch memory")
+        assert s["bypass_max"] == 0, (s["scheme"], "bypassed without a tail")
 print("table complete:", ", ".join("%s %.2f MB/s" % (s["scheme"], s["tput"] / 1e6)
                                    for s in p["schemes"]))
 PY

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -426,6 +427,121 @@ TEST(join_active_job)
 	EXPECT_EQ(-1, ia_api_index(h));
 	ia_api_close(h);
 	fake_down(&f);
+}
+
+/*
+ * A daemon that answers "show" with a record and "window" with ok, and
+ * counts the window reports (the last one's value).
+ */
+struct dfake {
+	char path[108];
+	const char *record;
+	int fd, windows, last;
+	volatile int stop;
+	pthread_t t;
+};
+
+static void *dfake_serve(void *arg)
+{
+	struct dfake *f = arg;
+
+	while (!f->stop) {
+		struct timeval tv = { 0, 20000 };
+		json_object *req, *o;
+		fd_set fds;
+		int c;
+
+		FD_ZERO(&fds);
+		FD_SET(f->fd, &fds);
+		if (select(f->fd + 1, &fds, NULL, NULL, &tv) != 1)
+			continue;
+		c = accept(f->fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		if (!ia_ctl_read(c, &req)) {
+			bool win = json_object_object_get_ex(req, "cmd", &o) &&
+				   !strcmp(json_object_get_string(o), "window");
+			const char *a = win ? "{\"ok\": true}\n" : f->record;
+
+			if (win && json_object_object_get_ex(req, "window", &o)) {
+				f->last = json_object_get_int(o);
+				f->windows++;
+			}
+			if (write(c, a, strlen(a)) < 0)
+				perror("write");
+			json_object_put(req);
+		}
+		close(c);
+	}
+	return NULL;
+}
+
+/* A one-worker job of class klass joined through the fake daemon and all-reduced once. */
+static int join_and_reduce(const char *klass, int *windows, int *last)
+{
+	char rec[1024], ps[32], w0[32], err[IA_API_ERRLEN];
+	unsigned int p = getpid() + 77;
+	struct ia_api *h = NULL, *psh = NULL;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	static int32_t v[1 << 16];
+	struct net n = { 0 };
+	struct dfake f = { 0 };
+	int ret;
+
+	snprintf(ps, sizeof(ps), "127.%u.%u.1", (p >> 8) & 0xff, p & 0xff);
+	snprintf(w0, sizeof(w0), "127.%u.%u.10", (p >> 8) & 0xff, p & 0xff);
+	snprintf(rec, sizeof(rec),
+		 "{\"ok\": true, \"job\": {\"job\": 7, \"state\": \"active\", \"nworkers\": 1,"
+		 " \"class\": \"%s\", \"cc\": \"atp\", \"worker_window\": 32,"
+		 " \"destination\": {\"address\": \"%s\", \"down\": \"%s\"},"
+		 " \"workers\": [{\"id\": 1, \"address\": \"%s\"}]}}\n", klass, ps, ps, w0);
+	snprintf(f.path, sizeof(f.path), "/tmp/inagg-api-report-%d.sock", getpid());
+	unlink(f.path);
+	strcpy(sa.sun_path, f.path);
+	f.record = rec;
+	f.fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (f.fd < 0 || bind(f.fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(f.fd, 8) ||
+	    pthread_create(&f.t, NULL, dfake_serve, &f))
+		return -errno;
+	ret = ia_api_ps_open(7, 1, ps, NULL, 0, &psh, err, sizeof(err));
+	n.psh = psh;
+	if (!ret)
+		ret = pthread_create(&n.ps_thread, NULL, serve, &n) ? -EAGAIN : 0;
+	if (!ret)
+		ret = ia_api_worker_join(f.path, 7, 0, &h, err, sizeof(err));
+	for (size_t i = 0; !ret && i < sizeof(v) / sizeof(v[0]); i++)
+		v[i] = i;
+	if (!ret)
+		ret = ia_api_allreduce_i32(h, v, sizeof(v) / sizeof(v[0]), err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "# %s\n", err);
+	ia_api_close(h);
+	if (psh)
+		ret = net_down(&n) ?: ret;
+	f.stop = 1;
+	pthread_join(f.t, NULL);
+	close(f.fd);
+	unlink(f.path);
+	*windows = f.windows;
+	*last = f.last;
+	return ret;
+}
+
+/*
+ * An INA job's first worker, joined through the daemon, reports its window
+ * to it while it all-reduces (at least the last, as the call ends); a PS
+ * job's worker does not.
+ */
+TEST(ina_first_worker_reports_its_window)
+{
+	int n, last;
+
+	ASSERT_EQ(0, join_and_reduce("ina", &n, &last));
+	EXPECT_LE(1, n);
+	EXPECT_LE(1, last);
+	EXPECT_GE(32, last);
+	ASSERT_EQ(0, join_and_reduce("ps", &n, &last));
+	EXPECT_EQ(0, n);
 }
 
 TEST_HARNESS_MAIN

@@ -23,11 +23,11 @@
 #define NOCONG_RATE	100	/* the no-congestion point: the bottleneck this many times faster */
 
 enum { M_TPUT, M_RATIO, M_RATIO2, M_JCT_INA, M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M_LENDS,
-       M_LENT, M__N };
+       M_LENT, M_UP, M_BYPASS, M__N };
 
 static const char *const m_key[M__N] = {
 	"tput", "vs_netpack_atp", "vs_netpack_a2tp", "jct_ina_ms", "jct_ps_ms", "util",
-	"mark_rate", "coll_rate", "jain", "lends", "lent",
+	"mark_rate", "coll_rate", "jain", "lends", "lent", "up", "bypass",
 };
 
 struct point {
@@ -100,9 +100,9 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 	out_uint("ps", ", %llu PS)", f->last.n_ps);
 	out_double("rate_mbit", ", bottleneck %g Mbit/s", p->rate);
 	out_double("cross", ", cross traffic %.2f\n", p->cross);
-	out_text("  %-15s %8s %-13s %6s %6s %8s %8s %5s %5s %5s %5s %5s %5s %5s\n", "scheme",
-		 "MB/s", "(range)", "x atp", "x a2tp", "JCT ina", "JCT ps", "util", "marks",
-		 "colls", "jain", "lends", "lent", "exact");
+	out_text("  %-15s %8s %-13s %6s %6s %8s %8s %5s %5s %5s %5s %5s %5s %5s %5s %5s\n",
+		 "scheme", "MB/s", "(range)", "x atp", "x a2tp", "JCT ina", "JCT ps", "util",
+		 "marks", "colls", "jain", "lends", "lent", "up", "byp", "exact");
 	out_arr_open("schemes");
 	for (int s = 0; s < IA_SIM__COUNT; s++) {
 		out_obj_open(NULL);
@@ -115,7 +115,8 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 				out_text(" %8.2f %-13s", med / 1e6, key);
 			} else {
 				out_double(m_key[m], m <= M_RATIO2 ? " %6.2f" :
-					   m <= M_JCT_PS ? " %8.1f" : m == M_LENDS ? " %5.0f" : m == M_LENT ? " %5.1f" :
+					   m <= M_JCT_PS ? " %8.1f" : m == M_LENDS ? " %5.0f" :
+					   m == M_LENT ? " %5.1f" : m == M_UP ? " %5.2f" :
 					   " %5.3f", med);
 			}
 			snprintf(key, sizeof(key), "%s_min", m_key[m]);
@@ -324,6 +325,8 @@ static int run_round(struct ia_live *L, const struct tenants_args *a, int k, str
 		f->v[s][M_JAIN][k] = r.jain;
 		f->v[s][M_LENDS][k] = r.lends;
 		f->v[s][M_LENT][k] = r.lent_mean;
+		f->v[s][M_UP][k] = r.up;
+		f->v[s][M_BYPASS][k] = r.bypass;
 		f->exact[s] += r.exact;
 		for (uint32_t j = 0; j < a->lc.jobs; j++) {
 			f->jt[s][j][k] = r.job[j].jct > 0 ? r.job[j].bytes / r.job[j].jct / 1e6 : 0;

@@ -61,6 +61,8 @@ struct ia_live_job {
 	uint64_t results, marks;	/* workers' results, of them marked */
 	uint64_t tail_tries, tail_colls;	/* PS jobs: tail claims + hits + collisions; collisions */
 	uint64_t retx;
+	uint64_t sent, bypassed;	/* workers' sends; first sends past switch memory */
+	uint64_t ps_msgs;	/* messages its PS accepted (contributions, aggregates) */
 	char err[128];		/* the first failure */
 };
 
@@ -70,6 +72,8 @@ struct ia_live_res {
 	double jct_ina, jct_ps;	/* mean JCT per class, s */
 	double util;		/* leaves' memory utilisation over the run (the daemon's samples) */
 	double mark_rate, coll_rate, jain;
+	double up;		/* messages the PSs accepted per chunk (1: all aggregated) */
+	double bypass;		/* PS jobs' first sends past switch memory / their chunks */
 	uint32_t n_ina, n_ps;
 	bool exact;
 	uint64_t cross_sent;	/* cross traffic datagrams sent */

@@ -92,6 +92,12 @@ static void ps_main(struct ia_live *L, json_object *job, struct live_j *lj, int 
 		_exit(1);
 	lj->ps_rc = ia_ps_run(ps, lj->ps_err, sizeof(lj->ps_err));
 	lj->ps_sum = ia_host_checksum(ia_ps_result(ps), n);
+	{
+		struct ia_ps_stats pst;
+
+		ia_ps_stats(ps, &pst);
+		lj->ps_msgs = pst.contrib + pst.agg;
+	}
 	ia_ps_close(ps);
 	_exit(0);
 fail:
@@ -180,6 +186,8 @@ static void worker_main(struct ia_live *L, json_object *job, int i, const struct
 		lw->results += st.results;
 		lw->marks += st.marks;
 		lw->retx += st.retx;
+		lw->sent += st.sent;
+		lw->bypassed += st.bypassed;
 		if (ret)
 			_exit(1);
 		if (ia_host_checksum(out, n) != lw->expect[it]) {

@@ -14,7 +14,7 @@ struct live_w {
 	int rc;			/* 0: every iteration completed */
 	int exact;		/* 1: and every result was the expected sum */
 	uint64_t t_end;		/* CLOCK_MONOTONIC ns, after its last iteration */
-	uint64_t results, marks, retx;
+	uint64_t results, marks, retx, sent, bypassed;
 	volatile uint32_t window;	/* its link window now (ia_worker_cfg.window_now) */
 	uint64_t expect[IA_LIVE_MAX_ITERS];	/* the sum's checksum, per iteration */
 	char err[128];
@@ -26,6 +26,7 @@ struct live_j {
 	volatile sig_atomic_t ps_stop;
 	int ps_rc;
 	uint64_t ps_sum, ps_expect;
+	uint64_t ps_msgs;	/* contributions and aggregates the PS accepted */
 	char ps_err[128];
 	struct live_w w[IA_LIVE_MAX_W];
 };

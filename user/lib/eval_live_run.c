@@ -90,7 +90,14 @@ static double mem_util(const struct ia_live *L, const struct mem_snap *a, const 
 	if (dn <= 0)
 		return 0;
 	for (uint32_t v = 0; v <= L->c.leaves; v++) {
-		busy += b->slots[v] * (b->util[v] * b->samples - a->util[v] * a->samples) / dn;
+		double d = b->util[v] * b->samples - a->util[v] * a->samples;
+
+		/*
+		 * The daemon weighs each sample by its interval and this takes
+		 * them as equal: an idle switch can come out slightly below 0
+		 * (-0.001 seen), which is no use.
+		 */
+		busy += b->slots[v] * (d > 0 ? d : 0) / dn;
 		slots += b->slots[v];
 	}
 	return slots > 0 ? busy / slots : 0;
@@ -152,7 +159,8 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 		      struct ia_live_res *r)
 {
 	double sx = 0, sxx = 0;
-	uint64_t results = 0, marks = 0, tries = 0, colls = 0;
+	uint64_t results = 0, marks = 0, tries = 0, colls = 0, msgs = 0, chunks = 0;
+	uint64_t byp = 0, ps_sends = 0;
 
 	r->exact = true;
 	for (uint32_t k = 0; k < L->c.jobs; k++) {
@@ -181,6 +189,15 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 			o->results += w->results;
 			o->marks += w->marks;
 			o->retx += w->retx;
+			o->sent += w->sent;
+			o->bypassed += w->bypassed;
+		}
+		o->ps_msgs = lj->ps_msgs;
+		msgs += lj->ps_msgs;
+		chunks += (uint64_t)lj->chunks * L->c.iters;
+		if (lj->ps) {
+			byp += o->bypassed;
+			ps_sends += (uint64_t)lj->chunks * L->c.iters * lj->nworkers;
 		}
 		o->jct = t_last > t_go ? (t_last - t_go) / 1e9 : 0;
 		o->bytes = (double)lj->nworkers * lj->chunks * L->c.iters * IA_MAX_ELEMS * 4;
@@ -217,6 +234,8 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 	r->mark_rate = results ? (double)marks / results : 0;
 	r->coll_rate = tries ? (double)colls / tries : 0;
 	r->jain = sxx > 0 ? sx * sx / (L->c.jobs * sxx) : 0;
+	r->up = chunks ? (double)msgs / chunks : 0;
+	r->bypass = ps_sends ? (double)byp / ps_sends : 0;
 	r->cross_sent = sh->cross_sent;
 }
 
@@ -241,8 +260,11 @@ struct report {
 
 /*
  * What an INA job's senders keep in flight now: the largest link window of
- * its workers still running (they see the same results, so their windows
- * nearly agree), reported to inaggd, whose lends follow it (docs/memory.md).
+ * its workers still running, reported to inaggd, whose lends follow it
+ * (docs/memory.md). Not the host library's reports (host_report.h, the
+ * first worker's window): no worker knows the others' windows, this
+ * process does, and the runs with the first worker's reports were slower
+ * for the head/tail schemes (docs/cc.md "Window reports").
  */
 static void report_windows(struct ia_live *L, struct live_shm *sh, struct report *rep)
 {

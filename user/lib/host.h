@@ -79,6 +79,12 @@ struct ia_worker_cfg {
 	 * reports it to inaggd (an INA job's lends follow it, docs/memory.md).
 	 */
 	volatile uint32_t *window_now;
+	/*
+	 * Optional: inaggd's socket, to which an INA job's worker reports its
+	 * link window while it runs (host_report.h; one worker of a job is
+	 * enough: they see the same results). NULL: no reports.
+	 */
+	const char *report_sock;
 	struct ia_host_faults faults;
 };
 
@@ -105,6 +111,8 @@ struct ia_worker_stats {
 	uint32_t cwnd, awnd, min_cwnd, min_awnd;
 	uint64_t cuts, acuts;
 	double elapsed;			/* seconds from first send to last result */
+	uint64_t reports;		/* window reports inaggd accepted (cfg.report_sock) */
+	int report_err;			/* 0, or why reporting stopped (-EPERM: refused) */
 };
 
 struct ia_worker;

@@ -49,6 +49,7 @@
 #include "err.h"
 #include "host.h"
 #include "host_io.h"
+#include "host_report.h"
 
 #define NS_PER_MS		1000000ull
 #define RTO_MIN_NS		(10 * NS_PER_MS)	/* below: scheduler noise on a busy host */
@@ -164,6 +165,7 @@ struct wrun {
 	uint64_t last_fresh;		/* when a chunk sent once last had its result */
 	uint64_t last_halve;		/* when the window was last halved */
 	uint32_t tokens;		/* timer resends allowed now (see worker_recover()) */
+	struct ia_wreport rep;		/* cfg.report_sock: the window to inaggd */
 };
 
 static void rtt_sample(struct wrun *r, uint64_t rtt)
@@ -296,6 +298,7 @@ static void cc_stats(struct wrun *r)
 	st->acuts = r->cc.acuts;
 	if (r->w->cfg.window_now)
 		*r->w->cfg.window_now = st->cwnd;
+	ia_wreport_set(&r->rep, st->cwnd);
 }
 
 /*
@@ -541,6 +544,9 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 		return ia_fail(err, errlen, ret, "window policy %d: invalid", w->cfg.cc);
 	}
 	w->st.min_cwnd = w->st.min_awnd = UINT32_MAX;
+	/* An INA job's head lends what its window leaves idle (docs/cc.md). */
+	if (w->cfg.report_sock && !w->cfg.ps_job)
+		ia_wreport_start(&r.rep, w->cfg.report_sock, w->cfg.job, ia_cc_window(&r.cc));
 	cc_stats(&r);
 	r.rto = r.floor = w->cfg.timeout_ms * NS_PER_MS;
 	r.t0 = r.last_progress = ia_io_now_ns();
@@ -583,6 +589,9 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 	w->st.min_rtt_us = r.min_rtt / 1000;
 	w->st.rto_us = r.rto / 1000;
 out:
+	ia_wreport_stop(&r.rep);
+	w->st.reports = r.rep.sent;
+	w->st.report_err = r.rep.ret;
 	free(r.ch);
 	return ret;
 }
