@@ -46,6 +46,9 @@ if what == "accept":
               (k, r, a, "yes" if min(1, a) <= r <= max(1, a) else "no"))
     print("  head slots lent per INA job (mean; 24 of 64 without congestion): %s" %
           " ".join("%s %.1f" % (k, x["lent"]) for k, x in s.items()))
+    # The tail's saving at the bottleneck, beside what the throughput made of it.
+    print("  messages the PSs accepted per chunk (up): %s" %
+          " ".join("%s %.2f" % (k, x["up"]) for k, x in s.items()))
 else:
     print("  head slots lent per INA job (mean): %s" %
           " ".join("%s %.1f" % (k, x["lent"]) for k, x in s.items()))
