@@ -93,4 +93,22 @@ together() {
 	done
 }
 t "a switch's four ports attached at once: all attached, one program" together
+
+# The same where nobody mounted bpffs (as on a router VM whose systemd did not): it is mounted
+# once, not once per port (stacked mounts each took their own pins). In a mount namespace of
+# its own, whose pins go with it.
+unmounted() {
+	unshare -m --propagation private bash -c '
+		umount -l /sys/fs/bpf && ! grep -q " /sys/fs/bpf " /proc/self/mounts || exit 1
+		pids=() rc=0
+		for i in 1 2 3 4; do
+			"$0" dev attach "p$i" --netns "$1" --switch "$2" >"$3/um$i" 2>&1 &
+			pids+=($!)
+		done
+		for p in "${pids[@]}"; do wait "$p" || rc=1; done
+		n=$(grep -c " /sys/fs/bpf bpf " /proc/self/mounts)
+		echo "bpffs mounted $n times"; cat "$3"/um*
+		[ "$rc" = 0 ] && [ "$n" = 1 ]' "$INAGG" "$NS" "$SW-m" "$tmp"
+}
+t "bpffs not mounted: four ports attached at once mount it once" unmounted
 finish

@@ -27,6 +27,7 @@
 
 #define BPF_FS_MAGIC_NR	0xcafe4a11
 #define BPF_FS_DIR	"/sys/fs/bpf"
+#define BPF_FS_PARENT	"/sys/fs"
 #define LOG_TAIL_LINES	20	/* of libbpf's and the verifier's messages, after a failed load */
 
 static const char *const ctr_names[IA_C__COUNT] = {
@@ -460,13 +461,10 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 					  "in %s)", sw, dir);
 			goto err;
 		}
-		err = ensure_bpffs() ?: mkdir_p(dir);
-		if (err)
-			goto err;
-		/* One process at a time pins a switch: its ports' units start together at boot. */
-		lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		err = lock < 0 || flock(lock, LOCK_EX) ? -errno : pin_maps(x, dir, dports_path,
-									    &dports_new);
+		/* One at a time mounts bpffs and pins (/sys/fs: the same folder after a mount). */
+		lock = open(BPF_FS_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		err = lock < 0 || flock(lock, LOCK_EX) ? -errno : ensure_bpffs() ?: mkdir_p(dir) ?:
+		      pin_maps(x, dir, dports_path, &dports_new);
 		if (err)
 			goto err;
 		reused = reuse_progs(x, dir);
