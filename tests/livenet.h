@@ -38,6 +38,12 @@
 static char build[PATH_MAX];
 /* The destination of allreduce() NACKs pieces found lost (ia_ps_cfg.nack). */
 static bool live_ps_nack;
+/*
+ * Optional shared memory (MAP_SHARED) of (1 + 2 * LIVE_MAXW) * chunks times
+ * allreduce() has its hosts fill: the destination's completions, then per
+ * worker i its first sends (at 1 + 2i) and results (2 + 2i), chunks each.
+ */
+static uint64_t *live_trace;
 
 /* One network with its daemon. */
 struct env {
@@ -293,6 +299,7 @@ static inline int allreduce(struct env *self, json_object *job, int chunks, stru
 			.job = r->job, .id = IA_SENDER_DEST, .nworkers = r->nworkers, .nelem = n,
 			.linger_ms = -1, .stop = &r->ps_stop, .faults = *faults, .nack = live_ps_nack,
 			.base_seq = json_object_get_int64(get(job, "base_seq")),
+			.t_done = live_trace,
 		};
 		struct ia_ps_stats st;
 		struct ia_ps *ps;
@@ -352,6 +359,8 @@ static inline int allreduce(struct env *self, json_object *job, int chunks, stru
 				.timeout_ms = wtmpl ? wtmpl->timeout_ms : 0,
 				.retries = wtmpl ? wtmpl->retries : 0,
 				.faults = *faults,
+				.t_first = live_trace ? live_trace + (size_t)chunks * (1 + 2 * i) : NULL,
+				.t_done = live_trace ? live_trace + (size_t)chunks * (2 + 2 * i) : NULL,
 			};
 			struct ia_worker *wk;
 			int32_t *vec = malloc(n * sizeof(*vec));

@@ -7,10 +7,24 @@
  * by the workers' own recovery and again with the destination's NACKs
  * (ia_ps_cfg.nack). The cases are interleaved round by round; it prints
  * each run, then per case the median and range of the time and of its ratio
- * to the clean run (without NACKs) of the same round, and whether every
- * result was exact.
+ * to the clean time of the same round, and whether every result was exact.
+ * The clean time of a round is the mean of its two clean runs (clean and
+ * clean+NACK: the same behaviour, no loss, no resend, no NACK); the first
+ * run of a round, after the previous round's heaviest, was slower by about
+ * a quarter in 5 of 5 rounds of one run, which flattered the ratios.
  *
- * Usage: loss_bench [-r ROUNDS] [-c CHUNKS] [-t TOPOLOGY.json]
+ * Each run's line also says where its chunks waited (from per-chunk times
+ * the hosts keep, live_trace): "PS wait", from the last worker's first send
+ * of a chunk to its completion at the destination (contributions and
+ * aggregates lost on the way up), and "down wait", from there to the last
+ * worker's result (results lost on the way down), mean and largest.
+ *
+ * Usage: loss_bench [-r ROUNDS] [-c CHUNKS] [-t TOPOLOGY.json] [-k CASES]
+ *                   [-T DIR]
+ * -k: the cases to run, a list of their numbers from 0 (default all; the
+ * clean case 0 always runs, the ratios need it). -T: each run's per-chunk
+ * times (ms from the first send: first sends first and last, completion,
+ * results first and last) into DIR/<round>-<case>.txt.
  * Needs root; run under flock /tmp/ia-net.lock. Namespaces ia-l<pid>-*
  * are deleted on exit, also on SIGINT/SIGTERM.
  */
@@ -40,6 +54,7 @@ static const struct {
 static struct env net;
 static bool net_up;
 static pid_t main_pid;
+static const char *trace_dir;
 
 static void on_signal(int sig)
 {
@@ -102,6 +117,55 @@ static int impair_hosts(json_object *job, struct impair *im, int *nim)
 	return 0;
 }
 
+/*
+ * Where run's chunks waited, from live_trace: means and largest of the
+ * PS wait and the down wait (see the top) into *line, and with -T every
+ * chunk's times into a file.
+ */
+static void trace_summary(int chunks, int nworkers, int round, int c, char *line, size_t len)
+{
+	double ps_sum = 0, ps_max = 0, dn_sum = 0, dn_max = 0;
+	uint64_t t0 = UINT64_MAX;
+	FILE *f = NULL;
+	char path[PATH_MAX];
+
+	for (int w = 0; w < nworkers; w++)
+		for (int i = 0; i < chunks; i++)
+			if (live_trace[(size_t)chunks * (1 + 2 * w) + i] < t0)
+				t0 = live_trace[(size_t)chunks * (1 + 2 * w) + i];
+	if (trace_dir) {
+		snprintf(path, sizeof(path), "%s/%d-%d.txt", trace_dir, round + 1, c);
+		f = fopen(path, "w");
+	}
+	for (int i = 0; i < chunks; i++) {
+		uint64_t s_lo = UINT64_MAX, s_hi = 0, d_lo = UINT64_MAX, d_hi = 0, p = live_trace[i];
+		double ps, dn;
+
+		for (int w = 0; w < nworkers; w++) {
+			uint64_t s = live_trace[(size_t)chunks * (1 + 2 * w) + i];
+			uint64_t d = live_trace[(size_t)chunks * (2 + 2 * w) + i];
+
+			s_lo = s < s_lo ? s : s_lo;
+			s_hi = s > s_hi ? s : s_hi;
+			d_lo = d < d_lo ? d : d_lo;
+			d_hi = d > d_hi ? d : d_hi;
+		}
+		ps = p > s_hi ? (p - s_hi) / 1e6 : 0;
+		dn = d_hi > p ? (d_hi - p) / 1e6 : 0;
+		ps_sum += ps;
+		dn_sum += dn;
+		ps_max = ps > ps_max ? ps : ps_max;
+		dn_max = dn > dn_max ? dn : dn_max;
+		if (f)
+			fprintf(f, "%d %.3f %.3f %.3f %.3f %.3f\n", i, (s_lo - t0) / 1e6,
+				(s_hi - t0) / 1e6, (p - t0) / 1e6, (d_lo - t0) / 1e6, (d_hi - t0) / 1e6);
+	}
+	if (f)
+		fclose(f);
+	snprintf(line, len, "PS wait mean %.2f max %.1f ms, down wait mean %.2f max %.1f ms",
+		 ps_sum / chunks, ps_max, dn_sum / chunks, dn_max);
+}
+
 /* One run: a fresh job, every host link at loss_ppm, seeded by host and round. */
 static int one_run(int chunks, int round, int c, struct impair *im, int *nim, double *seconds,
 		   bool *exact)
@@ -111,6 +175,7 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	struct impair_counts ic, sum = { 0 };
 	uint64_t retx = 0, timeouts = 0, fresh = 0, nacks = 0, srtt = 0, min_rtt = 0;
 	uint32_t max_retx = 0;
+	char waits[160];
 	int ret = -1;
 
 	if (!resp || !r)
@@ -124,6 +189,7 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 		memset(im[i].skel->bss->dropped, 0, sizeof(im[i].skel->bss->dropped));
 	}
 	live_ps_nack = cases[c].nack;
+	memset(live_trace, 0, sizeof(uint64_t) * chunks * (1 + 2 * LIVE_MAXW));
 	if (allreduce(&net, get(resp, "job"), chunks, r, NULL, NULL, NULL))
 		goto out;
 	for (int i = 0; i < *nim; i++) {
@@ -143,9 +209,12 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	}
 	*seconds = r->seconds;
 	*exact = run_exact(r);
-	printf("round %d  %-9s %7.3f s  %s  frames %llu dropped %llu (%.1f%%)  resent %llu "
+	trace_summary(chunks, r->nworkers, round, c, waits, sizeof(waits));
+	printf("round %d  %-11s %7.3f s  %s  frames %llu dropped %llu (%.1f%%)  resent %llu "
 	       "(timer %llu, of chunks sent once %llu, NACKed %llu, most of one chunk %u)  "
-	       "rtt mean %.1f ms, min %.1f ms  PS late %llu (quiet %llu), results sent %llu\n",
+	       "rtt mean %.1f ms, min %.1f ms  PS late %llu (quiet %llu, deferred answers %llu), "
+	       "results sent %llu, "
+	       "NACKs %llu  %s\n",
 	       round + 1, cases[c].name, r->seconds, *exact ? "exact" : "NOT EXACT",
 	       (unsigned long long)sum.seen, (unsigned long long)sum.dropped,
 	       sum.seen ? 100.0 * sum.dropped / sum.seen : 0, (unsigned long long)retx,
@@ -153,7 +222,8 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	       max_retx,
 	       srtt / 1e3 / r->nworkers, min_rtt / 1e3 / r->nworkers,
 	       (unsigned long long)r->pst.late, (unsigned long long)r->pst.late_quiet,
-	       (unsigned long long)r->pst.results);
+	       (unsigned long long)r->pst.late_deferred,
+	       (unsigned long long)r->pst.results, (unsigned long long)r->pst.nacks, waits);
 	if (!*exact) {
 		if (r->ps.rc)
 			printf("#   destination: %s\n", r->ps.err);
@@ -178,10 +248,13 @@ int main(int argc, char **argv)
 	const char *topo_path = "docs/fig1.json";
 	struct impair im[LIVE_MAXW + 1];
 	int rounds = 5, chunks = 200, nim = 0, nexact[NCASES] = { 0 }, opt, bad = 0;
+	bool run_case[NCASES] = { true, true, true, true, true, true };
+	char *tok, *save;
 	char exe[PATH_MAX], *topo;
+	double clean;
 	ssize_t len;
 
-	while ((opt = getopt(argc, argv, "r:c:t:h")) != -1) {
+	while ((opt = getopt(argc, argv, "r:c:t:k:T:h")) != -1) {
 		switch (opt) {
 		case 'r':
 			rounds = atoi(optarg);
@@ -192,8 +265,25 @@ int main(int argc, char **argv)
 		case 't':
 			topo_path = optarg;
 			break;
+		case 'k':
+			memset(run_case, 0, sizeof(run_case));
+			run_case[0] = true;
+			for (tok = strtok_r(optarg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				int k = atoi(tok);
+
+				if (k < 0 || k >= NCASES) {
+					fprintf(stderr, "loss_bench: cases 0..%d\n", NCASES - 1);
+					return 2;
+				}
+				run_case[k] = true;
+			}
+			break;
+		case 'T':
+			trace_dir = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: loss_bench [-r ROUNDS] [-c CHUNKS] [-t TOPOLOGY]\n");
+			fprintf(stderr, "usage: loss_bench [-r ROUNDS] [-c CHUNKS] [-t TOPOLOGY] "
+				"[-k CASES] [-T DIR]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -210,6 +300,12 @@ int main(int argc, char **argv)
 	topo = read_file(topo_path);
 	if (!topo) {
 		fprintf(stderr, "loss_bench: cannot read %s (run from the source tree)\n", topo_path);
+		return 1;
+	}
+	live_trace = mmap(NULL, sizeof(uint64_t) * chunks * (1 + 2 * LIVE_MAXW),
+			  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (live_trace == MAP_FAILED) {
+		perror("loss_bench: mmap");
 		return 1;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -229,14 +325,17 @@ int main(int argc, char **argv)
 		for (int c = 0; c < NCASES; c++) {
 			bool exact = false;
 
+			if (!run_case[c])
+				continue;
 			if (one_run(chunks, round, c, im, &nim, &secs[c][round], &exact)) {
 				bad = 1;
 				break;
 			}
 			nexact[c] += exact;
 		}
+		clean = run_case[3] ? (secs[0][round] + secs[3][round]) / 2 : secs[0][round];
 		for (int c = 0; c < NCASES && !bad; c++)
-			ratio[c][round] = secs[c][round] / secs[0][round];
+			ratio[c][round] = secs[c][round] / clean;
 	}
 	for (int i = 0; i < nim; i++)
 		impair_destroy(&im[i]);
@@ -246,12 +345,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "loss_bench: a run could not be set up\n");
 		return 1;
 	}
-	printf("\n%-9s %10s %17s %10s %15s %7s  %s\n", "case", "median s", "range s", "x clean",
+	printf("\n%-11s %10s %17s %10s %15s %7s  %s\n", "case", "median s", "range s", "x clean",
 	       "x clean range", "exact", "target");
 	for (int c = 0; c < NCASES; c++) {
 		double lo = secs[c][0], hi = secs[c][0], rlo = ratio[c][0], rhi = ratio[c][0];
 		double ms, mr;
 		char target[64] = "";
+
+		if (!run_case[c])
+			continue;
 
 		for (int i = 1; i < rounds; i++) {
 			lo = secs[c][i] < lo ? secs[c][i] : lo;
@@ -264,7 +366,7 @@ int main(int argc, char **argv)
 		if (cases[c].target)
 			snprintf(target, sizeof(target), "<= %gx: %s", cases[c].target,
 				 mr <= cases[c].target ? "met" : "NOT met");
-		printf("%-9s %10.3f %8.3f-%-8.3f %10.2f %7.2f-%-7.2f %4d/%-2d  %s\n", cases[c].name, ms,
+		printf("%-11s %10.3f %8.3f-%-8.3f %10.2f %7.2f-%-7.2f %4d/%-2d  %s\n", cases[c].name, ms,
 		       lo, hi, mr, rlo, rhi, nexact[c], rounds, target);
 		bad |= nexact[c] != rounds;
 	}

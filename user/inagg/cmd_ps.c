@@ -139,7 +139,9 @@ const struct opt_cmd ps_run_cmd = {
 		 "--linger MS passed without a message, or until SIGINT/SIGTERM with --forever.\n",
 	.notes = "JSON (-j): job, workers, elements, chunks, complete, done, received,\n"
 		 "contributions, aggregates, duplicates, late, late_quiet (of the late, not\n"
-		 "answered: their result went down < 1 ms before), results_sent, marks, ce (of\n"
+		 "answered at once: within the quiet time after their chunk's latest result,\n"
+		 "1 ms doubling per answer up to 16 ms), late_deferred (results sent at a quiet\n"
+		 "time's end for those), results_sent, marks, ce (of\n"
 		 "the marks, messages that arrived IP CE), collisions (accepted messages that\n"
 		 "collided in a tail), nacks (NACK messages sent), nacked (pieces they asked\n"
 		 "for), dropped {reason: count}, elapsed, checksum.\n",
@@ -228,6 +230,7 @@ int cmd_ps_run(int argc, char **argv)
 	out_uint("duplicates", "  duplicates %llu", st.dup);
 	out_uint("late", "  late %llu", st.late);
 	out_uint("late_quiet", "  late_quiet %llu", st.late_quiet);
+	out_uint("late_deferred", "  late_deferred %llu", st.late_deferred);
 	out_uint("results_sent", "  results_sent %llu", st.results);
 	out_uint("marks", "  marks %llu", st.marks);
 	out_uint("ce", " (ce %llu)", st.ce);

@@ -85,6 +85,11 @@ struct ia_worker_cfg {
 	 * enough: they see the same results). NULL: no reports.
 	 */
 	const char *report_sock;
+	/*
+	 * Optional, for benches: per chunk, the time (CLOCK_MONOTONIC ns) of its
+	 * first send and of its result; nchunks entries each, NULL: not kept.
+	 */
+	uint64_t *t_first, *t_done;
 	struct ia_host_faults faults;
 };
 
@@ -166,6 +171,7 @@ struct ia_ps_cfg {
 	 */
 	bool nack;
 	int linger_ms;			/* idle time served after the last chunk; < 0: forever */
+	uint64_t *t_done;		/* optional, for benches: per chunk, when it completed */
 	volatile sig_atomic_t *stop;	/* optional: set to end run() (-EINTR if not complete) */
 	struct ia_host_faults faults;
 };
@@ -189,7 +195,9 @@ struct ia_ps_stats {
 	uint64_t agg;			/* AGG messages accepted */
 	uint64_t dup;			/* same sender again for an open chunk */
 	uint64_t late;			/* for a completed chunk: its result re-sent */
-	uint64_t late_quiet;		/* of which not answered: sent down < 1 ms before */
+	uint64_t late_quiet;		/* of which not answered at once: within the quiet
+					 * time after the chunk's latest result down */
+	uint64_t late_deferred;		/* results sent at a quiet time's end for those */
 	uint64_t nacks;			/* NACK messages sent (cfg.nack) */
 	uint64_t nacked;		/* (chunk, sender) pieces they asked for */
 	uint64_t results;		/* RESULT messages sent, re-sends included */

@@ -128,6 +128,7 @@ void ia_ps_close(struct ia_ps *ps)
 		if (ps->ch[i].state != PC_DONE)
 			free(ps->ch[i].senders);
 	free(ps->waddr);
+	free(ps->pend);
 	free(ps->src);
 	free(ps->sets);
 	free(ps->members);
@@ -195,8 +196,7 @@ static int ps_learn(struct ia_ps *ps, const struct sockaddr_in *from)
 	return 0;
 }
 
-/* Sends chunk idx's result down, or only to one host (a late worker) if to != NULL. */
-static int ps_send_result(struct ia_ps *ps, uint64_t idx, const struct sockaddr_in *to)
+int ia_ps_send_result(struct ia_ps *ps, uint64_t idx, const struct sockaddr_in *to)
 {
 	uint32_t len = ia_host_chunk_len(ps->cfg.nelem, ps->cfg.chunk, idx);
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
@@ -295,17 +295,9 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 	if (c->state == PC_DONE) {
 		/* A retransmission that missed the result: send it again, count nothing. */
 		ps->st.late++;
-		if (!unicast) {
-			uint64_t now = ia_io_now_ns();
-
-			if (now - c->sent_at < RESEND_GAP_NS) {
-				ps->st.late_quiet++;
-				return 0;
-			}
-			c->sent_at = now;
-		}
-		return ps_send_result(ps, idx,
-				      unicast && h->type == IA_MSG_CONTRIB ? from : NULL);
+		if (!unicast)
+			return ia_ps_late(ps, idx, ia_io_now_ns());
+		return ia_ps_send_result(ps, idx, h->type == IA_MSG_CONTRIB ? from : NULL);
 	}
 	if (ps->sets) {
 		/*
@@ -372,15 +364,17 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 	c->state = PC_DONE;
 	free(c->senders);
 	c->sent_at = ia_io_now_ns();
+	if (ps->cfg.t_done)
+		ps->cfg.t_done[idx] = c->sent_at;
 	c->nsenders = c->cap = 0;
 	ps->st.done++;
 	ps->st.elapsed = (ia_io_now_ns() - ps->t_first) / 1e9;
-	return ps_send_result(ps, idx, NULL);
+	return ia_ps_send_result(ps, idx, NULL);
 }
 
 int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 {
-	uint64_t idle_since = 0, now, nack_wake = UINT64_MAX;
+	uint64_t idle_since = 0, now, nack_wake = UINT64_MAX, late_wake = UINT64_MAX;
 	uint64_t wait;
 	int i, k, ret;
 
@@ -408,6 +402,12 @@ int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 				return 0;
 			wait = ia_io_ns_until(end, now);
 		}
+		/* Deferred answers to late messages are due in linger time too. */
+		if (ps->npend) {
+			uint64_t lw = late_wake > now ? ia_io_ns_until(late_wake, now) : 0;
+
+			wait = lw < wait ? lw : wait;
+		}
 		k = ia_io_rx_wait(ps->tx.fd, &ps->rx, wait);
 		if (k < 0)
 			return ia_fail(err, errlen, k, "receive: %s", strerror(-k));
@@ -419,6 +419,11 @@ int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 		}
 		if (k)
 			idle_since = 0;
+		if (ps->npend) {
+			ret = ia_ps_late_flush(ps, ia_io_now_ns(), &late_wake);
+			if (ret)
+				return ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
+		}
 		/*
 		 * NACKs once the socket is drained: a piece overtaken on the way
 		 * may still be queued after the one that made its chunk suspect.

@@ -22,6 +22,8 @@ struct pchunk {
 	uint64_t uset;		/* by set: ranks merged so far */
 	uint64_t suspect;	/* when a later piece of a sender it lacks came, 0: none */
 	uint8_t nacked;		/* NACKed (once at most) */
+	uint8_t answers;	/* done: late messages answered (saturating) */
+	uint8_t pending;	/* done: a late message waits for the quiet time's end */
 	union {
 		uint32_t *senders;	/* open: freed on completion, anything later is "late" */
 		uint64_t sent_at;	/* done: when the result was last sent down */
@@ -29,12 +31,18 @@ struct pchunk {
 };
 
 /*
- * Down to an address (the root switch replicates to every worker), a result
- * sent less than this ago is not sent again for another late message: the
- * workers that missed one result resend at about the same moment (and each
- * of their blue switches re-emits), and one copy reaches them all.
+ * Late messages (for a completed chunk: a worker missed its result), results
+ * down to an address (the root switch copies each to every worker):
+ * host_ps_late.c. The first one at least the quiet time after the chunk's
+ * latest result down is answered at once; those within it get one answer
+ * at its end. It is PS_QUIET_NS after the result, doubling with each answer
+ * up to PS_QUIET_DOUBLINGS times (16 ms): every answer costs a message to
+ * every worker, and the workers that missed one result resend at about the
+ * same moment (each through blue switches that re-emit), so one copy serves
+ * them all.
  */
-#define RESEND_GAP_NS	1000000ull
+#define PS_QUIET_NS		1000000ull
+#define PS_QUIET_DOUBLINGS	4
 
 /* NACKs (host_ps_nack.c): a chunk found lacking a piece is NACKed this much later. */
 #define NACK_REO_NS		300000ull	/* reordering on the way */
@@ -64,8 +72,36 @@ struct ia_ps {
 	uint64_t lo, hi;
 	struct ps_src *src;
 	uint32_t nsrc, capsrc;
+	/* Done chunks with a deferred answer (pchunk.pending), in no order. */
+	uint64_t *pend;
+	uint32_t npend, cappend;
 	struct ia_io_rx rx;
 };
+
+/* Sends chunk idx's result down, or only to one host (a late worker) if to != NULL. */
+int ia_ps_send_result(struct ia_ps *ps, uint64_t idx, const struct sockaddr_in *to);
+
+/* What a late message gets (ia_ps_late_at()). */
+enum ia_ps_late {
+	IA_PS_LATE_ANSWER,	/* the result, at once */
+	IA_PS_LATE_DEFER,	/* the result at the quiet time's end (now pending) */
+	IA_PS_LATE_HELD,	/* nothing more: an answer is already pending */
+};
+
+/* The quiet time after a result, once answers late messages were answered. */
+uint64_t ia_ps_quiet_ns(uint32_t answers);
+/*
+ * A late message of done chunk c came at now: what it gets. Counts an
+ * answer at once in c; a deferred one is due at ia_ps_late_due(c) and
+ * counted by ia_ps_late_sent(c, now) when sent.
+ */
+enum ia_ps_late ia_ps_late_at(struct pchunk *c, uint64_t now);
+uint64_t ia_ps_late_due(const struct pchunk *c);
+void ia_ps_late_sent(struct pchunk *c, uint64_t now);
+/* Done chunk idx's late message came (results down to an address). 0 or -errno. */
+int ia_ps_late(struct ia_ps *ps, uint64_t idx, uint64_t now);
+/* Sends the deferred answers due; 0 or -errno, and in *wake when the next is due. */
+int ia_ps_late_flush(struct ia_ps *ps, uint64_t now, uint64_t *wake);
 
 /* Chunk idx's piece from sender, of a job without member sets, came. 0 or -errno. */
 int ia_ps_nack_heard(struct ia_ps *ps, uint64_t idx, uint32_t sender, uint64_t now);

@@ -24,18 +24,19 @@
  *   fresh_base() (TCP's timer, restarted as the queue drains, so a long
  *   queue is not mistaken for loss): the newest is a probe (RACK's tail
  *   loss probe), whose result shows every older one lost. Other chunks sent
- *   once wait BACKSTOP times as long. A resent chunk, known
- *   lost once, has its own timer, resent_base() after its latest send, so
- *   that many chunks recover at once; it doubles with each timer resend, at
- *   most PROGRESS_BACKOFF times while other results come, and beyond that
- *   up to 2^BACKOFF_MAX after BACKOFF_FREE resends with no result at all.
- *   Timer resends other than of the first open chunk spend tokens that new
- *   results earn, so that they do not feed a storm faster than results come.
+ *   once wait BACKSTOP times as long. A resent chunk, known lost once, has
+ *   its own timer, resent_base() after its latest send, so that many chunks
+ *   recover at once; it doubles with each timer resend, at most
+ *   PROGRESS_BACKOFF times while other results come (the first open chunk
+ *   once: timer_at()), and beyond that up to 2^BACKOFF_MAX after
+ *   BACKOFF_FREE resends with no result at all. Timer resends other than of
+ *   the first open chunk spend tokens that new results earn, so that they
+ *   do not feed a storm faster than results come.
  * - The window follows the job's policy (cfg.cc, cc.h, docs/cc.md), fed
- *   every new result (its mark and collision bits) and every outage. Under the default, fixed,
- *   random loss does not shrink it: only no result at all for a whole
- *   timeout (an outage or a full queue) halves it; each result grows it by
- *   one back to cfg.window.
+ *   every new result (its mark and collision bits) and every outage. Under
+ *   the default, fixed, random loss does not shrink it: only no result at
+ *   all for a whole timeout (an outage or a full queue) halves it; each
+ *   result grows it by one back to cfg.window.
  *
  * Resending is always safe: switches and the PS count each sender once.
  */
@@ -236,15 +237,21 @@ static uint64_t resent_base(const struct wrun *r)
  * latest send or the latest result of a chunk sent once, whichever is later:
  * while fresh chunks keep completing the queue drains, and a hole, even a
  * lost resend, is found by RACK; a resend queued behind a full window is
- * not mistaken for a lost one.
+ * not mistaken for a lost one. But the first open chunk's, once resent, runs
+ * from its own send and doubles at most once unless in an outage: nothing
+ * sent after its resend can reveal its loss (the window is full), and fresh
+ * results trickling in pushed it back by tens of ms while every worker
+ * waited for it (Fig. 1, 10 % loss).
  */
-static uint64_t timer_at(const struct wrun *r, const struct wchunk *c, bool probe)
+static uint64_t timer_at(const struct wrun *r, const struct wchunk *c, bool probe, bool first)
 {
 	uint64_t from = r->last_fresh > c->xmit ? r->last_fresh : c->xmit, t;
 
 	if (c->sends == 1)
 		return from + (probe ? fresh_base(r) : BACKSTOP * fresh_base(r));
-	t = resent_base(r) << c->tmo;
+	if (first)
+		from = c->xmit;
+	t = resent_base(r) << (first && c->stuck <= BACKOFF_FREE && c->tmo > 1 ? 1 : c->tmo);
 	return from + (t > RTO_MAX_NS ? RTO_MAX_NS : t);
 }
 
@@ -271,6 +278,8 @@ static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now
 	c->order = ++r->sends;
 	if (c->sends == 1)
 		c->first = c->order;
+	if (c->sends == 1 && w->cfg.t_first)
+		w->cfg.t_first[idx] = now;
 	w->st.sent++;
 	if (flags & IA_F_RETX) {
 		/*
@@ -366,6 +375,8 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce,
 	for (i = 0; i < nelem; i++)
 		dst[i] = (int32_t)ia_io_payload_get(buf + IA_HDR_LEN, i);
 	c->state = CH_DONE;
+	if (w->cfg.t_done)
+		w->cfg.t_done[idx] = now;
 	if (c->mem) {
 		c->mem = 0;
 		r->inmem--;
@@ -467,16 +478,9 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 		if (c->state != CH_INFLIGHT)
 			continue;
 		rack_at = c->order < r->rack_order ? r->rack_time + reo : UINT64_MAX;
-		/*
-		 * Of the chunks sent once, only the newest (once its result
-		 * comes, RACK finds every older one lost) and the one the
-		 * window waits for have the short timer; the others wait for
-		 * the backstop. Every chunk's timer made storms when a worker
-		 * waited for another's recovery: a window of resends of chunks
-		 * that had lost nothing, on every worker.
-		 */
+		/* Of the chunks sent once, the short timer: the probe and the first only. */
 		probe = i + 1 == top || i == r->lo;
-		tmo_at = timer_at(r, c, probe);
+		tmo_at = timer_at(r, c, probe, i == r->lo);
 		lost = rack_at <= now || c->nack;
 		/* RACK's allowance runs: it resends this one shortly. */
 		timeout = !lost && rack_at == UINT64_MAX && tmo_at <= now;
@@ -486,11 +490,8 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 			continue;
 		}
 		/*
-		 * Timer resends are clocked by results: a few per new result,
-		 * always the chunk the window waits for. A pause of the host
-		 * (every timer firing at once) or resends slowing the network
-		 * then feed themselves at most that fast. The chunk waits
-		 * for the next result (which wakes the loop) or its turn.
+		 * Timer resends spend tokens results earn (the first open chunk's
+		 * always go); this one waits for the next result or its turn.
 		 */
 		if (timeout && i != r->lo && !r->tokens)
 			continue;
@@ -514,7 +515,7 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 		ret = worker_send(r, i, IA_F_RETX, now);
 		if (ret)
 			return ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
-		tmo_at = timer_at(r, c, probe);
+		tmo_at = timer_at(r, c, probe, i == r->lo);
 		*wake = tmo_at < *wake ? tmo_at : *wake;
 	}
 	return 0;
