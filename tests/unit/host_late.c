@@ -115,8 +115,9 @@ static int results_within(int fd, int ms, uint32_t seq)
 /*
  * A PS of 2 workers and 2 chunks, results down to 127.0.0.2: chunk 0's
  * result, then 5 late messages at once (a worker and its blue switch's
- * re-emits, say), within the first quiet time: one answer comes (two if
- * this host was so slow that the first came after 1 ms); none more.
+ * re-emits, say), within the first quiet time: one answer comes (two or
+ * three if this host was so slow that the first came after 1 ms and the
+ * others spread over the next quiet times), fewer than the messages.
  */
 TEST(burst_of_late_messages_answered)
 {
@@ -145,7 +146,7 @@ TEST(burst_of_late_messages_answered)
 		ASSERT_EQ(0, send_contrib(fd, port, 0, 1 + i % 2, IA_F_RETX));
 	n = results_within(down, 300, 0);
 	EXPECT_LE(1, n);
-	EXPECT_GE(2, n);
+	EXPECT_GE(3, n);
 	stop = 1;
 	pthread_join(th, NULL);
 	ia_ps_stats(r.ps, &st);
