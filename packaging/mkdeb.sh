@@ -3,7 +3,8 @@
 # Makes a .deb of an installed tree with dpkg-deb (no debhelper needed).
 # Usage: packaging/mkdeb.sh NAME STAGE OUTDIR VERSION
 #   NAME    inagg or inagg-dkms: packaging/debian/NAME.* are its control file
-#           and maintainer scripts (@VERSION@, @ARCH@, @SIZE@, @DEPENDS@ filled in)
+#           and maintainer scripts (@VERSION@, @ARCH@, @SIZE@, @DEPENDS@ filled in;
+#           @ARCH@ is all for a package with no program or prebuilt module)
 #   STAGE   the files, as "make install DESTDIR=STAGE" left them
 # Depends of the binaries come from dpkg-shlibdeps, as debhelper would make them.
 # Prints the path of the package.
@@ -11,6 +12,9 @@ set -eu
 name=$1 stage=$2 outdir=$3 version=$4
 here=$(cd "$(dirname "$0")" && pwd)
 arch=$(dpkg --print-architecture)
+# A package with nothing built for this machine (no program, no prebuilt module) is for all.
+[ -n "$(find "$stage" -type f \( -perm -u+x -o -name '*.dkms.tar.gz' \) -print -quit)" ] ||
+	arch=all
 [ -f "$here/debian/$name.control" ] || { echo "mkdeb: no $name.control" >&2; exit 1; }
 rm -rf "$stage/DEBIAN"
 mkdir -p "$stage/DEBIAN" "$outdir"

@@ -5,8 +5,16 @@
 #   make uninstall                  removes them (configuration the operator
 #                                   changed stays)
 #   make install-dkms               the module's source for DKMS, modules-load.d
-#   make deb                        $(BUILD)/pkg/inagg_V_ARCH.deb, inagg-dkms_V_all.deb
+#   make deb                        $(BUILD)/pkg/inagg_V_ARCH.deb, inagg-dkms_V_ARCH.deb
+#        [DKMS_PREBUILT=]           (inagg-dkms carries inagg.ko prebuilt for the kernel of
+#                                   make modules, when its headers are here; empty: the
+#                                   source alone, an Architecture: all package)
 #   make man                        $(BUILD)/man/inagg.8, inaggd.8, from docs/
+#   make check-routers              tests/kmod/routers.sh on router VMs that install the
+#                                   packages (ROUTERS_BOOT=package; about 13 min under TCG,
+#                                   not in make check, which boots them from an initramfs)
+#   make check-routers-dkms         the same with inagg-dkms made without the prebuilt
+#                                   module, so that DKMS compiles it in each VM (longer)
 # Where every file goes is the table "Installed files" of docs/router-vm.md,
 # which the man pages carry; tests/pkg/install.sh holds the two to each other.
 PREFIX	?= /usr/local
@@ -30,12 +38,15 @@ CONFS	:= packaging/etc/inaggd.conf packaging/etc/attach.conf
 DKMS_SRCS := kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h) \
 	include/inagg/netlink.h
 PKG_DIR	:= $(BUILD)/pkg
+# DKMS installs this prebuilt module on its kernel instead of compiling it (docs/router-vm.md).
+DKMS_PREBUILT ?= $(if $(wildcard $(KDIR)/Makefile),$(KMOD))
+DKMS_TARBALL = $(PKG_DIR)/stage/inagg-dkms/usr/share/inagg-dkms/inagg-$(VERSION).dkms.tar.gz
 ALL_TARGETS += $(MANS)
 CHECK_DEPS += deb
 TEST_LAYERS += pkg
 MKMAN	= packaging/mkman.sh $@ $(basename $(@F)) 8 $(VERSION)
 
-.PHONY: man install uninstall install-dkms uninstall-dkms deb
+.PHONY: man install uninstall install-dkms uninstall-dkms deb check-routers check-routers-dkms
 man: $(MANS)
 
 $(BUILD)/man/inagg.8: docs/cli.md docs/router-vm.md packaging/mkman.sh packaging/md2man.awk
@@ -94,11 +105,21 @@ uninstall-dkms:
 	rm -f $(DESTDIR)$(MODLOADDIR)/inagg.conf
 
 # Both packages are made anew from an install into a staging folder.
-deb: $(CLI) $(INAGGD) $(AGENT) $(MANS)
+deb: $(CLI) $(INAGGD) $(AGENT) $(MANS) $(if $(DKMS_PREBUILT),modules)
 	@rm -rf $(PKG_DIR)/stage $(PKG_DIR)/*.deb
 	@$(MAKE) --no-print-directory -s install PREFIX=/usr DESTDIR=$(abspath $(PKG_DIR))/stage/inagg
 	strip --strip-unneeded $(PKG_DIR)/stage/inagg/usr/sbin/*
 	@$(MAKE) --no-print-directory -s install-dkms PREFIX=/usr \
 		DESTDIR=$(abspath $(PKG_DIR))/stage/inagg-dkms
+	$(if $(DKMS_PREBUILT),packaging/mkdkmstar.sh $(PKG_DIR)/stage/inagg-dkms/usr/src/inagg-$(VERSION) \
+		$(DKMS_PREBUILT) $(DKMS_TARBALL))
 	packaging/mkdeb.sh inagg $(PKG_DIR)/stage/inagg $(PKG_DIR) $(VERSION)
 	packaging/mkdeb.sh inagg-dkms $(PKG_DIR)/stage/inagg-dkms $(PKG_DIR) $(VERSION)
+
+# The routers' test makes the packages itself (docs/routers.md's command 1). The caller holds
+# /tmp/ia-net.lock, as for make check.
+check-routers: all
+	ROUTERS_BOOT=package BUILD=$(BUILD) bash tests/kmod/routers.sh
+
+check-routers-dkms: all
+	ROUTERS_BOOT=package ROUTERS_DKMS=build BUILD=$(BUILD) bash tests/kmod/routers.sh

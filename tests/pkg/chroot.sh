@@ -4,7 +4,8 @@
 # installed with apt-get into a Debian 12 root (packaging/mkroot.sh: made once
 # in $BUILD/pkg/root, about 6 minutes, then reused), which must resolve
 # inagg's Depends by itself; DKMS must build inagg.ko for the root's kernel
-# headers, and again when the headers' kernel hook runs (as on an ABI bump);
+# headers (installing the one the package carries prebuilt, when it is for that
+# kernel), and compile it when the headers' kernel hook runs (as on an ABI bump);
 # the installed binaries run: inagg ledger show, and inagg dev attach, show and
 # detach on a veth of a namespace of this test. Every run works on an overlay
 # of the root, in a mount namespace of its own, so the root stays as built and
@@ -32,7 +33,7 @@ mnt=$tmp/mnt
 inagg_deb=$(ls "$build"/pkg/inagg_*.deb 2>/dev/null | head -n 1)
 dkms_deb=$(ls "$build"/pkg/inagg-dkms_*.deb 2>/dev/null | head -n 1)
 version=${dkms_deb##*/inagg-dkms_}
-version=${version%_all.deb}
+version=${version%_*.deb}
 in_root() {
 	chroot "$mnt" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C \
 		DEBIAN_FRONTEND=noninteractive "$@"
@@ -76,6 +77,19 @@ module_built() {
 	in_root /sbin/modinfo -F name "/lib/modules/$kver/updates/dkms/inagg.ko" | grep -qx inagg
 }
 
+# The package's prebuilt module, when it is for the root's kernel, is what DKMS installed
+# there: loaded from its tarball, not compiled (a build leaves its log).
+prebuilt_installed() {
+	local tb=$mnt/usr/share/inagg-dkms/inagg-$version.dkms.tar.gz d
+	d=$mnt/var/lib/dkms/inagg/$version/$kver/$(uname -m)
+	[ -f "$tb" ] || { echo "no prebuilt module in the package"; return 0; }
+	mkdir -p "$tmp/tb" && tar -C "$tmp/tb" -xzf "$tb" || return 1
+	[ -d "$tmp/tb/dkms_main_tree/$kver" ] || {
+		echo "prebuilt for $(ls "$tmp/tb/dkms_main_tree"), the root's kernel is $kver"; return 0; }
+	cmp "$tmp/tb/dkms_main_tree/$kver/$(uname -m)/module/inagg.ko" \
+		"$mnt/lib/modules/$kver/updates/dkms/inagg.ko" && [ ! -e "$d/log/make.log" ]
+}
+
 # A new kernel's headers run this hook; with the module gone it must come back.
 abi_bump_rebuilds() {
 	in_root dkms unbuild "inagg/$version" -k "$kver" &&
@@ -83,7 +97,8 @@ abi_bump_rebuilds() {
 	[ ! -e "$mnt/lib/modules/$kver/updates/dkms/inagg.ko" ] &&
 	in_root /etc/kernel/header_postinst.d/dkms "$kver" &&
 	[ -f "$mnt/lib/modules/$kver/updates/dkms/inagg.ko" ] &&
-	in_root dkms status inagg | grep -q "$kver.*installed"
+	in_root dkms status inagg | grep -q "$kver.*installed" &&
+	[ -f "$mnt/var/lib/dkms/inagg/$version/$kver/$(uname -m)/log/make.log" ]
 }
 
 modules_load() {
@@ -161,6 +176,7 @@ fi
 t "pkg: apt-get installs inagg and inagg-dkms" install_debs
 t "pkg: Depends brought libbpf1 libjson-c5 libmnl0 iproute2 dkms" depends_installed
 t "pkg: dkms built inagg.ko for the root's kernel" module_built
+t "pkg: the package's prebuilt inagg.ko installed, not compiled, on its kernel" prebuilt_installed
 t "pkg: the kernel headers' hook builds it again (ABI bump)" abi_bump_rebuilds
 t "pkg: modules-load.d loads inagg at boot" modules_load
 t "pkg: every file where inagg(8) says" files_as_man_page_says

@@ -80,7 +80,8 @@ runs() {
 dkms_metadata() {
 	[ "$(field "$dkms" Package)" = inagg-dkms ] &&
 	[ "$(field "$dkms" Version)" = "$version" ] &&
-	[ "$(field "$dkms" Architecture)" = all ] &&
+	# All, unless it carries a module prebuilt for this machine's kernel.
+	[ "$(field "$dkms" Architecture)" = "$(prebuilt && dpkg --print-architecture || echo all)" ] &&
 	field "$dkms" Depends | grep -qE '(^|, )dkms( |,|$)'
 }
 
@@ -92,6 +93,7 @@ dkms_contents() {
 		sed 's|^|kmod/|'; })
 	dpkg-deb -x "$dkms" "$tmp/d" &&
 	diff <(files "$dkms") <({ echo /usr/lib/modules-load.d/inagg.conf; echo "$s/dkms.conf"
+		prebuilt && echo "$tarball"
 		for f in $srcs; do echo "$s/$f"; done; } | sort) &&
 	grep -qx "PACKAGE_VERSION=\"$version\"" "$tmp/d$s/dkms.conf" &&
 	grep -qx 'BUILT_MODULE_NAME\[0\]="inagg"' "$tmp/d$s/dkms.conf" &&
@@ -99,6 +101,23 @@ dkms_contents() {
 	for f in $srcs; do
 		cmp "$here/$f" "$tmp/d$s/$f" || return 1
 	done
+}
+
+# The DKMS tarball (packaging/mkdkmstar.sh), in the package when the headers of build/kmod's
+# kernel are here: the same source as /usr/src, and this tree's inagg.ko for that kernel.
+tarball=/usr/share/inagg-dkms/inagg-$version.dkms.tar.gz
+prebuilt() { dpkg-deb -c "$dkms" | grep -q " \.$tarball\$"; }
+dkms_tarball() {
+	local kver m
+	prebuilt || { echo "no prebuilt module (no headers of $(cat "$build/kmod/kver"))"; return 0; }
+	kver=$(cat "$build/kmod/kver")
+	dpkg-deb -x "$dkms" "$tmp/t" && mkdir "$tmp/tb" && tar -C "$tmp/tb" -xzf "$tmp/t$tarball" &&
+		diff -r "$tmp/t/usr/src/inagg-$version" "$tmp/tb/dkms_source_tree" || return 1
+	m=$tmp/tb/dkms_main_tree/$kver/$(uname -m)/module/inagg.ko
+	echo "prebuilt for $kver"
+	[ "$(ls "$tmp/tb/dkms_main_tree")" = "$kver" ] &&
+	/sbin/modinfo -F vermagic "$m" | grep -q "^$kver " &&
+	strip -g -o "$tmp/ko" "$build/kmod/inagg.ko" && cmp "$tmp/ko" "$m"
 }
 
 if [ -z "$deb" ] || [ -z "$dkms" ]; then
@@ -114,4 +133,5 @@ t "deb: maintainer scripts parse" scripts_parse
 t "deb: packaged binaries run, stripped" runs
 t "deb: inagg-dkms metadata" dkms_metadata
 t "deb: inagg-dkms holds this tree's module source and dkms.conf" dkms_contents
+t "deb: inagg-dkms's DKMS tarball: that source, this tree's inagg.ko for its kernel" dkms_tarball
 finish
