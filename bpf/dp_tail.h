@@ -195,17 +195,27 @@ static __always_inline struct ia_slot *tail_find(const struct ia_tail_dir *d, __
 		return NULL;
 	if (g && s->state == IA_SLOT_DONE) {
 		/*
-		 * Its chunk hseq is free once the head's slot of hseq + (H - k)
-		 * has seen that chunk (or a later one): the senders' window is at
-		 * most H - k, so none of them still needs hseq re-emitted. Read
-		 * without the lock: a stale value only keeps the slot.
+		 * Its chunk hseq is free once chunk hseq + (H - k) (or a later
+		 * one of that slot) is done: every sender contributed to it, and
+		 * each sender's window is at most H - k, so each has the result
+		 * of hseq. Only seen is not enough: two senders' windows together
+		 * span more than H - k, and the sender that lost hseq's result
+		 * still needs it re-emitted. Read without the lock, seq before
+		 * state (a claim writes seq first): a stale value only keeps the slot.
 		 */
 		c->hseq = s->seq;
 		next = c->hseq + g->first;
 		idx = next % g->window;
 		s2 = bpf_map_lookup_elem(slots, &idx);
-		if (s2 && s2->state != IA_SLOT_EMPTY && (int)(s2->seq - next) >= 0)
-			c->head_free = 1;
+		if (s2) {
+			__u32 seq2 = *(volatile __u32 *)&s2->seq;
+			__u32 st2 = *(volatile __u32 *)&s2->state;
+
+			if (st2 == IA_SLOT_TAIL)
+				st2 = *(volatile __u32 *)&s2->t.hstate;
+			if (st2 == IA_SLOT_DONE && (int)(seq2 - next) >= 0)
+				c->head_free = 1;
+		}
 	}
 	return s;
 }

@@ -477,6 +477,72 @@ TEST_F(tail, lent_done_slot_and_reclaim)
 	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
 }
 
+/* Blue job member's message to chunk c. */
+#define INA_SEND(c, sender, flags, vals)						\
+	run(self->t.x, self->t.port[1], self->in,				\
+	    piece(self->in, INA, c, sender, 1, flags, 0, vals, false), self->out,	\
+	    &self->olen)
+
+/*
+ * Two workers' windows together span more than H - k: head 8, 3 lent (the
+ * lender's figures for worker window 4: need 4 + 1). Worker 12 lost the
+ * result of chunk 5 (lent slot 5), so its window stays [5, 9); worker 11
+ * has every result up to 8 and sends 9..12, past 5 + (H - k) = 10. Slot 5
+ * must still re-emit chunk 5 to worker 12; it is free once every worker
+ * has moved on (the slot of 10 done).
+ */
+TEST_F(tail, lent_done_slot_kept_while_a_worker_lags)
+{
+	static const struct ia_sender m[2] = { { 11, 1 }, { 12, 1 } };
+	struct ia_xdp_job j = {
+		.id = INA, .role = IA_ROLE_BLUE, .window = 8, .self_id = SELF_ID,
+		.nmembers = 2, .members = m,
+		.up = { .ifindex = self->t.port[0], .saddr = IP_SW, .daddr = IP_PS },
+	};
+	__u32 q = seq_to(3, 0, 0), c;
+	__s32 a[NE], b[NE], sum[NE] = {};
+	struct ia_slot s;
+
+	memcpy(j.up.smac, mac_up_s, 6);
+	memcpy(j.up.dmac, mac_up_d, 6);
+	ASSERT_EQ(0, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(0, set_tail(&self->t, 0, 0, 3));	/* no pool: head slots 5, 6, 7 */
+	for (c = 0; c <= 8; c++) {
+		vals_of(11, c, a);
+		vals_of(12, c, b);
+		ASSERT_EQ(XDP_DROP, INA_SEND(c, 11, 0, a));
+		ASSERT_EQ(XDP_REDIRECT, INA_SEND(c, 12, 0, b));
+	}
+	for (c = 9; c <= 12; c++) {
+		vals_of(11, c, a);
+		ASSERT_EQ(XDP_DROP, INA_SEND(c, 11, 0, a));
+	}
+	/* A PS chunk of lent slot 5 finds it still the blue job's. */
+	vals_of(1, q, self->v[0]);
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_LENT));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, INA, 5, &s));
+	ASSERT_EQ(IA_SLOT_DONE, s.state);
+	/* Worker 12's retransmission of chunk 5 gets the result again. */
+	vals_of(11, 5, a);
+	vals_of(12, 5, b);
+	vals_add(sum, a);
+	vals_add(sum, b);
+	ASSERT_EQ(XDP_REDIRECT, INA_SEND(5, 12, IA_F_RETX, b));
+	EXPECT_OUT(INA, 5, SELF_ID, 2, IA_F_REEMIT, 0, sum);
+	/* Worker 12 moves on: once chunk 10 is done, slot 5 is lent. */
+	for (c = 9; c <= 10; c++) {
+		vals_of(12, c, b);
+		ASSERT_EQ(XDP_REDIRECT, INA_SEND(c, 12, 0, b));
+	}
+	vals_of(2, q, self->v[1]);
+	ASSERT_EQ(XDP_DROP, SEND(q, 2, 1, 0, 0, self->v[1]));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_LENT));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, INA, 5, &s));
+	ASSERT_EQ(IA_SLOT_TAIL, s.state);
+	ASSERT_EQ(IA_SLOT_DONE, s.t.hstate);
+}
+
 TEST_F(tail, directory_api)
 {
 	struct ia_xdp_lend l[2] = { { INA, 5 }, { PSJ, 1 } };
