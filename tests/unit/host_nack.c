@@ -58,38 +58,6 @@ static int send_nack(int fd, int host, uint16_t port, uint32_t seq, const uint32
 	return send_to(fd, host, port, buf, len);
 }
 
-static uint8_t last[IA_IO_MSG_MAX];
-
-/* Receives one message within ms (whole in last); its header in *h, its length or -errno. */
-static int recv_msg(int fd, int ms, struct ia_hdr *h)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	ssize_t n;
-
-	if (poll(&p, 1, ms) != 1)
-		return -ETIMEDOUT;
-	n = recv(fd, last, sizeof(last), 0);
-	if (n < IA_HDR_LEN)
-		return -EBADMSG;
-	memcpy(h, last, IA_HDR_LEN);
-	return n;
-}
-
-struct run {
-	struct ia_worker *w;
-	int32_t vec[NE * NCH];
-	int ret;
-	char err[128];
-};
-
-static void *worker_thread(void *arg)
-{
-	struct run *r = arg;
-
-	r->ret = ia_worker_run(r->w, r->vec, r->vec, NE * NCH, r->err, sizeof(r->err));
-	return NULL;
-}
-
 FIXTURE(ps) {
 	struct ps_run r;
 	pthread_t th;
@@ -166,8 +134,8 @@ TEST_F(ps, nack_when_a_later_piece_shows_a_loss)
 	EXPECT_EQ(0, ntohl(h.nworkers));
 	/* It names the one sender whose later piece came: (chunk 0, worker 3). */
 	EXPECT_EQ(2, ntohs(h.nelem));
-	EXPECT_EQ(0, ia_io_payload_get(last + IA_HDR_LEN, 0));
-	EXPECT_EQ(3, ia_io_payload_get(last + IA_HDR_LEN, 1));
+	EXPECT_EQ(0, ia_io_payload_get(rig_msg + IA_HDR_LEN, 0));
+	EXPECT_EQ(3, ia_io_payload_get(rig_msg + IA_HDR_LEN, 1));
 	SEND(0, 3, IA_F_RETX);
 	/* Chunk 0's result; NACKs of chunk 0 sent meanwhile may come first. */
 	do {
@@ -240,7 +208,8 @@ TEST(worker_resends_on_nack)
 	};
 	struct ia_worker_stats st;
 	struct ia_hdr h;
-	struct run r = { 0 };
+	int32_t vec[NE * NCH] = { 0 };
+	struct worker_run r = { .vec = vec, .n = NE * NCH };
 	pthread_t th;
 	uint16_t port = 20000 + (getpid() + 1) % 20000;
 	const uint32_t others[2] = { 6, 8 };
@@ -297,7 +266,8 @@ TEST(worker_probes_newest_chunk)
 	};
 	struct ia_worker_stats st;
 	struct ia_hdr h;
-	struct run r = { 0 };
+	int32_t vec[NE * NCH] = { 0 };
+	struct worker_run r = { .vec = vec, .n = NE * NCH };
 	pthread_t th;
 	uint16_t port = 20000 + (getpid() + 2) % 20000;
 	uint64_t until, now;

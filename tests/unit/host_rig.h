@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The rig of the host unit tests that hand-make messages on loopback:
- * addresses 127.0.0.N, bound UDP sockets, a PS run in a thread. Include
- * after host.h.
+ * addresses 127.0.0.N, bound UDP sockets, a PS or a worker run in a thread.
+ * Include after host.h and host_io.h.
  */
 #ifndef IA_TEST_HOST_RIG_H
 #define IA_TEST_HOST_RIG_H
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -57,6 +59,41 @@ static inline void *ps_thread(void *arg)
 	struct ps_run *r = arg;
 
 	r->ret = ia_ps_run(r->ps, r->err, sizeof(r->err));
+	return NULL;
+}
+
+/* The last message recv_msg() took, whole. */
+static uint8_t rig_msg[IA_IO_MSG_MAX] __attribute__((aligned(4)));
+
+/* Receives one message within ms into rig_msg: its header in *h, its length or -errno. */
+static inline int recv_msg(int fd, int ms, struct ia_hdr *h)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, ms) != 1)
+		return -ETIMEDOUT;
+	n = recv(fd, rig_msg, sizeof(rig_msg), 0);
+	if (n < IA_HDR_LEN)
+		return -EBADMSG;
+	memcpy(h, rig_msg, IA_HDR_LEN);
+	return n;
+}
+
+/* A worker run in a thread (worker_thread) over vec[n], in place. */
+struct worker_run {
+	struct ia_worker *w;
+	int32_t *vec;
+	size_t n;
+	int ret;
+	char err[128];
+};
+
+static inline void *worker_thread(void *arg)
+{
+	struct worker_run *r = arg;
+
+	r->ret = ia_worker_run(r->w, r->vec, r->vec, r->n, r->err, sizeof(r->err));
 	return NULL;
 }
 

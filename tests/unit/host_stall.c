@@ -26,37 +26,6 @@
 #define NE	4
 #define NCH	16
 
-struct run {
-	struct ia_worker *w;
-	int32_t vec[NE * NCH];
-	int ret;
-	char err[128];
-};
-
-static void *worker_thread(void *arg)
-{
-	struct run *r = arg;
-
-	r->ret = ia_worker_run(r->w, r->vec, r->vec, NE * NCH, r->err, sizeof(r->err));
-	return NULL;
-}
-
-/* Receives one message within ms: its header in *h, its length or -errno. */
-static int recv_hdr(int fd, int ms, struct ia_hdr *h)
-{
-	uint8_t buf[IA_IO_MSG_MAX];
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	ssize_t n;
-
-	if (poll(&p, 1, ms) != 1)
-		return -ETIMEDOUT;
-	n = recv(fd, buf, sizeof(buf), 0);
-	if (n < IA_HDR_LEN)
-		return -EBADMSG;
-	memcpy(h, buf, IA_HDR_LEN);
-	return n;
-}
-
 static int send_result(int fd, uint16_t port, uint32_t seq)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
@@ -82,7 +51,8 @@ TEST(first_chunk_timer_not_pushed_by_fresh_results)
 	};
 	struct ia_worker_stats st;
 	struct ia_hdr h;
-	struct run r = { 0 };
+	int32_t vec[NE * NCH] = { 0 };
+	struct worker_run r = { .vec = vec, .n = NE * NCH };
 	pthread_t th;
 	uint16_t port = 20000 + (getpid() + 3) % 20000;
 	uint64_t until, now;
@@ -94,20 +64,20 @@ TEST(first_chunk_timer_not_pushed_by_fresh_results)
 	ASSERT_EQ(0, ia_worker_open(&cfg, &r.w, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
 	ASSERT_EQ(0, pthread_create(&th, NULL, worker_thread, &r));
 	for (uint32_t s = 0; s < NCH; s++) {
-		ASSERT_LT(0, recv_hdr(ps, 1000, &h));
+		ASSERT_LT(0, recv_msg(ps, 1000, &h));
 		ASSERT_EQ(s, ntohl(h.seq));
 	}
 	ASSERT_EQ(0, send_result(ps, port, 1));
 	/* RACK's resend of chunk 0. */
 	do {
-		ASSERT_LT(0, recv_hdr(ps, 1000, &h)) TH_LOG("chunk 0 not resent by RACK");
+		ASSERT_LT(0, recv_msg(ps, 1000, &h)) TH_LOG("chunk 0 not resent by RACK");
 	} while (ntohl(h.seq) != 0);
 	EXPECT_EQ(IA_F_RETX, h.flags & IA_F_RETX);
 	for (uint32_t s = 2; s < NCH; s++) {
 		ASSERT_EQ(0, send_result(ps, port, s));
 		until = ia_io_now_ns() + 15000000ull;
 		while ((now = ia_io_now_ns()) < until &&
-		       recv_hdr(ps, (until - now) / 1000000 + 1, &h) > 0)
+		       recv_msg(ps, (until - now) / 1000000 + 1, &h) > 0)
 			timer_resends += ntohl(h.seq) == 0;
 	}
 	EXPECT_LE(1, timer_resends) TH_LOG("chunk 0 waited for the fresh results to stop");
