@@ -72,7 +72,7 @@ TEST_F(wl, defaults_and_loads)
 TEST_F(wl, errors_name_the_field)
 {
 	static const struct { const char *json, *why; long kdef; } bad[] = {
-		{ "{\"workloads\": [", "not JSON", 1 },
+		{ "{\"workloads\": [", "not valid JSON (unexpected end of input", 1 },
 		{ "{\"workload\": []}", "field \"workloads\": missing", 1 },
 		{ "{\"workloads\": []}", "field \"workloads\": empty", 1 },
 		{ "{\"workloads\": [3]}", "workload 0: not an object", 1 },

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "dot.h"
 #include "gen.h"
+#include "jsonfile.h"
 
 struct gen_args {
 	struct ia_gen_opts g;
@@ -131,11 +132,11 @@ static int read_placement(const char *path, const struct ia_topo *t, struct ia_p
 			  char *algo, size_t algolen)
 {
 	json_object *root, *blue, *v;
+	char err[IA_ERRLEN];
 	int i, n, sw, ret = 1;
 
-	root = json_object_from_file(path);
-	if (!root)
-		return out_err("%s: not a placement: %s", path, json_util_get_last_err());
+	if (ia_json_file(path, &root, err, sizeof(err)))
+		return out_err("%s", err);
 	if (json_object_object_get_ex(root, "algorithm", &v))
 		snprintf(algo, algolen, "%s", json_object_get_string(v));
 	if (!json_object_object_get_ex(root, "blue", &blue) ||

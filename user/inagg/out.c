@@ -256,6 +256,8 @@ int out_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* One line, whatever a library's message ends with. */
+	msg[strcspn(msg, "\n")] = '\0';
 	if (!json_mode) {
 		fflush(stdout);
 		fprintf(stderr, "inagg: %s\n", msg);

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "err.h"
+#include "jsonfile.h"
 #include "workload.h"
 
 void ia_workloads_free(struct ia_workloads *s)
@@ -114,18 +115,13 @@ int ia_workloads_load(const char *path, const struct ia_topo *t, long kdef,
 		      struct ia_workloads *s, char *err, size_t errlen)
 {
 	json_object *root, *arr;
-	int fd, ret = -EINVAL;
+	int ret;
 
 	memset(s, 0, sizeof(*s));
-	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
-	if (fd < 0)
-		return ia_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
-	root = json_object_from_fd(fd);
-	if (fd != STDIN_FILENO)
-		close(fd);
-	if (!root)
-		return ia_fail(err, errlen, -EINVAL, "%s: not JSON: %s", path,
-			       json_util_get_last_err());
+	ret = ia_json_file(path, &root, err, errlen);
+	if (ret)
+		return ret;
+	ret = -EINVAL;
 	if (!json_object_object_get_ex(root, "workloads", &arr) ||
 	    !json_object_is_type(arr, json_type_array)) {
 		ia_fail(err, errlen, ret, "%s: field \"workloads\": missing or not an array", path);

@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The error contract of docs/cli.md on input a new user gets wrong: exit 1,
+# one line "inagg: ..." on stderr and nothing on stdout; with -j, exit 1 and
+# one JSON object {"error": "..."} on stdout whose message is one line.
+# Needs $BUILD/inagg; no daemon, no root networking.
+BUILD=${BUILD:-build}
+INAGG=$BUILD/inagg
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+. "$(dirname "$0")/../ktap.sh"
+
+fig1=$(dirname "$0")/../../docs/fig1.json
+printf '{' >"$tmp/trunc.json"
+: >"$tmp/empty.json"
+printf '{"blue": []} tail\n' >"$tmp/trail.json"
+
+# fails PATTERN ARGS...: the contract, and the message matches PATTERN.
+fails() {
+	local pattern=$1 rc
+	shift
+	timeout 20 "$INAGG" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	[ $rc -eq 1 ] || { echo "exit $rc, want 1"; cat "$tmp/err"; return 1; }
+	[ ! -s "$tmp/out" ] || { echo "stdout not empty:"; head -5 "$tmp/out"; return 1; }
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "not one line:"; cat "$tmp/err"; return 1; }
+	grep -q '^inagg: ' "$tmp/err" || { echo "no 'inagg: ':"; cat "$tmp/err"; return 1; }
+	grep -Eq -- "$pattern" "$tmp/err" || { echo "no /$pattern/ in:"; cat "$tmp/err"; return 1; }
+	timeout 20 "$INAGG" -j "$@" >"$tmp/out" 2>/dev/null </dev/null
+	rc=$?
+	[ $rc -eq 1 ] || { echo "-j: exit $rc, want 1"; return 1; }
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert list(d) == ["error"], d
+assert "\n" not in d["error"], repr(d["error"])
+' "$tmp/out" || { echo "-j: not one JSON error:"; cat "$tmp/out"; return 1; }
+}
+
+# A placement or workloads file that is missing or not JSON says so in one
+# line, as a topology file does (json-c's messages ended in a newline).
+t "dot -P missing file" fails 'none.json: No such file or directory$' \
+	topo dot -t "$fig1" -P "$tmp/none.json"
+t "dot -P truncated JSON" fails 'trunc.json: not valid JSON \(unexpected end of input at offset 1\)$' \
+	topo dot -t "$fig1" -P "$tmp/trunc.json"
+t "dot -P empty file" fails 'empty.json: not valid JSON' topo dot -t "$fig1" -P "$tmp/empty.json"
+t "dot -P text after the JSON" fails 'trail.json: not valid JSON \(text after the value' \
+	topo dot -t "$fig1" -P "$tmp/trail.json"
+t "dot -P a folder" fails ': Is a directory$' topo dot -t "$fig1" -P "$tmp"
+t "multi --workloads truncated JSON" fails 'trunc.json: not valid JSON' \
+	topo multi -t "$fig1" --workloads "$tmp/trunc.json"
+t "multi --workloads missing file" fails 'none.json: No such file or directory$' \
+	topo multi -t "$fig1" --workloads "$tmp/none.json"
+
+# The rest of the contract, on one mistake per kind.
+t "unknown command" fails "unknown command 'frob'" frob
+t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob
+t "missing required option" fails 'missing -k K' topo place -t "$fig1"
+t "option without its value" fails "option '-t' needs an argument" topo place -t
+t "unknown option" fails "unknown option '--bogus'" topo place -t "$fig1" -k 1 --bogus
+t "unexpected argument" fails "unexpected argument 'extra'" topo place -t "$fig1" -k 1 extra
+t "out-of-range option" fails '-d: invalid value .25.: need an integer in 0\.\.24' topo gen -d 25
+t "bad enum value" fails "--links: invalid value 'x': need none, congested or all" \
+	topo place -t "$fig1" -k 1 --links x
+t "bad IPv4 address" fails "-p: invalid IPv4 address '10.0.0.300'" \
+	worker run -J 1 -i 1 -p 10.0.0.300 -e 4
+t "daemon not running" fails "cannot reach inaggd at $tmp/none.sock" job list -S "$tmp/none.sock"
+t "missing topology" fails 'none.json: No such file or directory$' topo show -t "$tmp/none.json"
+
+finish
