@@ -53,6 +53,14 @@ t "multi --workloads truncated JSON" fails 'trunc.json: not valid JSON' \
 t "multi --workloads missing file" fails 'none.json: No such file or directory$' \
 	topo multi -t "$fig1" --workloads "$tmp/none.json"
 
+# A number beyond the field's type names the limit it broke (it said
+# "need an integer >= 0" of 99999999999999999999).
+t "-k too large names its limit" fails "-k: invalid value '99999999999999999999': need an integer in 0\.\." \
+	topo place -t "$fig1" -k 99999999999999999999
+t "-l too large names its limit" fails "-l: invalid value '99999999999': need an integer in 0\.\." \
+	topo gen -l 99999999999
+t "-k not a number" fails "-k: invalid value 'x': need an integer >= 0$" topo place -t "$fig1" -k x
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

@@ -117,7 +117,8 @@ int parse_long(const char *opt, const char *s, long min, long max, long *out)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max) {
-		if (max >= INT_MAX)
+		/* Unless too large, the upper limit is not worth printing. */
+		if (max >= INT_MAX && !(errno == ERANGE || (end != s && !*end && v > max)))
 			return out_err("%s: invalid value '%s': need an integer >= %ld", opt, s, min);
 		return out_err("%s: invalid value '%s': need an integer in %ld..%ld", opt, s, min,
 			       max);

@@ -77,7 +77,8 @@ static int int_range_err(const struct opt *o, const char *lab, const char *arg)
 	bool bounded;
 
 	int_limits(o, &lo, &hi, &bounded);
-	if (!bounded)
+	/* A number too large for the field: only its upper limit explains that. */
+	if (!bounded && !(arg[0] && arg[strspn(arg, "0123456789")] == '\0'))
 		return out_err("%s: invalid value '%s': need an integer >= %lld", lab, arg,
 			       (long long)lo);
 	return out_err("%s: invalid value '%s': need an integer in %lld..%llu", lab, arg,
