@@ -61,6 +61,13 @@ t "-l too large names its limit" fails "-l: invalid value '99999999999': need an
 	topo gen -l 99999999999
 t "-k not a number" fails "-k: invalid value 'x': need an integer >= 0$" topo place -t "$fig1" -k x
 
+# The global options: one line, and JSON with -j even before an object.
+t "unknown global option" fails "unknown option '--frob'; try 'inagg -h'$" --frob
+t "-j without an object gives a JSON error" bash -c \
+	"'$INAGG' -j >'$tmp/o' 2>/dev/null; [ \$? -eq 1 ] && grep -q '^{ \"error\": \"missing object' '$tmp/o'"
+t "no object prints the usage, exit 1" bash -c \
+	"'$INAGG' 2>'$tmp/e' >/dev/null; [ \$? -eq 1 ] && grep -q '^Usage: inagg' '$tmp/e'"
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

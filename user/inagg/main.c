@@ -386,12 +386,13 @@ int main(int argc, char **argv)
 			i++;
 			break;
 		} else {
-			out_err("unknown option '%s'", argv[i]);
-			usage(stderr);
-			return 1;
+			return out_err("unknown option '%s'; try 'inagg -h'", argv[i]);
 		}
 	}
 	if (i == argc) {
+		/* -j: the error every other failure gives; else what there is to run. */
+		if (out_is_json())
+			return out_err("missing object; try 'inagg -h'");
 		usage(stderr);
 		return 1;
 	}
