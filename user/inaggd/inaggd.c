@@ -19,6 +19,7 @@
  * real ledgers and maps (switches.c), the state file and the log (here),
  * and serves requests (requests.c) on its control socket.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -39,6 +40,7 @@
 
 #include "ctl.h"
 #include "inaggd.h"
+#include "netplan.h"
 
 static int log_level = LOG_INFO;
 static bool log_journal;
@@ -155,6 +157,20 @@ static int claim_network(const char *tag, char *err, size_t errlen)
 	return fd;	/* held until exit */
 }
 
+/* A decimal integer in 0..max, all of s; atoi() took "x" for 0 (never sample). */
+static int parse_num(const char *s, long max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!isdigit((unsigned char)s[0]) || errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -206,16 +222,15 @@ int main(int argc, char **argv)
 		case 'q': log_level = LOG_WARN; break;
 		case 'K': d.job_flags |= IA_JOB_F_KERNEL_FWD; break;
 		case 'm':
-			d.sample_ms = atoi(optarg);
-			if (d.sample_ms < 0 || d.sample_ms > 60000) {
-				log_msg(LOG_ERR, "--sample: 0..60000 ms");
+			if (parse_num(optarg, 60000, &d.sample_ms)) {
+				log_msg(LOG_ERR, "--sample: invalid value '%s': 0..60000 ms", optarg);
 				return 2;
 			}
 			break;
 		case 'L':
-			d.lend_hold = atoi(optarg);
-			if (d.lend_hold < 0 || d.lend_hold > 100000) {
-				log_msg(LOG_ERR, "--lend-hold: 0..100000 samples");
+			if (parse_num(optarg, 100000, &d.lend_hold)) {
+				log_msg(LOG_ERR, "--lend-hold: invalid value '%s': 0..100000 samples",
+					optarg);
 				return 2;
 			}
 			break;
@@ -227,8 +242,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (strlen(tag) > IA_NET_TAG_MAX) {
-		log_msg(LOG_ERR, "network tag '%s' too long", tag);
+	/* As net up names the network: the tag is in namespace and file names. */
+	if (!ia_net_tag_valid(tag)) {
+		log_msg(LOG_ERR, "network tag '%s': use 1 to %d of [a-z0-9]", tag, IA_NET_TAG_MAX);
 		return 1;
 	}
 	strcpy(d.tag, tag);

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# inaggd's command line: a bad option value or network tag is refused at once,
+# one line naming it, before the daemon looks for the network (none is up).
+BUILD=${BUILD:-build}
+D=$BUILD/inaggd
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+. "$(dirname "$0")/../ktap.sh"
+
+topo=$(dirname "$0")/../../docs/fig1.json
+
+# refused PATTERN ARGS...: non-zero exit, one line on stderr matching PATTERN.
+refused() {
+	local pattern=$1 rc
+	shift
+	timeout 20 "$D" -t "$topo" -s "$tmp/sock" -S "$tmp/state.json" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -ne 0 ] && [ $rc -lt 124 ] || { echo "exit $rc"; cat "$tmp/err"; return 1; }
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "not one line:"; cat "$tmp/err"; return 1; }
+	grep -Eq -- "$pattern" "$tmp/err" || { echo "no /$pattern/ in:"; cat "$tmp/err"; return 1; }
+}
+
+tag=u$$
+# atoi() took these for 0 ("-m x": never sample) or for their leading digits.
+t "-m x refused" refused "--sample: invalid value 'x'" -n $tag -m x
+t "-m 100ms refused" refused "--sample: invalid value '100ms'" -n $tag -m 100ms
+t "-m -1 refused" refused "--sample: invalid value '-1'" -n $tag -m -1
+t "-m 60001 refused" refused "--sample: invalid value '60001': 0\.\.60000" -n $tag -m 60001
+t "-L x refused" refused "--lend-hold: invalid value 'x'" -n $tag -L x
+t "-L 1e3 refused" refused "--lend-hold: invalid value '1e3'" -n $tag -L 1e3
+# The tag names namespaces and /run/inagg files: net up's rule, not only its length.
+t "tag with capitals and _ refused" refused "network tag 'BAD_TAG': use 1 to 8 of \[a-z0-9\]" -n BAD_TAG
+t "tag with a path refused" refused "network tag '\.\./x'" -n ../x
+t "tag too long refused" refused "network tag '123456789'" -n 123456789
+# A right command line reaches the network, which is not up.
+reaches_net() {
+	timeout 60 "$D" -t "$topo" -s "$tmp/sock" -S "$tmp/state.json" -n $tag -m 0 -L 3 2>"$tmp/err"
+	[ $? -eq 1 ] && grep -q "network '$tag' is not up" "$tmp/err" || { cat "$tmp/err"; return 1; }
+}
+t "good options reach the network check" reaches_net
+t "-h prints the usage, exit 0" bash -c "'$D' -h | grep -q '^Usage: inaggd -t TOPOLOGY -n TAG'"
+
+finish
