@@ -76,6 +76,9 @@ t "option without its value" fails "option '-t' needs an argument" topo place -t
 t "unknown option" fails "unknown option '--bogus'" topo place -t "$fig1" -k 1 --bogus
 t "unexpected argument" fails "unexpected argument 'extra'" topo place -t "$fig1" -k 1 extra
 t "out-of-range option" fails '-d: invalid value .25.: need an integer in 0\.\.24' topo gen -d 25
+t "rate not > 0" fails "--rate-mbit: invalid value '0': need a number > 0$" \
+	net up -t "$tmp/none.json" --rate-mbit 0
+t "real out of range" fails "--avail: invalid value '2': need a number in 0\.\.1$" topo gen --avail 2
 t "bad enum value" fails "--links: invalid value 'x': need none, congested or all" \
 	topo place -t "$fig1" -k 1 --links x
 t "bad IPv4 address" fails "-p: invalid IPv4 address '10.0.0.300'" \

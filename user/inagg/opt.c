@@ -129,7 +129,8 @@ static int set_real(const struct opt *o, const char *lab, const char *arg, doubl
 	if (errno || end == arg || *end || isnan(d) || d < o->rmin || d > o->rmax ||
 	    (isinf(o->rmax) && (d <= o->rmin || isinf(d)))) {
 		real_limits(o, lim, sizeof(lim));
-		return out_err("%s: invalid value '%s': need a number in %s", lab, arg, lim);
+		return out_err("%s: invalid value '%s': need a number %s%s", lab, arg,
+			       isinf(o->rmax) ? "" : "in ", lim);
 	}
 	*dst = d;
 	return 0;
