@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Workers and the PS of an inagg job: Python handles over include/inagg/api.h."""
 import ctypes
+import operator
 import threading
 
 import numpy as np
@@ -13,6 +14,18 @@ def _enc(s):
     return s.encode() if s is not None else None
 
 
+def _uint(name, v, bits):
+    """v itself, if the C parameter of `bits` bits holds it: ctypes would wrap
+    -1 to 2^bits - 1 and 2^33 to 2, and the library then checks another number."""
+    try:
+        n = None if isinstance(v, bool) else operator.index(v)
+    except TypeError:
+        n = None
+    if n is None or not 0 <= n < 1 << bits:
+        raise ValueError(f"{name} {v!r}: need an integer in 0..{(1 << bits) - 1}")
+    return n
+
+
 class _Handle:
     def __init__(self, opener, *args):
         self._lib = _lib.lib()
@@ -21,16 +34,19 @@ class _Handle:
         check(opener(self._lib)(*args, ctypes.byref(self._h), self._err, _lib.ERRLEN),
               self._err)
 
-    def set(self, opt, value):
+    def set(self, opt, value, name="value"):
+        value = _uint(name, value, 64)
         check(self._lib.ia_api_set(self._h, opt, value, self._err, _lib.ERRLEN), self._err)
         return self
 
     def configure(self, retries=None, timeout_ms=None, window=None, capacity=None):
         """Retries per chunk, shortest resend wait, chunks in flight, stream length."""
-        for opt, v in ((_lib.OPT_RETRIES, retries), (_lib.OPT_TIMEOUT_MS, timeout_ms),
-                       (_lib.OPT_WINDOW, window), (_lib.OPT_CAPACITY, capacity)):
+        for opt, name, v in ((_lib.OPT_RETRIES, "retries", retries),
+                             (_lib.OPT_TIMEOUT_MS, "timeout_ms", timeout_ms),
+                             (_lib.OPT_WINDOW, "window", window),
+                             (_lib.OPT_CAPACITY, "capacity", capacity)):
             if v is not None:
-                self.set(opt, int(v))
+                self.set(opt, v, name)
         return self
 
     @property
@@ -59,14 +75,16 @@ class Worker(_Handle):
     """One worker of a job. Worker.join() asks inaggd; Worker(...) needs no daemon."""
 
     def __init__(self, job, id, nworkers, addr, ps, port=0):
-        super().__init__(lambda so: so.ia_api_worker_open, job, id, nworkers, _enc(addr),
-                         _enc(ps), port)
+        super().__init__(lambda so: so.ia_api_worker_open, _uint("job", job, 32),
+                         _uint("id", id, 32), _uint("nworkers", nworkers, 32), _enc(addr),
+                         _enc(ps), _uint("port", port, 16))
 
     @classmethod
     def join(cls, job, index, sock=None):
         """Worker number index of job, as inaggd lists them (run in its namespace)."""
         self = cls.__new__(cls)
-        _Handle.__init__(self, lambda so: so.ia_api_worker_join, _enc(sock), job, index)
+        _Handle.__init__(self, lambda so: so.ia_api_worker_join, _enc(sock),
+                         _uint("job", job, 32), _uint("index", index, 32))
         return self
 
     @property
@@ -94,8 +112,9 @@ class PS(_Handle):
     (down=None: results to each worker, for networks without switches)."""
 
     def __init__(self, job, nworkers, addr, down=None, port=0):
-        super().__init__(lambda so: so.ia_api_ps_open, job, nworkers, _enc(addr), _enc(down),
-                         port)
+        super().__init__(lambda so: so.ia_api_ps_open, _uint("job", job, 32),
+                         _uint("nworkers", nworkers, 32), _enc(addr), _enc(down),
+                         _uint("port", port, 16))
         self._stop = ctypes.c_int(0)
         self._thread = None
         self.error = None
@@ -103,7 +122,7 @@ class PS(_Handle):
     @classmethod
     def join(cls, job, sock=None):
         self = cls.__new__(cls)
-        _Handle.__init__(self, lambda so: so.ia_api_ps_join, _enc(sock), job)
+        _Handle.__init__(self, lambda so: so.ia_api_ps_join, _enc(sock), _uint("job", job, 32))
         self._stop = ctypes.c_int(0)
         self._thread = None
         self.error = None

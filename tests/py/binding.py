@@ -196,6 +196,26 @@ def test_errors_as_exceptions():
     assert all(isinstance(e, inagg.Mismatch) for e in errs), errs
 
 
+def test_out_of_range_integers_refused():
+    # ctypes wraps what does not fit the C parameter: job -1 became 2^32 - 1 (accepted),
+    # port 70000 became 4464, retries -1 the u64 2^64 - 1 (refused by the library as that).
+    for args, what in (((-1, 0, 1), "job -1"), ((2**32, 0, 1), "job 4294967296"),
+                       ((1, -1, 1), "id -1"), ((1, 0, 2**32 + 1), "nworkers 4294967297")):
+        e = raises(ValueError, inagg.Worker, *args, "127.0.0.1", "127.0.0.1")
+        assert str(e).startswith(what + ": need an integer in 0..4294967295"), e
+    e = raises(ValueError, inagg.Worker, 1, 0, 1, "127.0.0.1", "127.0.0.1", port=70000)
+    assert str(e).startswith("port 70000: need an integer in 0..65535"), e
+    raises(ValueError, inagg.PS, -1, 1, "127.0.0.1")
+    raises(ValueError, inagg.PS, 1, 1, "127.0.0.1", port=-5)
+    raises(ValueError, inagg.Worker.join, -1, 0, sock="/tmp/inagg-py-no-such.sock")
+    raises(ValueError, inagg.PS.join, 2**40, sock="/tmp/inagg-py-no-such.sock")
+    with inagg.Worker(1, 0, 1, "127.0.0.1", "127.0.0.1") as w:
+        e = raises(ValueError, w.configure, retries=-1)
+        assert str(e).startswith("retries -1: need an integer"), e
+        raises(ValueError, w.configure, window=2.5)
+        w.configure(window=np.int64(8), retries=3)   # numpy and plain ints pass
+
+
 def test_library_exports_only_the_api():
     from inagg import _lib
     syms = subprocess.run(["nm", "-D", "--defined-only", _lib._find_library()],
@@ -209,4 +229,5 @@ sys.exit(run([test_frac_for_is_the_largest_safe_scale, test_unsafe_scales_refuse
               test_exponent_scale_never_wraps, test_fixed_sum_within_bound,
               test_int32_and_int64_exact, test_hook_agrees_on_a_scale_and_resends_once,
               test_hook_refuses_non_finite_gradients, test_errors_as_exceptions,
+              test_out_of_range_integers_refused,
               test_library_exports_only_the_api]))
