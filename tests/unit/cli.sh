@@ -116,6 +116,17 @@ multi_check() {
 }
 t "multi: capacity consumed, workloads separate" multi_check
 
+# topo show prints every field a topology file sets: slots too (default 4096).
+show_slots() {
+	printf '%s\n' '{"switches": [{"name": "s0", "parent": null, "rate": 1, "load": 1, "slots": 128},' \
+		'{"name": "s1", "parent": "s0", "rate": 2, "load": 1}]}' >"$tmp/sl.json"
+	"$INAGG" topo show -t "$tmp/sl.json" >"$tmp/show" || return 1
+	grep -q ' slots$' "$tmp/show" && grep -Eq '^s0 .* 128$' "$tmp/show" &&
+		grep -Eq '^s1 .* 4096$' "$tmp/show" || { cat "$tmp/show"; return 1; }
+	"$INAGG" -j topo show -t "$tmp/sl.json" | grep -c '"slots": \(128\|4096\)' | grep -qx 2
+}
+t "topo show: slots per switch" show_slots
+
 # -h on every command, --version.
 for c in "topo place" "topo multi" "topo gen" "topo dot" "topo show" "eval run" "net up" "net down" \
 	"dev attach" "dev detach" "dev show" "job submit" "job list" "job show" "job end" \

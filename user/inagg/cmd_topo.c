@@ -277,7 +277,8 @@ static const struct opt show_opts[] = {
 const struct opt_cmd topo_show_cmd = {
 	.opts = show_opts,
 	.size = sizeof(struct show_args),
-	.about = "Checks a topology file and prints its switches, depth and total load.\n",
+	.about = "Checks a topology file and prints its switches (parent, depth, load, rate,\n"
+		 "availability, capacity, slots), its height and total load.\n",
 };
 
 int cmd_topo_show(int argc, char **argv)
@@ -302,8 +303,8 @@ int cmd_topo_show(int argc, char **argv)
 	out_str("root", "root        %s\n", t->sw[t->root].name);
 	out_int("height", "height      %lld\n", t->height);
 	out_uint("total_load", "total load  %llu\n", (unsigned long long)ia_topo_total_load(t));
-	out_text("\n%-*s %-*s %5s %6s %10s %9s %8s\n", w, "switch", w, "parent", "depth", "load",
-		 "rate", "available", "capacity");
+	out_text("\n%-*s %-*s %5s %6s %10s %9s %8s %8s\n", w, "switch", w, "parent", "depth",
+		 "load", "rate", "available", "capacity", "slots");
 	out_arr_open("switches");
 	for (i = 0; i < t->n; i++) {
 		const struct ia_switch *s;
@@ -317,7 +318,8 @@ int cmd_topo_show(int argc, char **argv)
 		out_uint("load", "%6llu ", s->load);
 		out_ratio("rate", "%10s ", s->rate);
 		out_bool("available", "%9s ", s->available);
-		out_uint("capacity", "%8llu\n", s->capacity);
+		out_uint("capacity", "%8llu ", s->capacity);
+		out_uint("slots", "%8llu\n", s->slots);
 		out_obj_close();
 	}
 	out_arr_close();
