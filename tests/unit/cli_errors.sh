@@ -68,6 +68,12 @@ t "-j without an object gives a JSON error" bash -c \
 t "no object prints the usage, exit 1" bash -c \
 	"'$INAGG' 2>'$tmp/e' >/dev/null; [ \$? -eq 1 ] && grep -q '^Usage: inagg' '$tmp/e'"
 
+# eval --plot's folder is checked before the run: it printed every table, then failed.
+: >"$tmp/afile"
+t "eval --plot in a missing folder" fails 'none/plots: No such file or directory$' \
+	eval run fig2 -d 1 --seeds 1 --plot "$tmp/none/plots"
+t "eval --plot on a file" fails 'afile: Not a directory$' eval run fig2 -d 1 --seeds 1 --plot "$tmp/afile"
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

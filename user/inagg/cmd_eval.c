@@ -239,6 +239,20 @@ static int plot_one(FILE *gp, const char *dir, const char *name, const char *tit
 	return 0;
 }
 
+/* dir, made if missing; an error if it cannot be, or is not a folder. */
+static int make_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return out_err("%s: %s", dir, strerror(errno));
+	if (stat(dir, &st))
+		return out_err("%s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return out_err("%s: %s", dir, strerror(ENOTDIR));
+	return 0;
+}
+
 static int write_plots(const char *dir, int figs, const struct ia_eval_opts *o,
 		       double (*kres)[IA_EVAL_NMETRIC], double (*wres)[IA_EVAL_NMETRIC],
 		       double (*cres)[IA_EVAL_NMETRIC])
@@ -249,8 +263,8 @@ static int write_plots(const char *dir, int figs, const struct ia_eval_opts *o,
 	FILE *gp;
 	int ret = 0;
 
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return out_err("%s: %s", dir, strerror(errno));
+	if (make_dir(dir))
+		return 1;
 	gp = open_in(dir, "plots.gp");
 	if (!gp)
 		return 1;
@@ -470,6 +484,9 @@ int cmd_eval(int argc, char **argv)
 	}
 	if (!figs)
 		figs = FIG2 | FIG3 | FIG4 | FIG5;
+	/* The folder first: a run should not print its tables and then fail on it. */
+	if (plot && make_dir(plot))
+		return 1;
 
 	kres = calloc((size_t)IA_EVAL_NRATE * IA_EVAL_NLOAD * o.nk * IA_EVAL_NALGO, sizeof(*kres));
 	wres = calloc((size_t)IA_EVAL_NRATE * o.nnw * IA_EVAL_NMULTI, sizeof(*wres));
