@@ -224,7 +224,10 @@ static const struct {
 	{ "list", { NULL }, NULL, NULL },
 };
 
-/* The values of the list that are right for the field (k = 0 runs all red; no workers is fine). */
+/*
+ * The values of the list that are right for the field's type (k = 0 runs all red;
+ * {} is a right workers object, refused for another reason: a job of no workers).
+ */
 static bool is_right(const char *field, const char *v)
 {
 	return (!strcmp(field, "workers") && !strcmp(v, "{}")) ||

@@ -750,6 +750,15 @@ TEST_F(job, bad_requests_change_nothing)
 	rq.load = load;
 	EXPECT_EQ(-ERANGE, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
 					  self->err, sizeof(self->err)));
+	load[3] = 0;	/* no worker at all: a job nothing would ever run */
+	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "workers: none takes part"));
+	rq.class = IA_JOB_PS;
+	EXPECT_EQ(-EINVAL, ia_jobs_submit(&self->js, &rq, &j, self->refused, &self->nrefused,
+					  self->err, sizeof(self->err)));
+	rq.class = 0;
+	EXPECT_EQ(0, self->js.njobs);
 	EXPECT_EQ(0, self->w.changes);
 	ASSERT_EQ(0, submit(_metadata, self, 9, 2, &j));
 	changes = self->w.changes;

@@ -206,6 +206,7 @@ static int check_request(struct ia_jobs *js, const struct ia_job_request *rq, ui
 			 char *err, size_t errlen)
 {
 	const struct ia_topo *t = js->t;
+	uint64_t nworkers = 0;
 
 	if (js->njobs >= IA_MAX_JOBS)
 		return ia_fail(err, errlen, -ENOSPC, "%d jobs already: end one first", js->njobs);
@@ -235,6 +236,12 @@ static int check_request(struct ia_jobs *js, const struct ia_job_request *rq, ui
 		if (rq->load[v] > t->sw[v].load)
 			return ia_fail(err, errlen, -ERANGE, "workers: switch '%s' has %u",
 				       t->sw[v].name, t->sw[v].load);
+	/* A job of nobody would be admitted, configured and listed, and never run. */
+	for (int v = 0; v < t->n && !nworkers; v++)
+		nworkers += rq->load ? rq->load[v] : t->sw[v].load;
+	if (!nworkers)
+		return ia_fail(err, errlen, -EINVAL, "workers: none takes part (%s)",
+			       rq->load ? "every count is 0" : "the topology has no load");
 	*id = rq->id;
 	if (!*id)
 		for (*id = 1; ia_jobs_find(js, *id); (*id)++)
