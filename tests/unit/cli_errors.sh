@@ -74,6 +74,26 @@ t "eval --plot in a missing folder" fails 'none/plots: No such file or directory
 	eval run fig2 -d 1 --seeds 1 --plot "$tmp/none/plots"
 t "eval --plot on a file" fails 'afile: Not a directory$' eval run fig2 -d 1 --seeds 1 --plot "$tmp/afile"
 
+# worker and ps check -o before the run: they ran the whole job (a worker without
+# a PS retried for a minute, a PS waited for its workers) and then lost the result.
+t "worker -o in a missing folder fails at once" fails 'none/sum.txt: No such file or directory$' \
+	worker run -J 1 -i 1 -p 127.0.0.1 -e 4 --cc fixed --class ina -o "$tmp/none/sum.txt"
+t "ps -o in a missing folder fails at once" fails 'none/sum.txt: No such file or directory$' \
+	ps run -J 1 --nworkers 1 -e 4 -u -o "$tmp/none/sum.txt"
+t "worker -o on a folder fails at once" fails ': Is a directory$' \
+	worker run -J 1 -i 1 -p 127.0.0.1 -e 4 --cc fixed --class ina -o "$tmp"
+# A run that fails leaves a file that was there as it was, and makes none.
+keeps_file() {
+	echo old >"$tmp/keep.txt"
+	"$INAGG" worker run -J 1 -i 1 -p 127.0.0.1 -A 127.0.0.2 -e 4 --cc fixed --class ina --retries 1 \
+		-o "$tmp/keep.txt" 2>/dev/null && return 1
+	[ "$(cat "$tmp/keep.txt")" = old ] || { echo "keep.txt now: $(cat "$tmp/keep.txt")"; return 1; }
+	"$INAGG" worker run -J 1 -i 1 -p 127.0.0.1 -A 127.0.0.2 -e 4 --cc fixed --class ina --retries 1 \
+		-o "$tmp/new.txt" 2>/dev/null && return 1
+	[ ! -e "$tmp/new.txt" ] || { echo "new.txt made by a failed run"; return 1; }
+}
+t "a failed run keeps -o's file and makes none" keeps_file
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

@@ -178,6 +178,7 @@ int cmd_ps_run(int argc, char **argv)
 	struct ps_args a = ps_defaults;
 	char err[IA_ERRLEN] = "";
 	struct ia_ps_stats st;
+	struct vec_out vo = { 0 };
 	struct ia_ps *ps = NULL;
 	int i, ret = 1, rc;
 	bool exact;
@@ -193,6 +194,8 @@ int cmd_ps_run(int argc, char **argv)
 	a.cfg.nmembers = a.members.n;
 	a.cfg.members = a.members.v;
 	a.cfg.stop = &host_stop;
+	if (vec_out_open(&vo, a.out))
+		goto out;
 	catch_signals();
 	if (ia_ps_open(&a.cfg, &ps, err, sizeof(err))) {
 		out_err("%s: %s", argv[0], err);
@@ -213,8 +216,7 @@ int cmd_ps_run(int argc, char **argv)
 		out_err("%s: %s", argv[0], err);
 		goto out;
 	}
-	if (st.done == st.chunks && a.out &&
-	    write_vector(a.out, ia_ps_result(ps), a.cfg.nelem, a.frac))
+	if (st.done == st.chunks && vec_out_write(&vo, ia_ps_result(ps), a.cfg.nelem, a.frac))
 		goto out;
 
 	out_begin();
@@ -262,6 +264,7 @@ int cmd_ps_run(int argc, char **argv)
 		ret = 1;
 	}
 out:
+	vec_out_drop(&vo);
 	ia_ps_close(ps);
 	free(a.members.v);
 	free(a.expect.v);

@@ -153,6 +153,7 @@ int cmd_worker_run(int argc, char **argv)
 	bool given[ARRAY_SIZE(worker_opts)];
 	struct ia_worker_stats st;
 	struct ia_worker *w = NULL;
+	struct vec_out vo = { 0 };
 	char err[IA_ERRLEN] = "";
 	const char *cc_from;
 	int32_t *v = NULL;
@@ -181,6 +182,8 @@ int cmd_worker_run(int argc, char **argv)
 			return out_err("out of memory");
 		ia_host_fill(v, n, a.seed);
 	}
+	if (vec_out_open(&vo, a.out))
+		goto out;
 	a.cfg.stop = &host_stop;
 	catch_signals();
 	if (ia_worker_open(&a.cfg, &w, err, sizeof(err))) {
@@ -195,7 +198,9 @@ int cmd_worker_run(int argc, char **argv)
 			      (unsigned long long)ia_host_nchunks(n, a.cfg.chunk));
 		goto out;
 	}
-	if (a.out && write_vector(a.out, v, n, a.frac))
+	/* ret is the run's 0 here: a result not written is the command's failure. */
+	ret = vec_out_write(&vo, v, n, a.frac);
+	if (ret)
 		goto out;
 
 	out_begin();
@@ -237,6 +242,7 @@ int cmd_worker_run(int argc, char **argv)
 	print_checksum(v, n);
 	ret = out_end();
 out:
+	vec_out_drop(&vo);
 	ia_worker_close(w);
 	free(v);
 	return ret;

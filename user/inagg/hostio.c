@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Vector files, checksums and signals of inagg worker and inagg ps (hostio.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "host.h"
@@ -91,14 +93,58 @@ out:
 	return ret;
 }
 
-int write_vector(const char *path, const int32_t *v, size_t n, int frac)
+int vec_out_open(struct vec_out *o, const char *path)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	int fd;
+
+	*o = (struct vec_out){ .path = path };
+	if (!path)
+		return 0;
+	if (!strcmp(path, "-")) {
+		o->f = stdout;
+		return 0;
+	}
+	/* Not truncated yet: a run that fails leaves what the file held. */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		o->made = true;
+	else if (errno == EEXIST)
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0)
+		o->f = fdopen(fd, "w");
+	if (!o->f) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		vec_out_drop(o);
+		return out_err("%s: %s", path, strerror(err));
+	}
+	return 0;
+}
+
+void vec_out_drop(struct vec_out *o)
+{
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	if (o->made)
+		unlink(o->path);
+	*o = (struct vec_out){ 0 };
+}
+
+int vec_out_write(struct vec_out *o, const int32_t *v, size_t n, int frac)
+{
+	FILE *f = o->f;
 	size_t i;
 	int ret;
 
 	if (!f)
-		return out_err("%s: %s", path, strerror(errno));
+		return 0;
+	if (f != stdout && ftruncate(fileno(f), 0)) {
+		ret = out_err("%s: %s", o->path, strerror(errno));
+		vec_out_drop(o);
+		return ret;
+	}
 	for (i = 0; i < n; i++) {
 		if (frac >= 0)
 			fprintf(f, "%.17g\n", ia_fx_decode(v[i], frac));
@@ -108,7 +154,9 @@ int write_vector(const char *path, const int32_t *v, size_t n, int frac)
 	ret = fflush(f) || ferror(f);
 	if (f != stdout)
 		ret |= fclose(f);
-	return ret ? out_err("%s: write error", path) : 0;
+	o->f = NULL;
+	o->made = false;
+	return ret ? out_err("%s: write error", o->path) : 0;
 }
 
 void print_checksum(const int32_t *v, size_t n)

@@ -4,6 +4,8 @@
 #define INAGG_HOSTIO_H
 
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,8 +36,22 @@ void catch_signals(void);
  * or -1 after out_err().
  */
 long read_vector(const char *path, int frac, int32_t **out);
-/* One element per line; with frac >= 0 decoded. 0, or 1 after out_err(). */
-int write_vector(const char *path, const int32_t *v, size_t n, int frac);
+/*
+ * The -o file of a run, opened before it (a path that cannot be written
+ * fails at once, not after the job), truncated only when the result is
+ * written: one element per line, with frac >= 0 decoded. A run that fails
+ * drops it (a file it made is removed, one that was there stays as it was).
+ * open and write: 0, or 1 after out_err(). path NULL: nothing to write.
+ */
+struct vec_out {
+	const char *path;
+	FILE *f;
+	bool made;	/* created by vec_out_open() */
+};
+
+int vec_out_open(struct vec_out *o, const char *path);
+int vec_out_write(struct vec_out *o, const int32_t *v, size_t n, int frac);
+void vec_out_drop(struct vec_out *o);
 /* The "checksum" value: FNV-1a 64 of the vector, hex. */
 void print_checksum(const int32_t *v, size_t n);
 
