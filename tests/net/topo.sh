@@ -9,7 +9,7 @@ TAG=${TAG:0:8}
 tmp=$(mktemp -d)
 cleanup() {
 	"$INAGG" net down -n "$TAG" >/dev/null 2>&1
-	rm -rf "$tmp" "/sys/fs/bpf/inagg/ia-$TAG-r"
+	rm -rf "$tmp" /sys/fs/bpf/inagg/ia-$TAG-*
 }
 trap cleanup EXIT
 
@@ -84,6 +84,19 @@ attach_fails() {
 	[ ! -e "$pins" ] || { echo "pins left behind"; return 1; }
 }
 
+# net down without -t (as docs/pytorch.md ends) unpins the switches' maps too:
+# they stayed, and the next net up --attach of the tag started with their counters.
+down_unpins() {
+	"$INAGG" net up -t "$tmp/topo.json" -n "$TAG" --attach >/dev/null &&
+	[ -e "/sys/fs/bpf/inagg/ia-$TAG-a/ia_jobs" ] || { echo "no pins after net up --attach"; return 1; }
+	"$INAGG" net down -n "$TAG" || return 1
+	[ "$(count)" = 0 ] || { echo "namespaces left behind"; return 1; }
+	if ls -d /sys/fs/bpf/inagg/ia-$TAG-* 2>/dev/null; then
+		echo "pins left behind"
+		return 1
+	fi
+}
+
 t "net up: one namespace per switch, worker and destination" up
 t "routed: workers reach the destination and each other" routes
 t "rate emulation: tbf at rate x unit on each uplink" shaping
@@ -91,4 +104,5 @@ t "a second net up of the same network is refused, the first intact" twice
 t "net down removes every namespace, and is idempotent" down
 t "bad switch name or tag: refused, nothing left behind" failed_build
 t "net up --attach failing: clear error, nothing left behind" attach_fails
+t "net down without -t removes the pinned maps too" down_unpins
 finish

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* inagg net up | down: a topology built in network namespaces (docs/net.md). */
+#include <dirent.h>
 #include <errno.h>
 #include <string.h>
 
@@ -52,7 +53,8 @@ const struct opt_cmd net_up_cmd = {
 static const struct opt down_opts[] = {
 	OPT_STR('n', "net", "TAG", struct net_args, net, 0, NET_HELP),
 	OPT_STR('t', "topo", "FILE", struct net_args, topo, 0,
-		"also unpin the maps of the topology's switches"),
+		"also unpin the maps of the topology's switches (every ia-TAG-* switch's "
+		"are unpinned anyway)"),
 	OPT_END
 };
 
@@ -166,6 +168,33 @@ static void unpin_all(const struct ia_topo *t, const char *tag)
 	}
 }
 
+/*
+ * Every switch of network tag pins its maps as ia-TAG-SWITCH (a tag has no
+ * '-'): those go with the namespaces, topology file or not. Left behind, a
+ * later net up of the tag would find them and start with their counters.
+ */
+static int unpin_tag(const char *tag)
+{
+	struct dirent *e;
+	char prefix[64];
+	int ret = 0, r;
+	DIR *d;
+
+	ia_net_switch_ns(tag, "", prefix, sizeof(prefix));
+	d = opendir(IA_BPFFS_ROOT);
+	if (!d)
+		return errno == ENOENT ? 0 : out_err("%s: %s", IA_BPFFS_ROOT, strerror(errno));
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) || !e->d_name[strlen(prefix)])
+			continue;
+		r = ia_xdp_unpin(e->d_name);
+		if (r && r != -ENOENT && !ret)
+			ret = out_err("%s/%s: %s", IA_BPFFS_ROOT, e->d_name, strerror(-r));
+	}
+	closedir(d);
+	return ret;
+}
+
 int cmd_net_up(int argc, char **argv)
 {
 	struct net_args a = net_defaults;
@@ -213,6 +242,8 @@ int cmd_net_down(int argc, char **argv)
 		return 1;
 	if (ia_net_down(a.net, err, sizeof(err)))
 		return out_err("%s: %s", argv[0], err);
+	if (unpin_tag(a.net))
+		return 1;
 	if (a.topo) {
 		struct ia_topo *t;
 
