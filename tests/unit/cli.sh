@@ -206,6 +206,30 @@ dot_json() {
 }
 t "topo dot: placement from place -j" dot_json
 t "topo dot: no placement labels rates" bash -c "'$INAGG' topo dot -t '$fig1' | grep -q 'label=\"w=1\"'"
+# -j: stdout is one JSON document for every command, also those that write DOT or a file.
+dot_j() {
+	"$INAGG" -j topo dot -t "$fig1" -a smc -k 2 >"$tmp/dj" || return 1
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["title"] == "smc, k=2: congestion 5", d
+assert d["dot"].startswith("digraph inagg {") and "royalblue" in d["dot"], d["dot"][:80]
+' "$tmp/dj" || { head -c 300 "$tmp/dj"; return 1; }
+	# The same DOT as without -j.
+	"$INAGG" topo dot -t "$fig1" -a smc -k 2 >"$tmp/dt" &&
+		python3 -c 'import json, sys; sys.stdout.write(json.load(open(sys.argv[1]))["dot"])' \
+			"$tmp/dj" | cmp - "$tmp/dt"
+}
+t "topo dot -j: the DOT inside one JSON document" dot_j
+out_j() {
+	"$INAGG" -j topo dot -t "$fig1" -o "$tmp/o.dot" >"$tmp/oj" &&
+		grep -q '"output": ".*o.dot"' "$tmp/oj" && head -1 "$tmp/o.dot" | grep -q '^digraph' &&
+		"$INAGG" -j topo gen -d 1 -o "$tmp/o.json" >"$tmp/gj" &&
+		python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["switches"] == 3, d' \
+			"$tmp/gj" && "$INAGG" topo show -t "$tmp/o.json" >/dev/null ||
+		{ cat "$tmp/oj" "$tmp/gj"; return 1; }
+}
+t "topo dot/gen -j -o FILE: a JSON answer on stdout" out_j
 t "topo dot: -a ALGO without -k fails" bash -c "! '$INAGG' topo dot -t '$fig1' -a smc 2>/dev/null"
 
 # eval: a small run; SMC is optimal in every row of Fig. 2's table.

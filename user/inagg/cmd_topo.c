@@ -101,7 +101,7 @@ int cmd_topo_gen(int argc, char **argv)
 	bool given[ARRAY_SIZE(gen_opts)];
 	struct gen_args a;
 	struct ia_topo *t;
-	int ret;
+	int ret, n;
 	FILE *f;
 
 	opt_defaults(&topo_gen_cmd, &a);
@@ -119,12 +119,21 @@ int cmd_topo_gen(int argc, char **argv)
 		return 1;
 	}
 	ret = ia_topo_write_json(t, f);
+	n = t->n;
 	ia_topo_free(t);
 	if (ret && f != stdout)
 		fclose(f);
 	if (ret)
 		return out_err("%s: %s", a.output ? a.output : "stdout", strerror(-ret));
-	return close_out(f, a.output);
+	ret = close_out(f, a.output);
+	/* -j with -o: stdout still gets a JSON document, saying what was written. */
+	if (!ret && f != stdout && out_is_json()) {
+		out_begin();
+		out_str("output", NULL, a.output);
+		out_int("switches", NULL, n);
+		ret = out_end();
+	}
+	return ret;
 }
 
 /* Reads the "blue" names of a 'place -j' output into p->blue. */
@@ -248,6 +257,24 @@ int cmd_topo_dot(int argc, char **argv)
 			title = tbuf;
 		}
 	}
+	/* -j: stdout is one JSON document, the DOT text inside it (or where -o put it). */
+	if (out_is_json() && (!o.output || !strcmp(o.output, "-"))) {
+		char *dot = NULL;
+		size_t len = 0;
+
+		f = open_memstream(&dot, &len);
+		if (!f || ia_dot_write(f, t, NULL, p, title) || fclose(f)) {
+			free(dot);
+			out_err("%s: %s", argv[0], strerror(ENOMEM));
+			goto out;
+		}
+		out_begin();
+		out_str("title", NULL, title);
+		out_str("dot", NULL, dot);
+		ret = out_end();
+		free(dot);
+		goto out;
+	}
 	f = open_out(o.output);
 	if (!f)
 		goto out;
@@ -258,6 +285,12 @@ int cmd_topo_dot(int argc, char **argv)
 		goto out;
 	}
 	ret = close_out(f, o.output);
+	if (!ret && out_is_json()) {
+		out_begin();
+		out_str("title", NULL, title);
+		out_str("output", NULL, o.output);
+		ret = out_end();
+	}
 out:
 	if (p)
 		ia_placement_free(p);
