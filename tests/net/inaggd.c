@@ -613,6 +613,16 @@ static json_object *ask(FIXTURE_DATA(d) *self, const char *req, bool ok)
 	return o;
 }
 
+/* A worker's window report: the answer (ok or not as asked). */
+static json_object *report(FIXTURE_DATA(d) *self, long long worker, int window, bool ok)
+{
+	char req[128];
+
+	snprintf(req, sizeof(req), "{\"cmd\": \"window\", \"job\": 1, \"worker\": %lld,"
+		 " \"window\": %d}\n", worker, window);
+	return ask(self, req, ok);
+}
+
 static const char *str_at(json_object *o, const char *k1, const char *k2)
 {
 	json_object *v;
@@ -920,6 +930,42 @@ TEST_F_TIMEOUT(d, lends_follow_the_window, 300)
 	EXPECT_EQ(1, num_at(o, "memory.switches.1.tail.reclaims"));
 	EXPECT_EQ(28, num_at(o, "memory.switches.1.tail.reclaimed_slots_total"));
 	json_object_put(o);
+
+	/*
+	 * Its two workers report (docs/cc.md "Window reports"), the job's own
+	 * window back to none: the largest of their reports counts, 8 (64 - 16
+	 * lent); the one at 8 ends its run: 4 (52 lent); the other ends: the
+	 * worker window again (24).
+	 */
+	o = ask(self, "{\"cmd\": \"show\", \"job\": 1}\n", true);
+	ASSERT_NE(NULL, o);
+	long long w0 = num_at(o, "job.workers.0.id"), w1 = num_at(o, "job.workers.1.id");
+
+	json_object_put(o);
+	json_object_put(ask(self, "{\"cmd\": \"window\", \"job\": 1, \"window\": 0}\n", true));
+	o = report(self, w0, 4, true);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(4, num_at(o, "senders"));
+	json_object_put(o);
+	o = report(self, w1, 8, true);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(8, num_at(o, "senders"));
+	EXPECT_EQ(2, num_at(o, "reports"));
+	json_object_put(o);
+	EXPECT_EQ(48, wait_lent(self, 1, 1, 48));
+	o = report(self, w1, 0, true);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(4, num_at(o, "senders"));
+	EXPECT_EQ(1, num_at(o, "reports"));
+	json_object_put(o);
+	EXPECT_EQ(52, wait_lent(self, 1, 1, 52));
+	/* A worker that is not the job's: refused. */
+	o = report(self, 999, 8, false);
+	ASSERT_NE(NULL, o);
+	EXPECT_NE(NULL, strstr(str_at(o, "error", NULL), "worker 999 is not one of job 1's"));
+	json_object_put(o);
+	json_object_put(report(self, w0, 0, true));
+	EXPECT_EQ(24, wait_lent(self, 1, 1, 24));
 
 	/* Above the worker window, and for a job with no head: refused. */
 	o = ask(self, "{\"cmd\": \"window\", \"job\": 1, \"window\": 33}\n", false);

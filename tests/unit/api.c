@@ -431,12 +431,13 @@ TEST(join_active_job)
 
 /*
  * A daemon that answers "show" with a record and "window" with ok, and
- * counts the window reports (the last one's value).
+ * counts each worker's window reports (by "worker", 1 or 2) and keeps the
+ * last one's value.
  */
 struct dfake {
 	char path[108];
 	const char *record;
-	int fd, windows, last;
+	int fd, windows[3], last[3], bad;
 	volatile int stop;
 	pthread_t t;
 };
@@ -462,10 +463,15 @@ static void *dfake_serve(void *arg)
 			bool win = json_object_object_get_ex(req, "cmd", &o) &&
 				   !strcmp(json_object_get_string(o), "window");
 			const char *a = win ? "{\"ok\": true}\n" : f->record;
+			int w = -1;
 
-			if (win && json_object_object_get_ex(req, "window", &o)) {
-				f->last = json_object_get_int(o);
-				f->windows++;
+			if (win && json_object_object_get_ex(req, "worker", &o))
+				w = json_object_get_int(o);
+			if (win && (w < 1 || w > 2))
+				f->bad++;
+			else if (win && json_object_object_get_ex(req, "window", &o)) {
+				f->last[w] = json_object_get_int(o);
+				f->windows[w]++;
 			}
 			if (write(c, a, strlen(a)) < 0)
 				perror("write");
@@ -476,72 +482,103 @@ static void *dfake_serve(void *arg)
 	return NULL;
 }
 
-/* A one-worker job of class klass joined through the fake daemon and all-reduced once. */
-static int join_and_reduce(const char *klass, int *windows, int *last)
+/* Worker index of job 7, joined through the fake daemon, all-reduces once. */
+struct jw {
+	const char *sock;
+	int index, ret;
+	int32_t v[1 << 15];
+	char err[IA_API_ERRLEN];
+};
+
+static void *join_work(void *arg)
 {
-	char rec[1024], ps[32], w0[32], err[IA_API_ERRLEN];
+	struct jw *w = arg;
+	struct ia_api *h = NULL;
+
+	w->ret = ia_api_worker_join(w->sock, 7, w->index, &h, w->err, sizeof(w->err));
+	for (size_t i = 0; !w->ret && i < sizeof(w->v) / sizeof(w->v[0]); i++)
+		w->v[i] = i;
+	if (!w->ret)
+		w->ret = ia_api_allreduce_i32(h, w->v, sizeof(w->v) / sizeof(w->v[0]), w->err,
+					      sizeof(w->err));
+	ia_api_close(h);
+	return NULL;
+}
+
+/* A two-worker job of class klass joined through the fake daemon and all-reduced once. */
+static int join_and_reduce(const char *klass, struct dfake *f)
+{
+	char rec[1024], ps[32], w0[32], w1[32], err[IA_API_ERRLEN];
 	unsigned int p = getpid() + 77;
-	struct ia_api *h = NULL, *psh = NULL;
+	struct ia_api *psh = NULL;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	static int32_t v[1 << 16];
+	static struct jw w[2];
+	pthread_t t[2];
 	struct net n = { 0 };
-	struct dfake f = { 0 };
 	int ret;
 
 	snprintf(ps, sizeof(ps), "127.%u.%u.1", (p >> 8) & 0xff, p & 0xff);
 	snprintf(w0, sizeof(w0), "127.%u.%u.10", (p >> 8) & 0xff, p & 0xff);
+	snprintf(w1, sizeof(w1), "127.%u.%u.11", (p >> 8) & 0xff, p & 0xff);
 	snprintf(rec, sizeof(rec),
-		 "{\"ok\": true, \"job\": {\"job\": 7, \"state\": \"active\", \"nworkers\": 1,"
+		 "{\"ok\": true, \"job\": {\"job\": 7, \"state\": \"active\", \"nworkers\": 2,"
 		 " \"class\": \"%s\", \"cc\": \"atp\", \"worker_window\": 32,"
 		 " \"destination\": {\"address\": \"%s\", \"down\": \"%s\"},"
-		 " \"workers\": [{\"id\": 1, \"address\": \"%s\"}]}}\n", klass, ps, ps, w0);
-	snprintf(f.path, sizeof(f.path), "/tmp/inagg-api-report-%d.sock", getpid());
-	unlink(f.path);
-	strcpy(sa.sun_path, f.path);
-	f.record = rec;
-	f.fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (f.fd < 0 || bind(f.fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(f.fd, 8) ||
-	    pthread_create(&f.t, NULL, dfake_serve, &f))
+		 " \"workers\": [{\"id\": 1, \"address\": \"%s\"},"
+		 " {\"id\": 2, \"address\": \"%s\"}]}}\n", klass, ps, ps, w0, w1);
+	memset(f, 0, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "/tmp/inagg-api-report-%d.sock", getpid());
+	unlink(f->path);
+	strcpy(sa.sun_path, f->path);
+	f->record = rec;
+	f->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (f->fd < 0 || bind(f->fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(f->fd, 8) ||
+	    pthread_create(&f->t, NULL, dfake_serve, f))
 		return -errno;
-	ret = ia_api_ps_open(7, 1, ps, NULL, 0, &psh, err, sizeof(err));
+	ret = ia_api_ps_open(7, 2, ps, NULL, 0, &psh, err, sizeof(err));
 	n.psh = psh;
 	if (!ret)
 		ret = pthread_create(&n.ps_thread, NULL, serve, &n) ? -EAGAIN : 0;
-	if (!ret)
-		ret = ia_api_worker_join(f.path, 7, 0, &h, err, sizeof(err));
-	for (size_t i = 0; !ret && i < sizeof(v) / sizeof(v[0]); i++)
-		v[i] = i;
-	if (!ret)
-		ret = ia_api_allreduce_i32(h, v, sizeof(v) / sizeof(v[0]), err, sizeof(err));
-	if (ret)
-		fprintf(stderr, "# %s\n", err);
-	ia_api_close(h);
+	for (int i = 0; i < 2; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].sock = f->path;
+		w[i].index = i;
+		if (!ret)
+			pthread_create(&t[i], NULL, join_work, &w[i]);
+	}
+	for (int i = 0; i < 2 && !ret; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 2 && !ret; i++) {
+		ret = w[i].ret;
+		if (ret)
+			fprintf(stderr, "# worker %d: %s\n", i, w[i].err);
+	}
 	if (psh)
 		ret = net_down(&n) ?: ret;
-	f.stop = 1;
-	pthread_join(f.t, NULL);
-	close(f.fd);
-	unlink(f.path);
-	*windows = f.windows;
-	*last = f.last;
+	f->stop = 1;
+	pthread_join(f->t, NULL);
+	close(f->fd);
+	unlink(f->path);
 	return ret;
 }
 
 /*
- * An INA job's first worker, joined through the daemon, reports its window
- * to it while it all-reduces (at least the last, as the call ends); a PS
- * job's worker does not.
+ * Every worker of an INA job, joined through the daemon, reports its
+ * window to it while it all-reduces, naming itself, and the call's end as
+ * window 0; a PS job's workers do not.
  */
-TEST(ina_first_worker_reports_its_window)
+TEST(ina_workers_report_their_windows)
 {
-	int n, last;
+	struct dfake f;
 
-	ASSERT_EQ(0, join_and_reduce("ina", &n, &last));
-	EXPECT_LE(1, n);
-	EXPECT_LE(1, last);
-	EXPECT_GE(32, last);
-	ASSERT_EQ(0, join_and_reduce("ps", &n, &last));
-	EXPECT_EQ(0, n);
+	ASSERT_EQ(0, join_and_reduce("ina", &f));
+	EXPECT_EQ(0, f.bad);
+	for (int i = 1; i <= 2; i++) {
+		EXPECT_LE(2, f.windows[i]) TH_LOG("worker %d: %d reports", i, f.windows[i]);
+		EXPECT_EQ(0, f.last[i]);
+	}
+	ASSERT_EQ(0, join_and_reduce("ps", &f));
+	EXPECT_EQ(0, f.windows[1] + f.windows[2] + f.bad);
 }
 
 TEST_HARNESS_MAIN

@@ -24,6 +24,7 @@
 #include "host_io.h"
 #include "host_report.h"
 #include "host_rig.h"
+#include "job_lend.h"
 
 #define JOB	43
 #define NE	4
@@ -39,10 +40,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* A PS answering each contribution 1 ms later, marking chunks 32..95 with seq % 4 == 0. */
+/*
+ * A PS answering each contribution 1 ms (or delay_us) later, marking chunks
+ * 32..95 with seq % 4 == 0.
+ */
 struct slow_ps {
 	int fd;
 	uint32_t answered;
+	uint32_t delay_us;
 };
 
 static void *ps_thread_slow(void *arg)
@@ -65,7 +70,7 @@ static void *ps_thread_slow(void *arg)
 		if (n < IA_HDR_LEN || h->type != IA_MSG_CONTRIB)
 			continue;
 		seq = ntohl(h->seq);
-		usleep(1000);
+		usleep(f->delay_us ? f->delay_us : 1000);
 		h->type = IA_MSG_RESULT;
 		h->flags = seq >= 32 && seq < 96 && seq % 4 == 0 ? IA_F_MARK : 0;
 		if (sendto(f->fd, buf, n, 0, (struct sockaddr *)&from, fl) == n)
@@ -74,14 +79,19 @@ static void *ps_thread_slow(void *arg)
 	return NULL;
 }
 
-/* A daemon that answers "window" requests (or refuses them) and records them. */
+/*
+ * A daemon that answers "window" requests (or refuses them) and records
+ * them; with late_ms, it answers the first one only that much later.
+ */
 struct fake_d {
 	int fd;
 	char path[108];
 	bool refuse;
+	uint32_t late_ms;
 	volatile int stop;
 	int n, bad;
 	uint32_t win[MAXREP];
+	uint32_t worker[MAXREP];
 	uint64_t at[MAXREP];
 };
 
@@ -108,9 +118,13 @@ static void *daemon_thread(void *arg)
 
 			if (ok && d->n < MAXREP) {
 				d->win[d->n] = json_object_get_int64(o);
+				d->worker[d->n] = json_object_object_get_ex(req, "worker", &o) ?
+							  json_object_get_int64(o) : 0;
 				d->at[d->n++] = now_ns();
 			}
 			d->bad += !ok;
+			if (d->n == 1 && d->late_ms)
+				usleep(d->late_ms * 1000);
 			reply = json_object_new_object();
 			json_object_object_add(reply, "ok", json_object_new_boolean(!d->refuse));
 			if (d->refuse)
@@ -185,10 +199,11 @@ static int run(FIXTURE_DATA(rep) *self, char *err, size_t errlen)
 }
 
 /*
- * The first report is the first window; each later one a change, at least a
- * period after the one before (but the last, sent as the run ends); the
- * marks' cuts reach the daemon (a report below the first); the last report
- * is the window the run ended with; every report was accepted and counted.
+ * The first report is the first window; each later one a change or the
+ * same again after the refresh period, at least a period after the one
+ * before; the marks' cuts reach the daemon (a report below the first); the
+ * run's end is reported as window 0; every report names the worker and was
+ * accepted and counted.
  */
 TEST_F(rep, ina_worker_reports_changes)
 {
@@ -199,22 +214,71 @@ TEST_F(rep, ina_worker_reports_changes)
 	ASSERT_EQ(CHUNKS, self->st.results);
 	EXPECT_LT(0, self->st.cuts);
 	EXPECT_EQ(0, self->d.bad);
-	ASSERT_LE(2, self->d.n) TH_LOG("%d reports", self->d.n);
+	ASSERT_LE(3, self->d.n) TH_LOG("%d reports", self->d.n);
 	EXPECT_EQ(WMAX, self->d.win[0]);
-	for (int i = 1; i < self->d.n; i++) {
-		EXPECT_NE(self->d.win[i - 1], self->d.win[i]);
-		if (i < self->d.n - 1)
-			EXPECT_LE(IA_HOST_REPORT_MS * 1000000ull,
-				  self->d.at[i] - self->d.at[i - 1]);
+	for (int i = 0; i < self->d.n; i++)
+		EXPECT_EQ(self->cfg.id, self->d.worker[i]);
+	for (int i = 1; i < self->d.n - 1; i++) {
+		uint64_t gap = self->d.at[i] - self->d.at[i - 1];
+
+		EXPECT_LE(IA_HOST_REPORT_MS * 1000000ull, gap);
+		if (self->d.win[i - 1] == self->d.win[i])
+			EXPECT_LE(IA_HOST_REPORT_REFRESH_MS * 1000000ull, gap);
 		EXPECT_LE(1, self->d.win[i]);
 		EXPECT_GE(WMAX, self->d.win[i]);
 		least = self->d.win[i] < least ? self->d.win[i] : least;
 	}
 	EXPECT_GT(WMAX, least);
-	EXPECT_EQ(self->st.cwnd, self->d.win[self->d.n - 1]);
+	EXPECT_EQ(0, self->d.win[self->d.n - 1]);
 	EXPECT_LE(self->st.min_cwnd, least);
 	EXPECT_EQ(self->d.n, self->st.reports);
 	EXPECT_EQ(0, self->st.report_err);
+}
+
+/*
+ * A window that does not change is sent again every refresh period, so the
+ * daemon does not forget it (IA_LEND_REPORT_TTL_MS): fixed, without
+ * timeouts, stays at WMAX for a run of about 650 ms.
+ */
+TEST_F(rep, unchanged_window_refreshed)
+{
+	char err[128] = "";
+	int same = 0;
+
+	self->cfg.cc = IA_CC_FIXED;
+	self->ps.delay_us = 4000;
+	ASSERT_EQ(0, run(self, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(CHUNKS, self->st.results);
+	ASSERT_LE(3, self->d.n) TH_LOG("%d reports", self->d.n);
+	for (int i = 0; i < self->d.n - 1; i++) {
+		EXPECT_EQ(WMAX, self->d.win[i]);
+		if (i)
+			EXPECT_LE(IA_HOST_REPORT_REFRESH_MS * 1000000ull,
+				  self->d.at[i] - self->d.at[i - 1]);
+		same++;
+	}
+	EXPECT_LE(2, same);
+	/* Well within the daemon's memory of a report. */
+	EXPECT_GT(IA_LEND_REPORT_TTL_MS / 2, IA_HOST_REPORT_REFRESH_MS);
+	EXPECT_EQ(0, self->d.win[self->d.n - 1]);
+	EXPECT_EQ(self->d.n, self->st.reports);
+}
+
+/* A daemon too busy to answer in time: the report is tried again, reporting goes on. */
+TEST_F(rep, late_answer_tried_again)
+{
+	char err[128] = "";
+
+	self->d.late_ms = IA_HOST_REPORT_WAIT_MS + 300;
+	self->cfg.cc = IA_CC_FIXED;
+	self->ps.delay_us = 10000;	/* a run of 1.6 s */
+	ASSERT_EQ(0, run(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(CHUNKS, self->st.results);
+	EXPECT_EQ(0, self->st.report_err);
+	/* The late one, then at least one accepted and the end. */
+	ASSERT_LE(3, self->d.n) TH_LOG("%d reports", self->d.n);
+	EXPECT_EQ(self->d.n - 1, self->st.reports);
+	EXPECT_EQ(0, self->d.win[self->d.n - 1]);
 }
 
 /* A PS job has no head to lend: its worker reports nothing. */

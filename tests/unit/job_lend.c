@@ -27,6 +27,7 @@ struct fake {
 	int publish_fails_on;
 	int published[NSW];		/* publications */
 	uint32_t dir[NSW][8];		/* the last directory: lent by job id */
+	uint64_t now;			/* the lender's clock, ms */
 };
 
 static int f_lend(void *ctx, int v, uint32_t id, uint32_t count, char *why, size_t len)
@@ -67,8 +68,13 @@ static int f_publish(void *ctx, int v, const uint32_t *ids, const uint32_t *lent
 	return 0;
 }
 
+static uint64_t f_now(void *ctx)
+{
+	return ((struct fake *)ctx)->now;
+}
+
 static const struct ia_lend_ops fake_ops = {
-	.lend = f_lend, .reclaim = f_reclaim, .publish = f_publish,
+	.lend = f_lend, .reclaim = f_reclaim, .publish = f_publish, .now_ms = f_now,
 };
 
 FIXTURE(lend)
@@ -78,6 +84,7 @@ FIXTURE(lend)
 	struct ia_lender L;
 	struct ia_job j;
 	bool blue[NSW];
+	uint32_t load[NSW];
 	char err[IA_ERRLEN];
 };
 
@@ -86,12 +93,19 @@ FIXTURE_SETUP(lend)
 	struct ia_lend_policy pol = { .hold = 5 };
 
 	ASSERT_EQ(0, ia_topo_parse(topo3, &self->t, self->err, sizeof(self->err)));
-	self->f = (struct fake){ .head = 128, .fail_on = -1, .publish_fails_on = -1 };
+	self->f = (struct fake){ .head = 128, .fail_on = -1, .publish_fails_on = -1,
+				 .now = 100000 };
 	ASSERT_EQ(0, ia_lender_init(&self->L, self->t, &fake_ops, &self->f, &pol));
-	/* An INA job with its heads on s1 and s2, window 256 (64 workers' chunks in flight). */
+	/*
+	 * An INA job with its heads on s1 and s2, window 128 (64 chunks in
+	 * flight), both workers of s1 (sender ids 1, 2) and the first of s2 (3).
+	 */
 	self->blue[1] = self->blue[2] = true;
+	self->load[1] = 2;
+	self->load[2] = 1;
 	self->j = (struct ia_job){ .id = 1, .class = IA_JOB_INA, .head = 128, .window = 128,
-				   .state = IA_JOB_ACTIVE, .blue = self->blue };
+				   .state = IA_JOB_ACTIVE, .blue = self->blue,
+				   .load = self->load };
 }
 
 FIXTURE_TEARDOWN(lend)
@@ -334,6 +348,153 @@ TEST_F(lend, only_active_ina_heads_lend)
 	EXPECT_EQ(0u, self->f.lent[1][1]);
 	EXPECT_EQ(0u, self->f.lent[0][1]);
 	EXPECT_EQ(NULL, ia_lender_state(&self->L, 1, 1));
+}
+
+/* Worker w's report: 0 or the refusal. */
+static int rep(FIXTURE_DATA(lend) *self, uint32_t w, uint32_t window)
+{
+	return ia_lender_report(&self->L, &self->j, w, window, self->err, sizeof(self->err));
+}
+
+static uint32_t senders(FIXTURE_DATA(lend) *self, uint32_t *nrep)
+{
+	return ia_lender_window(&self->L, &self->j, nrep);
+}
+
+/*
+ * Every worker's latest report counts and the largest wins; a worker's run
+ * end (window 0) removes its own; with none left, the worker window.
+ */
+TEST_F(lend, window_is_the_largest_report)
+{
+	uint32_t n = 9;
+
+	EXPECT_EQ(64u, senders(self, &n));
+	EXPECT_EQ(0u, n);
+	ASSERT_EQ(0, rep(self, 1, 8)) TH_LOG("%s", self->err);
+	EXPECT_EQ(8u, senders(self, &n));
+	EXPECT_EQ(1u, n);
+	ASSERT_EQ(0, rep(self, 3, 20));
+	EXPECT_EQ(20u, senders(self, &n));
+	EXPECT_EQ(2u, n);
+	/* Its latest, not its largest: worker 3 cut to 4, worker 1's 8 is now the largest. */
+	ASSERT_EQ(0, rep(self, 3, 4));
+	EXPECT_EQ(8u, senders(self, &n));
+	EXPECT_EQ(2u, n);
+	ASSERT_EQ(0, rep(self, 2, 6));
+	EXPECT_EQ(8u, senders(self, &n));
+	EXPECT_EQ(3u, n);
+	ASSERT_EQ(0, rep(self, 1, 0));
+	EXPECT_EQ(6u, senders(self, &n));
+	EXPECT_EQ(2u, n);
+	ASSERT_EQ(0, rep(self, 2, 0));
+	ASSERT_EQ(0, rep(self, 3, 0));
+	EXPECT_EQ(64u, senders(self, &n));
+	EXPECT_EQ(0u, n);
+	/* An end without a report before it is no error. */
+	EXPECT_EQ(0, rep(self, 2, 0));
+	/* The job's own report (an operator's) is one more: the largest still wins. */
+	self->j.live_window = 16;
+	EXPECT_EQ(16u, senders(self, NULL));
+	ASSERT_EQ(0, rep(self, 1, 40));
+	EXPECT_EQ(40u, senders(self, NULL));
+	ASSERT_EQ(0, rep(self, 1, 2));
+	EXPECT_EQ(16u, senders(self, NULL));
+}
+
+/* A report counts IA_LEND_REPORT_TTL_MS after it arrived; the same again renews it. */
+TEST_F(lend, stale_reports_expire)
+{
+	uint32_t n;
+
+	ASSERT_EQ(0, rep(self, 1, 32));
+	self->f.now += 1500;
+	ASSERT_EQ(0, rep(self, 2, 8));
+	self->f.now += IA_LEND_REPORT_TTL_MS - 1500;
+	EXPECT_EQ(32u, senders(self, &n));
+	EXPECT_EQ(2u, n);
+	/* Worker 1 went silent (died, or lost the daemon): its 32 is forgotten. */
+	self->f.now += 1;
+	EXPECT_EQ(8u, senders(self, &n));
+	EXPECT_EQ(1u, n);
+	/* Worker 2 refreshes its 8: it stays past its first report's age. */
+	ASSERT_EQ(0, rep(self, 2, 8));
+	self->f.now += IA_LEND_REPORT_TTL_MS;
+	EXPECT_EQ(8u, senders(self, &n));
+	self->f.now += 1;
+	EXPECT_EQ(64u, senders(self, &n));
+	EXPECT_EQ(0u, n);
+}
+
+/* Refused: a PS job, a window above the worker window, a worker not the job's; nothing changes. */
+TEST_F(lend, bad_reports_refused)
+{
+	uint32_t n;
+
+	ASSERT_EQ(0, rep(self, 1, 8));
+	EXPECT_EQ(-EINVAL, rep(self, 1, 65));
+	EXPECT_NE(NULL, strstr(self->err, "window 65 above the job's worker window (64)"))
+		TH_LOG("%s", self->err);
+	EXPECT_EQ(0, rep(self, 1, 64));
+	ASSERT_EQ(0, rep(self, 1, 8));
+	/* s2's second worker (id 4) is not the job's; nor id 0, nor one beyond every switch. */
+	EXPECT_EQ(-ENOENT, rep(self, 4, 8));
+	EXPECT_NE(NULL, strstr(self->err, "worker 4 is not one of job 1's")) TH_LOG("%s", self->err);
+	EXPECT_EQ(-ENOENT, rep(self, 0, 8));
+	EXPECT_EQ(-ENOENT, rep(self, 99, 8));
+	EXPECT_EQ(-ENOENT, rep(self, 4, 0));
+	EXPECT_EQ(8u, senders(self, &n));
+	EXPECT_EQ(1u, n);
+	self->j.class = IA_JOB_PS;
+	EXPECT_EQ(-EINVAL, rep(self, 2, 8));
+	EXPECT_NE(NULL, strstr(self->err, "only an INA job has a head to lend"))
+		TH_LOG("%s", self->err);
+	self->j.class = IA_JOB_INA;
+	EXPECT_EQ(8u, senders(self, &n));
+	EXPECT_EQ(1u, n);
+}
+
+/* n samples at s1: 0 or the first error. */
+static int sample_n(FIXTURE_DATA(lend) *self, int n)
+{
+	int ret = 0;
+
+	for (int i = 0; i < n && !ret; i++)
+		ret = ia_lender_sample(&self->L, &self->j, 1, 0);
+	return ret;
+}
+
+#define samples(self, n) ASSERT_EQ(0, sample_n(self, n))
+
+/*
+ * The lends follow the largest window: two workers at 8 and 16 lend what 16
+ * leaves (128 - 32); the one at 16 ending lets 8 lend more after hold
+ * samples; a worker growing to 40 takes it back at the first sample; the
+ * job's end forgets every report.
+ */
+TEST_F(lend, lends_follow_the_largest_report)
+{
+	ASSERT_EQ(0, rep(self, 1, 8));
+	ASSERT_EQ(0, rep(self, 2, 16));
+	samples(self, 5);
+	EXPECT_EQ(96u, self->f.lent[1][1]);
+	ASSERT_EQ(0, rep(self, 2, 0));
+	samples(self, 4);
+	EXPECT_EQ(96u, self->f.lent[1][1]);
+	samples(self, 1);
+	EXPECT_EQ(104u, self->f.lent[1][1]);
+	ASSERT_EQ(0, rep(self, 3, 40));
+	samples(self, 1);
+	EXPECT_EQ(72u, self->f.lent[1][1]);
+	/* Stale, worker 3's 40 no longer holds the head back: worker 1's 8 does (refreshed). */
+	self->f.now += IA_LEND_REPORT_TTL_MS;
+	ASSERT_EQ(0, rep(self, 1, 8));
+	self->f.now += 1;
+	samples(self, 5);
+	EXPECT_EQ(104u, self->f.lent[1][1]);
+	ASSERT_EQ(0, ia_lender_reclaim_all(&self->L, 1));
+	ia_lender_forget(&self->L, 1);
+	EXPECT_EQ(64u, senders(self, NULL));
 }
 
 TEST_HARNESS_MAIN

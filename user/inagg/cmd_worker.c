@@ -57,7 +57,7 @@ static const struct opt worker_opts[] = {
 		 "the job's class, for flexina (default: the job's, as inaggd says, else ina)"),
 	OPT_STR('S', "socket", "PATH", W, sock, 0,
 		"inaggd's socket, asked for the job's policy and class unless --cc and --class "
-		"give both; an INA job's first worker reports its window there"),
+		"give both; an INA job's workers report their windows there"),
 	HOST_OPT_OUTPUT(W, out),
 	OPT_END
 };
@@ -79,22 +79,11 @@ const struct opt_cmd worker_run_cmd = {
 		 "that arrived IP CE), collisions (results saying part of the chunk collided in\n"
 		 "a tail), max_retx, srtt_us, min_rtt_us, rto_us, cwnd, min_cwnd, awnd, min_awnd\n"
 		 "(the policy's windows at the end and their smallest), cuts, acuts (their\n"
-		 "decreases), elapsed, checksum (FNV-1a 64 of the result, hex). The first worker\n"
+		 "decreases), elapsed, checksum (FNV-1a 64 of the result, hex). Every worker\n"
 		 "of an INA job known to inaggd reports its window to it while it runs (the\n"
-		 "head lends what the window leaves idle, docs/cc.md): reports (accepted),\n"
-		 "report_error (why reporting stopped, if it did).\n",
+		 "head lends what the largest window leaves idle, docs/cc.md): reports\n"
+		 "(accepted), report_error (why reporting stopped, if it did).\n",
 };
-
-/* The id of the first of a job record's workers, or -1. */
-static long long first_worker(json_object *jo)
-{
-	json_object *ws, *id;
-
-	if (!json_object_object_get_ex(jo, "workers", &ws) || !json_object_array_length(ws) ||
-	    !json_object_object_get_ex(json_object_array_get_idx(ws, 0), "id", &id))
-		return -1;
-	return json_object_get_int64(id);
-}
 
 /*
  * The window policy and class: the options', else the job's record at
@@ -125,8 +114,8 @@ static const char *worker_cc(struct worker_args *a)
 				return NULL;
 			}
 			from = "job";
-			/* The INA job's first worker reports its window: the head's lends follow it. */
-			if (!ps && first_worker(jo) == (long long)a->cfg.id)
+			/* An INA job's workers report their windows: its head lends by the largest. */
+			if (!ps)
 				a->cfg.report_sock = a->sock;
 		} else if (!ret) {
 			out_warn("job %u not known to inaggd (%s): window policy %s", a->cfg.job,

@@ -243,28 +243,41 @@ static json_object *do_end(struct daemon *d, json_object *req)
 }
 
 /*
- * The window an INA job's senders use now (chunks in flight; 0: the worker
- * window it was admitted with), as their congestion control reports it:
- * what its lends follow.
+ * The window an INA job's senders use now (chunks in flight), as their
+ * congestion control reports it: what its lends follow (docs/cc.md "Window
+ * reports"). With "worker" (its sender id), that worker's: each worker's
+ * latest counts for a while, 0 removes it (its run ended). Without, the
+ * job's own (an operator's; 0: none). The lender follows the largest.
  */
 static json_object *do_window(struct daemon *d, json_object *req)
 {
 	json_object *reply, *err;
 	struct ia_job *j = req_job(d, req, &err);
-	uint32_t w = ia_ctl_int(req, "window", 0);
+	uint32_t w = ia_ctl_int(req, "window", 0), nrep;
+	char why[IA_ERRLEN];
 
 	if (!j)
 		return err;
-	if (j->class != IA_JOB_INA)
+	if (json_object_object_get_ex(req, "worker", NULL)) {
+		if (ia_lender_report(&d->lend, j, ia_ctl_int(req, "worker", 0), w, why,
+				     sizeof(why)))
+			return error_reply("%s", why);
+	} else if (j->class != IA_JOB_INA) {
 		return error_reply("job %u is %s: only an INA job has a head to lend", j->id,
 				   ia_job_class_name(j->class));
-	if (w > ia_job_worker_window(j->window))
+	} else if (w > ia_job_worker_window(j->window)) {
 		return error_reply("window %u above the job's worker window (%u)", w,
 				   ia_job_worker_window(j->window));
-	j->live_window = w;
+	} else {
+		j->live_window = w;
+	}
 	reply = ok_reply();
 	json_object_object_add(reply, "job", json_object_new_int64(j->id));
 	json_object_object_add(reply, "window", json_object_new_int64(w));
+	/* What the lends follow now, and how many workers' reports it is the largest of. */
+	json_object_object_add(reply, "senders",
+			       json_object_new_int64(ia_lender_window(&d->lend, j, &nrep)));
+	json_object_object_add(reply, "reports", json_object_new_int64(nrep));
 	return reply;
 }
 
@@ -454,7 +467,8 @@ static const struct command {
 	{ "end", do_end, { JOB_ID(true) } },
 	{ "list", do_list, { { NULL } } },
 	{ "show", do_show, { JOB_ID(true) } },
-	{ "window", do_window, { JOB_ID(true), { "window", IA_CTL_INT, true, 0, IA_MAX_WINDOW } } },
+	{ "window", do_window, { JOB_ID(true), { "window", IA_CTL_INT, true, 0, IA_MAX_WINDOW },
+				 { "worker", IA_CTL_INT, false, 1, UINT32_MAX - 1 } } },
 	{ "stats", do_stats, { JOB_ID(false), { "chunks", IA_CTL_INT, false, 1, INT64_MAX - 1 },
 			       { "history", IA_CTL_INT, false, 0, 4096 } } },
 };

@@ -22,8 +22,8 @@ struct ia_api {
 	uint32_t window, timeout_ms, retries;
 	enum ia_cc_policy cc;	/* the job's window policy, from the daemon (0: fixed) */
 	bool ps_job;		/* the job is a PS job (flexina cuts it harder) */
-	char sock[108];		/* joined by the daemon there, as its INA job's first
-				 * worker: the link window is reported to it */
+	char sock[108];		/* joined by the daemon there, as a worker of an INA
+				 * job: the link window is reported to it */
 	uint64_t capacity;	/* stream length in elements */
 	uint64_t next_seq;	/* first chunk of the next call */
 	uint64_t calls;

@@ -127,8 +127,8 @@ int ia_api_worker_join(const char *sock, uint32_t job, uint32_t index, struct ia
 	if (ret)
 		ia_fail(err, errlen, ret, "job %u: inaggd's answer has an unknown window policy",
 			job);
-	/* One report stream per INA job: its workers' windows nearly agree. */
-	if (!ret && !h->ps_job && index == 0)
+	/* Every worker of an INA job reports its window: the daemon lends by the largest. */
+	if (!ret && !h->ps_job)
 		snprintf(h->sock, sizeof(h->sock), "%s", sock ? sock : IA_CTL_SOCK);
 out:
 	return join_done(resp, h, ret, out);

@@ -81,8 +81,8 @@ struct ia_worker_cfg {
 	volatile uint32_t *window_now;
 	/*
 	 * Optional: inaggd's socket, to which an INA job's worker reports its
-	 * link window while it runs (host_report.h; one worker of a job is
-	 * enough: they see the same results). NULL: no reports.
+	 * link window while it runs (host_report.h; every worker of a job
+	 * does, the daemon lends by the largest). NULL: no reports.
 	 */
 	const char *report_sock;
 	/*

@@ -31,6 +31,7 @@ static int report(struct ia_wreport *r, uint32_t w)
 		return -ENOMEM;
 	json_object_object_add(req, "cmd", json_object_new_string("window"));
 	json_object_object_add(req, "job", json_object_new_int64(r->job));
+	json_object_object_add(req, "worker", json_object_new_int64(r->worker));
 	json_object_object_add(req, "window", json_object_new_int64(w));
 	ret = strlen(r->sock) < sizeof(sa.sun_path) ? 0 : -ENAMETOOLONG;
 	if (!ret) {
@@ -61,6 +62,32 @@ static int report(struct ia_wreport *r, uint32_t w)
 	return ret;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The outcome of one report: a daemon too busy to answer in time is asked
+ * again at the next look; any other failure ends the run's reports.
+ */
+static void reported(struct ia_wreport *r, uint32_t w, uint64_t at, int ret)
+{
+	if (ret == -EAGAIN || ret == -EWOULDBLOCK) {
+		r->timeouts++;
+		return;
+	}
+	r->ret = ret;
+	if (!ret) {
+		r->last = w;
+		r->last_ms = at;
+		r->sent++;
+	}
+}
+
 static void *reporter(void *arg)
 {
 	struct ia_wreport *r = arg;
@@ -69,16 +96,16 @@ static void *reporter(void *arg)
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop && !r->ret) {
 		uint32_t w = __atomic_load_n(&r->window, __ATOMIC_RELAXED);
+		uint64_t now = mono_ms();
 
-		if (w && w != r->last) {
+		/* A change, or the same again before the daemon forgets it. */
+		if (w && (w != r->last || now - r->last_ms >= IA_HOST_REPORT_REFRESH_MS)) {
 			/* Unlocked: stop never waits for more than this one call. */
 			pthread_mutex_unlock(&r->mu);
 			int ret = report(r, w);
 
 			pthread_mutex_lock(&r->mu);
-			r->ret = ret;
-			r->last = ret ? r->last : w;
-			r->sent += !ret;
+			reported(r, w, now, ret);
 		}
 		/* The next look a period later (the worker's stores wake nobody). */
 		clock_gettime(CLOCK_MONOTONIC, &at);
@@ -89,20 +116,23 @@ static void *reporter(void *arg)
 			;
 	}
 	pthread_mutex_unlock(&r->mu);
-	/* The run ended: its last change is sent too (a short run's only one). */
-	if (!r->ret) {
-		uint32_t w = __atomic_load_n(&r->window, __ATOMIC_RELAXED);
+	/*
+	 * The run ended: its report removed (window 0), so that the daemon
+	 * lends by the workers still running. Also after a report it may have
+	 * got late.
+	 */
+	if (!r->ret && (r->last || r->timeouts)) {
+		int ret = report(r, 0);
 
-		if (w && w != r->last) {
-			r->ret = report(r, w);
-			r->last = r->ret ? r->last : w;
-			r->sent += !r->ret;
-		}
+		r->ret = ret == -EAGAIN || ret == -EWOULDBLOCK ? 0 : ret;
+		r->timeouts += ret && !r->ret;
+		r->sent += !ret;
 	}
 	return NULL;
 }
 
-int ia_wreport_start(struct ia_wreport *r, const char *sock, uint32_t job, uint32_t window)
+int ia_wreport_start(struct ia_wreport *r, const char *sock, uint32_t job, uint32_t worker,
+		     uint32_t window)
 {
 	pthread_condattr_t ca;
 	int ret;
@@ -110,6 +140,7 @@ int ia_wreport_start(struct ia_wreport *r, const char *sock, uint32_t job, uint3
 	memset(r, 0, sizeof(*r));
 	r->sock = sock;
 	r->job = job;
+	r->worker = worker;
 	r->window = window;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

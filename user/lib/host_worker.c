@@ -547,7 +547,8 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 	w->st.min_cwnd = w->st.min_awnd = UINT32_MAX;
 	/* An INA job's head lends what its window leaves idle (docs/cc.md). */
 	if (w->cfg.report_sock && !w->cfg.ps_job)
-		ia_wreport_start(&r.rep, w->cfg.report_sock, w->cfg.job, ia_cc_window(&r.cc));
+		ia_wreport_start(&r.rep, w->cfg.report_sock, w->cfg.job, w->cfg.id,
+				 ia_cc_window(&r.cc));
 	cc_stats(&r);
 	r.rto = r.floor = w->cfg.timeout_ms * NS_PER_MS;
 	r.t0 = r.last_progress = ia_io_now_ns();

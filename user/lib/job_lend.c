@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "job_lend.h"
+#include "sender.h"
 
 static uint32_t margin(uint32_t head)
 {
@@ -88,8 +90,10 @@ int ia_lender_init(struct ia_lender *L, const struct ia_topo *t, const struct ia
 
 void ia_lender_free(struct ia_lender *L)
 {
-	for (int i = 0; i < IA_MAX_JOBS; i++)
+	for (int i = 0; i < IA_MAX_JOBS; i++) {
 		free(L->jobs[i].sw);
+		free(L->jobs[i].rep);
+	}
 	free(L->dirty);
 	free(L->lends);
 	free(L->reclaims);
@@ -159,17 +163,99 @@ void ia_lender_touch(struct ia_lender *L, int v)
 		L->dirty[v] = true;
 }
 
+static uint64_t now_ms(struct ia_lender *L)
+{
+	struct timespec ts;
+
+	if (L->ops->now_ms)
+		return L->ops->now_ms(L->ctx);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sender id worker is one of job j's workers (the first j->load[v] of each switch v). */
+static bool worker_of(const struct ia_topo *t, const struct ia_job *j, uint32_t worker)
+{
+	int64_t g = (int64_t)worker - 1;
+
+	for (int v = 0; j->load && v < t->n; v++)
+		if (g >= t->first_worker[v] && g < (int64_t)t->first_worker[v] + j->load[v])
+			return true;
+	return false;
+}
+
+int ia_lender_report(struct ia_lender *L, const struct ia_job *j, uint32_t worker,
+		     uint32_t window, char *why, size_t whylen)
+{
+	uint32_t wmax = ia_job_worker_window(j->window);
+	struct ia_lend_job *lj;
+	struct ia_lend_report *r;
+	uint32_t i;
+
+	if (j->class != IA_JOB_INA)
+		return ia_fail(why, whylen, -EINVAL,
+			       "job %u is %s: only an INA job has a head to lend", j->id,
+			       ia_job_class_name(j->class));
+	if (window > wmax)
+		return ia_fail(why, whylen, -EINVAL, "window %u above the job's worker window (%u)",
+			       window, wmax);
+	if (!worker_of(L->t, j, worker))
+		return ia_fail(why, whylen, -ENOENT, "worker %u is not one of job %u's", worker,
+			       j->id);
+	lj = job_of(L, j->id, window > 0);
+	for (i = 0; lj && i < lj->nrep && lj->rep[i].worker != worker; i++)
+		;
+	if (!window) {
+		/* Its run ended: what it keeps in flight bounds nothing any more. */
+		if (lj && i < lj->nrep)
+			lj->rep[i] = lj->rep[--lj->nrep];
+		return 0;
+	}
+	if (!lj)
+		return ia_fail(why, whylen, -ENOMEM, "out of memory");
+	if (i == lj->nrep) {
+		r = realloc(lj->rep, (lj->nrep + 1) * sizeof(*r));
+		if (!r)
+			return ia_fail(why, whylen, -ENOMEM, "out of memory");
+		lj->rep = r;
+		lj->nrep++;
+	}
+	lj->rep[i] = (struct ia_lend_report){ .worker = worker, .window = window,
+					      .at_ms = now_ms(L) };
+	return 0;
+}
+
+uint32_t ia_lender_window(struct ia_lender *L, const struct ia_job *j, uint32_t *nrep)
+{
+	uint32_t wmax = ia_job_worker_window(j->window), w = j->live_window;
+	struct ia_lend_job *lj = job_of(L, j->id, false);
+	uint64_t now = now_ms(L);
+
+	for (uint32_t i = 0; lj && i < lj->nrep;) {
+		/* Stale: its worker died or lost the daemon (a live one refreshes it). */
+		if (now - lj->rep[i].at_ms > IA_LEND_REPORT_TTL_MS) {
+			lj->rep[i] = lj->rep[--lj->nrep];
+			continue;
+		}
+		if (lj->rep[i].window > w)
+			w = lj->rep[i].window;
+		i++;
+	}
+	if (nrep)
+		*nrep = lj ? lj->nrep : 0;
+	return w && w < wmax ? w : wmax;
+}
+
 int ia_lender_sample(struct ia_lender *L, const struct ia_job *j, int v, uint32_t open)
 {
-	uint32_t window = ia_job_worker_window(j->window);
 	struct ia_lend_job *lj;
 	struct ia_lend_state probe;
+	uint32_t window;
 
 	if (j->class != IA_JOB_INA || !j->blue[v] || j->state != IA_JOB_ACTIVE)
 		return 0;
 	/* The senders' window now, never above what the job was admitted with. */
-	if (j->live_window && j->live_window < window)
-		window = j->live_window;
+	window = ia_lender_window(L, j, NULL);
 	lj = job_of(L, j->id, true);
 	if (!lj)
 		return -ENOMEM;
@@ -252,6 +338,7 @@ void ia_lender_forget(struct ia_lender *L, uint32_t id)
 		if (lj->sw[v].lent)
 			L->dirty[v] = true;
 	free(lj->sw);
+	free(lj->rep);
 	memset(lj, 0, sizeof(*lj));
 }
 

@@ -31,6 +31,13 @@
 #include "job.h"
 
 #define IA_LEND_HOLD_DEFAULT 5	/* samples (500 ms at inaggd's 100 ms) */
+/*
+ * A worker's window report counts this long after it arrived; its reporter
+ * sends it again at least every IA_HOST_REPORT_REFRESH_MS (host_report.h)
+ * while the worker runs, so only a worker that died or lost the daemon
+ * stops counting.
+ */
+#define IA_LEND_REPORT_TTL_MS 2000
 
 struct ia_lend_policy {
 	uint32_t hold;		/* samples below H - L before a lend; 0: never lend */
@@ -64,11 +71,22 @@ struct ia_lend_ops {
 	int (*publish)(void *ctx, int v, const uint32_t *ids, const uint32_t *lent, int n,
 		       char *why, size_t whylen);
 	void (*note)(void *ctx, int level, const char *msg);
+	/* Optional: a monotonic clock in ms for the reports' ages (NULL: CLOCK_MONOTONIC). */
+	uint64_t (*now_ms)(void *ctx);
+};
+
+/* One worker's latest window report. */
+struct ia_lend_report {
+	uint32_t worker;		/* its sender id (ia_worker_id()) */
+	uint32_t window;
+	uint64_t at_ms;			/* when it arrived (ops->now_ms) */
 };
 
 struct ia_lend_job {
 	uint32_t id;			/* 0: unused */
 	struct ia_lend_state *sw;	/* per switch */
+	struct ia_lend_report *rep;	/* its workers' reports, nrep of them */
+	uint32_t nrep;
 };
 
 struct ia_lender {
@@ -85,9 +103,26 @@ int ia_lender_init(struct ia_lender *L, const struct ia_topo *t, const struct ia
 		   void *ctx, const struct ia_lend_policy *pol);
 void ia_lender_free(struct ia_lender *L);
 /*
- * One sample of INA job j at its blue switch v: open head slots live. The
- * window is j->live_window, else its worker window. Returns 0 or the
- * ledger's error (the state is then unchanged: tried again next sample).
+ * Worker `worker` (its sender id) of INA job j keeps window chunks in
+ * flight now; 0: its run ended, its report is removed. Each worker's latest
+ * report counts until IA_LEND_REPORT_TTL_MS after it arrived. Refused (why
+ * says so, nothing changes): -EINVAL for a job that is not INA or a window
+ * above its worker window, -ENOENT for a worker that is not one of j's.
+ */
+int ia_lender_report(struct ia_lender *L, const struct ia_job *j, uint32_t worker,
+		     uint32_t window, char *why, size_t whylen);
+/*
+ * The window j's senders keep in flight now, which its lends follow: the
+ * largest of j->live_window (the job's own report, e.g. an operator's; 0:
+ * none) and its workers' live reports (expired ones are dropped), the
+ * worker window when there is none, never above it. *nrep (optional): the
+ * workers' live reports.
+ */
+uint32_t ia_lender_window(struct ia_lender *L, const struct ia_job *j, uint32_t *nrep);
+/*
+ * One sample of INA job j at its blue switch v: open head slots live, the
+ * window ia_lender_window()'s. Returns 0 or the ledger's error (the state
+ * is then unchanged: tried again next sample).
  */
 int ia_lender_sample(struct ia_lender *L, const struct ia_job *j, int v, uint32_t open);
 /* Switch v's tail changed size (an admission or release): its directory is published again. */
