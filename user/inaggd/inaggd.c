@@ -259,6 +259,15 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERR, "%s", err);
 		return 1;
 	}
+	/*
+	 * Before anything is touched: a daemon of another network listening on the
+	 * socket would lose it to this one (the stale file of a killed one is replaced).
+	 */
+	if (socket_in_use(d.sock_path)) {
+		log_msg(LOG_ERR, "control socket %s: another daemon listens on it (-s PATH for this one)",
+			d.sock_path);
+		return 1;
+	}
 	if (!d.state_path) {
 		snprintf(state, sizeof(state), IA_RUN_DIR "/inaggd-%s.json", tag);
 		d.state_path = state;

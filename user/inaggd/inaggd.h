@@ -89,6 +89,8 @@ int lend_tail_load(struct daemon *d, const struct ia_job *j, int v, char *why, s
 
 /* server.c: the control socket */
 int listen_on(const char *path);
+/* Whether a process listens on path (a live daemon's socket, not a stale file). */
+bool socket_in_use(const char *path);
 int serve(struct daemon *d, int lfd, int sfd);
 
 /* requests.c */

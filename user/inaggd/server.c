@@ -56,6 +56,24 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+bool socket_in_use(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	bool used;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	/* Only a listening socket accepts; a killed daemon's file refuses (ECONNREFUSED). */
+	used = !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return used;
+}
+
 int listen_on(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
