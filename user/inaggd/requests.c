@@ -340,6 +340,14 @@ static json_object *link_stats(struct daemon *d, json_object *req)
  * counters, beside the model. chunks: given by the caller (who ran the job),
  * else what the root switch saw: its receptions over its members.
  */
+static bool job_has_tail(const struct ia_topo *t, const struct ia_job *j)
+{
+	for (int v = 0; v < t->n; v++)
+		if (j->plan.sw[v].on_path && ia_job_tail_at(t, j, v))
+			return true;
+	return false;
+}
+
 static json_object *do_stats(struct daemon *d, json_object *req)
 {
 	const struct ia_topo *t = d->t;
@@ -361,8 +369,15 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 	for (int v = 0; v < t->n; v++)
 		if (j->plan.sw[v].on_path)
 			job_counters(d, v, j->id, &c[v]);
-	/* Received counts the results coming down and loss recovery too. */
-	if (!chunks && j->plan.sw[t->root].nmembers)
+	/*
+	 * Received counts the results coming down and loss recovery too. A job
+	 * that aggregates in tails has no fixed number of messages per chunk
+	 * reaching the root: there, the results the root passed down count the
+	 * chunks (its receptions over its members gave 11 of 100).
+	 */
+	if (!chunks && job_has_tail(t, j))
+		chunks = c[t->root].c[IA_C_RESULT];
+	else if (!chunks && j->plan.sw[t->root].nmembers)
 		chunks = (c[t->root].c[IA_C_RX] - c[t->root].c[IA_C_RESULT] -
 			  c[t->root].c[IA_C_RECOVERY_RX]) / j->plan.sw[t->root].nmembers;
 	reply = ok_reply();
