@@ -166,7 +166,10 @@ static void trace_summary(int chunks, int nworkers, int round, int c, char *line
 		 ps_sum / chunks, ps_max, dn_sum / chunks, dn_max);
 }
 
-/* One run: a fresh job, every host link at loss_ppm, seeded by host and round. */
+/*
+ * One run: a fresh job, every host link at loss_ppm, seeded by host, round
+ * and loss (not by case: a case and its +NACK twin see the same pattern).
+ */
 static int one_run(int chunks, int round, int c, struct impair *im, int *nim, double *seconds,
 		   bool *exact)
 {
@@ -184,7 +187,7 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 		goto out;
 	for (int i = 0; i < *nim; i++) {
 		impair_set(&im[i], cases[c].loss_ppm, 0);
-		im[i].skel->bss->seed = 1000003ull * (i + 1) + 7919ull * round + c;
+		im[i].skel->bss->seed = 1000003ull * (i + 1) + 7919ull * round + cases[c].loss_ppm;
 		memset(im[i].skel->bss->seen, 0, sizeof(im[i].skel->bss->seen));
 		memset(im[i].skel->bss->dropped, 0, sizeof(im[i].skel->bss->dropped));
 	}

@@ -5,9 +5,9 @@
  * that completes the aggregation of whatever reaches it unaggregated and
  * sends each chunk's result down. See docs/hosts.md.
  *
- * Files: host_worker.c, host_ps.c (the two ends), host_io.c (sockets and
- * test impairment, internal), host_vec.h (chunks, test vectors, checksums),
- * host_fx.h (fixed point).
+ * Files: host_worker.c (its timers: host_wtimer.c), host_ps.c (the two
+ * ends), host_io.c (sockets and test impairment, internal), host_vec.h
+ * (chunks, test vectors, checksums), host_fx.h (fixed point).
  *
  * A vector of n int32 elements is cut into C = ceil(n / chunk) chunks of
  * `chunk` elements (the last one shorter), sent as chunk sequence numbers

@@ -21,14 +21,16 @@
  * - Timers, for what no later result can reveal (the chunks at the end, a
  *   resend lost again). The newest chunk in flight and the first, if sent
  *   once, are resent when no chunk sent once had its result for
- *   fresh_base() (TCP's timer, restarted as the queue drains, so a long
- *   queue is not mistaken for loss): the newest is a probe (RACK's tail
- *   loss probe), whose result shows every older one lost. Other chunks sent
- *   once wait BACKSTOP times as long. A resent chunk, known lost once, has
- *   its own timer, resent_base() after its latest send, so that many chunks
- *   recover at once; it doubles with each timer resend, at most
+ *   ia_wt_fresh_base() (TCP's timer, restarted as the queue drains, so a
+ *   long queue is not mistaken for loss): the newest is a probe (RACK's
+ *   tail loss probe), whose result shows every older one lost. Other chunks
+ *   sent once wait BACKSTOP times as long. The job's last chunk, once the
+ *   window waits for it, waits only as long as a resent chunk: nothing sent
+ *   after it can reveal its loss. A resent chunk, known lost once,
+ *   has its own timer, ia_wt_resent_base() after its latest send, so that
+ *   many chunks recover at once; it doubles with each timer resend, at most
  *   PROGRESS_BACKOFF times while other results come (the first open chunk
- *   once: timer_at()), and beyond that up to 2^BACKOFF_MAX after
+ *   once: host_wtimer.c), and beyond that up to 2^BACKOFF_MAX after
  *   BACKOFF_FREE resends with no result at all. Timer resends other than of
  *   the first open chunk spend tokens that new results earn, so that they
  *   do not feed a storm faster than results come.
@@ -46,48 +48,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "cc.h"
 #include "err.h"
-#include "host.h"
-#include "host_io.h"
-#include "host_report.h"
-
-#define NS_PER_MS		1000000ull
-#define RTO_MIN_NS		(10 * NS_PER_MS)	/* below: scheduler noise on a busy host */
-#define RTO_MAX_NS		(1000 * NS_PER_MS)
-#define RTO_INIT_NS		(20 * NS_PER_MS)	/* before the first sample */
-#define REO_MIN_NS		200000ull		/* reordering allowance: at least 200 us */
-#define TOKENS_PER_RESULT	2	/* timer resends allowed per new result... */
-#define TOKENS_MAX		16	/* ...banked up to this many */
-#define FRESH_MIN_RTTS		8	/* a fresh chunk's timer: at most this many min_rtt */
-#define PROGRESS_BACKOFF	2	/* doublings at most while other results come */
-#define BACKOFF_FREE		3	/* timer resends with no result at all before doubling */
-#define BACKOFF_MAX		6	/* doublings at most (64x) */
-#define BACKSTOP		8	/* other chunks sent once: this many fresh timers */
-
-enum { CH_UNSENT, CH_INFLIGHT, CH_DONE };
-
-struct wchunk {
-	uint64_t xmit;		/* time of the latest send (plus jitter on a resend) */
-	uint64_t timer_sent;	/* when last resent by its timer, if it was */
-	uint64_t order;		/* place of the latest send among all sends */
-	uint64_t first;		/* place of the first send */
-	uint32_t sends;
-	uint32_t stuck;		/* timer resends without any result in between */
-	uint8_t tmo;		/* its timer waits resent_base() << tmo */
-	uint8_t state;
-	uint8_t nack;		/* the destination asked for it (IA_F_NACK) */
-	uint8_t mem;		/* first sent to use switch memory (counted in wrun.inmem) */
-};
-
-struct ia_worker {
-	struct ia_worker_cfg cfg;
-	struct sockaddr_in ps;
-	struct ia_io_tx tx;
-	uint64_t rng;		/* timer jitter */
-	struct ia_worker_stats st;
-	struct ia_io_rx rx;
-};
+#include "host_worker_int.h"
 
 int ia_worker_open(const struct ia_worker_cfg *cfg, struct ia_worker **out, char *err,
 		   size_t errlen)
@@ -144,123 +106,6 @@ void ia_worker_stats(const struct ia_worker *w, struct ia_worker_stats *st)
 	*st = w->st;
 }
 
-/* One run's state. Times are CLOCK_MONOTONIC nanoseconds. */
-struct wrun {
-	struct ia_worker *w;
-	const int32_t *in;
-	int32_t *out;
-	size_t n;
-	uint64_t nchunks;
-	struct wchunk *ch;
-	uint64_t lo, next, done;	/* first without result, first unsent, results */
-	struct ia_cc cc;		/* window policy (cfg.cc): ia_cc_window(), 1..cfg.window */
-	uint32_t inmem;			/* chunks in flight that may use switch memory */
-	uint64_t t0;
-	/* Round-trip time (RFC 6298); srtt 0: no sample yet. */
-	uint64_t srtt, rttvar, min_rtt, rto;
-	uint64_t sends;			/* messages sent so far: the order of the next */
-	/* RACK: the latest first send among chunks with a result, and when. */
-	uint64_t rack_order, rack_time;
-	uint64_t floor;			/* cfg.timeout_ms */
-	uint64_t last_progress;		/* when a new result last arrived */
-	uint64_t last_fresh;		/* when a chunk sent once last had its result */
-	uint64_t last_halve;		/* when the window was last halved */
-	uint32_t tokens;		/* timer resends allowed now (see worker_recover()) */
-	struct ia_wreport rep;		/* cfg.report_sock: the window to inaggd */
-};
-
-static void rtt_sample(struct wrun *r, uint64_t rtt)
-{
-	uint64_t d;
-
-	if (!r->srtt) {
-		r->srtt = rtt;
-		r->rttvar = rtt / 2;
-		r->min_rtt = rtt;
-	} else {
-		d = rtt > r->srtt ? rtt - r->srtt : r->srtt - rtt;
-		r->rttvar = (3 * r->rttvar + d) / 4;
-		r->srtt = (7 * r->srtt + rtt) / 8;
-		if (rtt < r->min_rtt)
-			r->min_rtt = rtt;
-	}
-	r->rto = r->srtt + 4 * r->rttvar;
-	if (r->rto < RTO_MIN_NS)
-		r->rto = RTO_MIN_NS;
-	if (r->rto > RTO_MAX_NS)
-		r->rto = RTO_MAX_NS;
-}
-
-static uint64_t at_least_floor(const struct wrun *r, uint64_t t)
-{
-	return t < r->floor ? r->floor : t;
-}
-
-/*
- * The wait for a chunk sent once, from the last result of such a chunk:
- * twice the smoothed round trip (those samples include the wait for the
- * slowest worker, so a queue as long as the window's fits), at most the
- * RTO, and at most FRESH_MIN_RTTS shortest round trips: under loss most
- * samples also include other workers' recoveries and would let a lost
- * chunk at the end wait for seconds.
- */
-static uint64_t fresh_base(const struct wrun *r)
-{
-	uint64_t t;
-
-	if (!r->srtt)
-		return at_least_floor(r, RTO_INIT_NS);
-	t = 2 * r->srtt < r->rto ? 2 * r->srtt : r->rto;
-	if (t > FRESH_MIN_RTTS * r->min_rtt)
-		t = FRESH_MIN_RTTS * r->min_rtt;
-	/* A pause of the host must not look like the loss of a whole window. */
-	return at_least_floor(r, t < RTO_MIN_NS ? RTO_MIN_NS : t);
-}
-
-/*
- * The wait for a resent chunk: twice the shortest round trip, what a resend
- * takes on an idle path. Not the smoothed RTT: under loss most samples
- * include other workers' recoveries (a result waits for the slowest
- * contribution), and timers grown from them let the worker whose
- * contribution is missing be the slowest to resend it. Results clock these
- * resends (worker_recover()), so a loaded host slows them down.
- */
-static uint64_t resent_base(const struct wrun *r)
-{
-	if (!r->srtt)
-		return at_least_floor(r, RTO_INIT_NS);
-	return at_least_floor(r, 2 * r->min_rtt);
-}
-
-/*
- * When c's timer fires (see the top of the file). Every timer runs from the
- * latest send or the latest result of a chunk sent once, whichever is later:
- * while fresh chunks keep completing the queue drains, and a hole, even a
- * lost resend, is found by RACK; a resend queued behind a full window is
- * not mistaken for a lost one. But the first open chunk's, once resent, runs
- * from its own send and doubles at most once unless in an outage: nothing
- * sent after its resend can reveal its loss (the window is full), and fresh
- * results trickling in pushed it back by tens of ms while every worker
- * waited for it (Fig. 1, 10 % loss).
- */
-static uint64_t timer_at(const struct wrun *r, const struct wchunk *c, bool probe, bool first)
-{
-	uint64_t from = r->last_fresh > c->xmit ? r->last_fresh : c->xmit, t;
-
-	if (c->sends == 1)
-		return from + (probe ? fresh_base(r) : BACKSTOP * fresh_base(r));
-	if (first)
-		from = c->xmit;
-	t = resent_base(r) << (first && c->stuck <= BACKOFF_FREE && c->tmo > 1 ? 1 : c->tmo);
-	return from + (t > RTO_MAX_NS ? RTO_MAX_NS : t);
-}
-
-/* The reordering allowance: a quarter of the shortest round trip, at least REO_MIN_NS. */
-static uint64_t reo_ns(const struct wrun *r)
-{
-	return r->min_rtt / 4 > REO_MIN_NS ? r->min_rtt / 4 : REO_MIN_NS;
-}
-
 static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now)
 {
 	struct ia_worker *w = r->w;
@@ -286,7 +131,7 @@ static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now
 		 * Up to 1/8 of the timer of jitter: workers that detect the
 		 * same loss at once do not all resend in the same microsecond.
 		 */
-		c->xmit += ia_splitmix64(&w->rng) % (resent_base(r) / 8 + 1);
+		c->xmit += ia_splitmix64(&w->rng) % (ia_wt_resent_base(r) / 8 + 1);
 		w->st.retx++;
 		if (c->sends - 1 > w->st.max_retx)
 			w->st.max_retx = c->sends - 1;
@@ -329,7 +174,7 @@ static void worker_nack(struct wrun *r, uint32_t seq, uint32_t id, uint64_t now)
 	r->w->st.nacks++;
 	/* The network works: this chunk waits for a loss, not an outage. */
 	c->stuck = 0;
-	if (c->xmit + reo_ns(r) <= now)
+	if (c->xmit + ia_wt_reo(r) <= now)
 		c->nack = 1;
 }
 
@@ -397,7 +242,7 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce,
 	if (c->sends == 1) {
 		r->last_fresh = now;
 		if (now > c->xmit)
-			rtt_sample(r, now - c->xmit);
+			ia_wt_rtt_sample(r, now - c->xmit);
 	}
 	/* CE from a qdisc on the way down counts as a switch's mark. */
 	ia_cc_result(&r->cc, (h->flags & IA_F_MARK || ce ? IA_CC_MARK : 0) |
@@ -431,30 +276,6 @@ static uint8_t fresh_flags(struct wrun *r, uint64_t idx)
 	return 0;
 }
 
-/* c's timer fired: its backoff, or -ETIMEDOUT to give up. */
-static int timer_fired(struct wrun *r, struct wchunk *c, uint64_t now)
-{
-	/*
-	 * Results came since its previous timer resend: the network works and
-	 * the chunk waits for a loss elsewhere or missed its result, so its
-	 * wait stays short. Only resends with no result at all in between
-	 * count towards cfg.retries: a busy network is no reason to give up.
-	 */
-	if (!c->timer_sent || r->last_progress > c->timer_sent) {
-		c->stuck = 0;
-		if (c->tmo >= PROGRESS_BACKOFF)
-			c->tmo = PROGRESS_BACKOFF - 1;
-	}
-	if (++c->stuck > r->w->cfg.retries)
-		return -ETIMEDOUT;
-	if (c->tmo < BACKOFF_MAX && (c->stuck == 1 || c->stuck > BACKOFF_FREE))
-		c->tmo++;
-	c->timer_sent = now;
-	r->w->st.timeouts++;
-	r->w->st.timeouts_fresh += c->sends == 1;
-	return 0;
-}
-
 /*
  * Resends the open chunks found lost, by RACK or by their timer. Returns 0
  * or -errno, and in *wake when to look again.
@@ -462,9 +283,8 @@ static int timer_fired(struct wrun *r, struct wchunk *c, uint64_t now)
 static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *err, size_t errlen)
 {
 	struct ia_worker *w = r->w;
-	uint64_t reo = reo_ns(r);
-	uint64_t i, rack_at, tmo_at, idle = fresh_base(r), top = r->next;
-	bool probe;
+	uint64_t reo = ia_wt_reo(r);
+	uint64_t i, rack_at, tmo_at, idle = ia_wt_fresh_base(r), top = r->next;
 	int ret;
 
 	*wake = now + IA_IO_POLL_MAX_MS * NS_PER_MS;
@@ -479,8 +299,7 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 			continue;
 		rack_at = c->order < r->rack_order ? r->rack_time + reo : UINT64_MAX;
 		/* Of the chunks sent once, the short timer: the probe and the first only. */
-		probe = i + 1 == top || i == r->lo;
-		tmo_at = timer_at(r, c, probe, i == r->lo);
+		tmo_at = ia_wt_timer_at(r, i, top);
 		lost = rack_at <= now || c->nack;
 		/* RACK's allowance runs: it resends this one shortly. */
 		timeout = !lost && rack_at == UINT64_MAX && tmo_at <= now;
@@ -497,7 +316,7 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 			continue;
 		if (timeout && i != r->lo)
 			r->tokens--;
-		if (timeout && timer_fired(r, c, now))
+		if (timeout && ia_wt_fired(r, c, now))
 			return ia_fail(err, errlen, -ETIMEDOUT,
 				       "chunk %u: no result after %u retransmissions",
 				       w->cfg.base_seq + (uint32_t)i, w->cfg.retries);
@@ -515,7 +334,7 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 		ret = worker_send(r, i, IA_F_RETX, now);
 		if (ret)
 			return ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
-		tmo_at = timer_at(r, c, probe, i == r->lo);
+		tmo_at = ia_wt_timer_at(r, i, top);
 		*wake = tmo_at < *wake ? tmo_at : *wake;
 	}
 	return 0;
