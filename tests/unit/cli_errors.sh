@@ -94,6 +94,15 @@ keeps_file() {
 }
 t "a failed run keeps -o's file and makes none" keeps_file
 
+# job submit offers and takes only what inaggd places jobs with: -h listed brute,
+# which the daemon then refused ("algorithm: unknown or not for jobs").
+t "job submit -a brute refused before asking inaggd" fails \
+	"-a: invalid value 'brute': need smc, top, max, level, all-red, all-blue or smc-naive$" \
+	job submit -k 1 -a brute -S "$tmp/none.sock"
+t "job submit -h does not list brute" bash -c \
+	"'$INAGG' job submit -h | grep -A2 -- '--algo' | grep -q 'all-blue or smc-naive' &&
+	 ! '$INAGG' job submit -h | grep -A2 -- '--algo' | grep -q brute"
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

@@ -59,11 +59,22 @@ static int parse_workers(const char *opt, const char *arg, void *dst)
 #define JOB_ID(f) OPT_INT('J', "job", "ID", struct job_args, job, 1, UINT32_MAX - 1, \
 			  (f) | OPT_NODEF, "job id")
 
+/* What inaggd places jobs with: every algorithm but brute (exhaustive, small trees). */
+static const enum ia_algo job_algos[] = {
+	IA_ALGO_SMC, IA_ALGO_TOP, IA_ALGO_MAX, IA_ALGO_LEVEL, IA_ALGO_ALL_RED, IA_ALGO_ALL_BLUE,
+	IA_ALGO_SMC_NAIVE,
+};
+
+static const char *job_algo_name(int i)
+{
+	return ia_algo_name(job_algos[i]);
+}
+
 static const struct opt submit_opts[] = {
 	OPT_INT('k', "k", "K", struct job_args, k, 0, INT_MAX, OPT_REQUIRED,
 		"blue switches at most"),
-	OPT_ENUMF('a', "algo", "ALGO", struct job_args, algo, cli_algo_name, IA_ALGO__COUNT,
-		  OPT_NODEF, "placement algorithm (default: inaggd's, smc)"),
+	OPT_ENUMF('a', "algo", "ALGO", struct job_args, algo, job_algo_name,
+		  ARRAY_SIZE(job_algos), OPT_NODEF, "placement algorithm (default: inaggd's, smc)"),
 	OPT_INT('w', "window", "W", struct job_args, window, 1, IA_MAX_WINDOW, OPT_NODEF,
 		"chunks in flight x 2: workers keep half of it in flight (default: the "
 		"head, else inaggd's, 128)"),
@@ -218,7 +229,7 @@ static json_object *job_request(const struct opt_cmd *cmd, const char *wire, int
 		json_object_object_add(req, "k", json_object_new_int64(a->k));
 	if (a->algo >= 0)
 		json_object_object_add(req, "algorithm",
-				       json_object_new_string(ia_algo_name(a->algo)));
+				       json_object_new_string(job_algo_name(a->algo)));
 	if (a->window || !strcmp(wire, "window"))
 		json_object_object_add(req, "window", json_object_new_int64(a->window));
 	if (a->jclass >= 0)
