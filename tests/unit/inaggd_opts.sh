@@ -34,6 +34,19 @@ t "-L 1e3 refused" refused "--lend-hold: invalid value '1e3'" -n $tag -L 1e3
 t "tag with capitals and _ refused" refused "network tag 'BAD_TAG': use 1 to 8 of \[a-z0-9\]" -n BAD_TAG
 t "tag with a path refused" refused "network tag '\.\./x'" -n ../x
 t "tag too long refused" refused "network tag '123456789'" -n 123456789
+# A topology file's error names the file, as inagg's do ("topology: not valid
+# JSON" said which topology only when the file was missing).
+printf '{' >"$tmp/trunc.json"
+printf '{"switches": [{"name": "s0", "parent": null, "rate": 0}]}' >"$tmp/rate0.json"
+bad_topo() {
+	timeout 20 "$D" -t "$1" -n $tag -s "$tmp/sock" -S "$tmp/state.json" 2>"$tmp/err"
+	[ $? -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$2" "$tmp/err" ||
+		{ cat "$tmp/err"; return 1; }
+}
+t "truncated topology named" bad_topo "$tmp/trunc.json" "error: $tmp/trunc.json: topology: not valid JSON"
+t "bad field named with its file" bad_topo "$tmp/rate0.json" "error: $tmp/rate0.json: switch \"s0\": field \"rate\""
+t "missing topology named once" bad_topo "$tmp/none.json" "error: $tmp/none.json: No such file"
+
 # A right command line reaches the network, which is not up.
 reaches_net() {
 	timeout 60 "$D" -t "$topo" -s "$tmp/sock" -S "$tmp/state.json" -n $tag -m 0 -L 3 2>"$tmp/err"

@@ -251,7 +251,11 @@ int main(int argc, char **argv)
 	if (!realpath(topo, d.topo_path))
 		snprintf(d.topo_path, sizeof(d.topo_path), "%s", topo);
 	if (ia_topo_load(topo, &d.t, err, sizeof(err))) {
-		log_msg(LOG_ERR, "%s", err);
+		/* As inagg says it: some messages name the file already, some do not. */
+		if (strncmp(err, topo, strlen(topo)))
+			log_msg(LOG_ERR, "%s: %s", topo, err);
+		else
+			log_msg(LOG_ERR, "%s", err);
 		return 1;
 	}
 	ret = claim_network(tag, err, sizeof(err));
