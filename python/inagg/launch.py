@@ -17,6 +17,7 @@ import sys
 import time
 
 from . import net
+from ._lib import InaggError
 
 PY = "/usr/bin/python3"
 
@@ -83,7 +84,12 @@ def main():
     a = ap.parse_args()
     if not a.script:
         ap.error("no script to run")
-    sys.exit(run(a.job, a.script, a.sock, a.backend, a.port, timeout=a.timeout))
+    try:
+        status = run(a.job, a.script, a.sock, a.backend, a.port, timeout=a.timeout)
+    except (InaggError, ValueError) as e:
+        # What the user must act on (no daemon, no such job), not a traceback.
+        sys.exit(f"{ap.prog}: {e}")
+    sys.exit(status)
 
 
 if __name__ == "__main__":

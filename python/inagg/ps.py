@@ -7,6 +7,7 @@ import sys
 import threading
 
 from . import PS
+from ._lib import InaggError
 
 
 def main():
@@ -15,6 +16,14 @@ def main():
     ap.add_argument("--sock", default=None)
     ap.add_argument("--capacity", type=int, default=None)
     a = ap.parse_args()
+    try:
+        serve(a)
+    except (InaggError, ValueError) as e:
+        # What the user must act on (no daemon, no such job), not a traceback.
+        sys.exit(f"{ap.prog}: {e}")
+
+
+def serve(a):
     ps = PS.join(a.job, a.sock).configure(capacity=a.capacity)
 
     done = threading.Event()

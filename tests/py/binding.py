@@ -216,6 +216,25 @@ def test_out_of_range_integers_refused():
         w.configure(window=np.int64(8), retries=3)   # numpy and plain ints pass
 
 
+def test_entry_points_fail_in_one_line():
+    # python3 -m inagg.launch / inagg.ps without a daemon printed a traceback.
+    pypath = os.path.join(os.path.dirname(__file__), "..", "..", "python")
+    env = dict(os.environ, PYTHONPATH=pypath)
+    sock = "/tmp/inagg-py-no-such.sock"
+    for mod, args, want in (
+            ("inagg.launch", ["--job", "1", "--sock", sock, "x.py"],
+             "python3 -m inagg.launch: cannot reach inaggd at " + sock),
+            ("inagg.ps", ["--job", "1", "--sock", sock],
+             "python3 -m inagg.ps: job 1 refused: cannot reach inaggd at " + sock),
+            ("inagg.ps", ["--job", "-1", "--sock", sock],
+             "python3 -m inagg.ps: job -1: need an integer")):
+        r = subprocess.run([sys.executable, "-m", mod] + args, env=env, capture_output=True,
+                           text=True, timeout=60)
+        lines = r.stderr.splitlines()
+        assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith(want), \
+            (mod, args, r.returncode, r.stderr)
+
+
 def test_library_exports_only_the_api():
     from inagg import _lib
     syms = subprocess.run(["nm", "-D", "--defined-only", _lib._find_library()],
@@ -229,5 +248,5 @@ sys.exit(run([test_frac_for_is_the_largest_safe_scale, test_unsafe_scales_refuse
               test_exponent_scale_never_wraps, test_fixed_sum_within_bound,
               test_int32_and_int64_exact, test_hook_agrees_on_a_scale_and_resends_once,
               test_hook_refuses_non_finite_gradients, test_errors_as_exceptions,
-              test_out_of_range_integers_refused,
+              test_out_of_range_integers_refused, test_entry_points_fail_in_one_line,
               test_library_exports_only_the_api]))
