@@ -103,6 +103,25 @@ t "job submit -h does not list brute" bash -c \
 	"'$INAGG' job submit -h | grep -A2 -- '--algo' | grep -q 'all-blue or smc-naive' &&
 	 ! '$INAGG' job submit -h | grep -A2 -- '--algo' | grep -q brute"
 
+# A daemon that accepts and never answers (stopped, stuck): the CLI waited in
+# read() for good. A listener that never reads stands in for it.
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+open(sys.argv[2], "w").close()
+time.sleep(120)
+' "$tmp/silent.sock" "$tmp/silent.ready" &
+silent=$!
+for _ in $(seq 100); do [ -e "$tmp/silent.ready" ] && break; sleep 0.05; done
+export INAGG_CTL_TIMEOUT_MS=300
+t "a daemon that never answers: an error after the bound, not a hang" fails \
+	"inaggd at $tmp/silent.sock: no answer within 300 ms" job list -S "$tmp/silent.sock"
+unset INAGG_CTL_TIMEOUT_MS
+kill $silent 2>/dev/null
+wait $silent 2>/dev/null
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

@@ -18,7 +18,12 @@
 #define IA_CTL_SOCK IA_RUN_DIR "/inaggd.sock"
 #define IA_CTL_MAX (4 << 20)	/* largest request or answer */
 
-/* Sends req (not consumed) and returns the answer in *resp. 0 or -errno. */
+/*
+ * Sends req (not consumed) and returns the answer in *resp. 0 or -errno;
+ * -ETIMEDOUT when no answer came within IA_CTL_WAIT_MS ($INAGG_CTL_TIMEOUT_MS
+ * overrides it): longer than any request waits on its routers (remote.md).
+ */
+#define IA_CTL_WAIT_MS	300000
 int ia_ctl_call(const char *path, json_object *req, json_object **resp, char *err,
 		size_t errlen);
 /*
