@@ -105,19 +105,28 @@ t "job submit -h does not list brute" bash -c \
 
 # A daemon that accepts and never answers (stopped, stuck): the CLI waited in
 # read() for good. A listener that never reads stands in for it.
+# The second listener's backlog is full (listen(0), one connection waiting):
+# there connect() itself waits.
 python3 -c '
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[1])
 s.listen(8)
-open(sys.argv[2], "w").close()
+f = socket.socket(socket.AF_UNIX)
+f.bind(sys.argv[2])
+f.listen(0)
+c = socket.socket(socket.AF_UNIX)
+c.connect(sys.argv[2])
+open(sys.argv[3], "w").close()
 time.sleep(120)
-' "$tmp/silent.sock" "$tmp/silent.ready" &
+' "$tmp/silent.sock" "$tmp/full.sock" "$tmp/silent.ready" &
 silent=$!
 for _ in $(seq 100); do [ -e "$tmp/silent.ready" ] && break; sleep 0.05; done
 export INAGG_CTL_TIMEOUT_MS=300
 t "a daemon that never answers: an error after the bound, not a hang" fails \
 	"inaggd at $tmp/silent.sock: no answer within 300 ms" job list -S "$tmp/silent.sock"
+t "a daemon whose backlog is full: the same" fails \
+	"inaggd at $tmp/full.sock: no answer within 300 ms" job list -S "$tmp/full.sock"
 unset INAGG_CTL_TIMEOUT_MS
 kill $silent 2>/dev/null
 wait $silent 2>/dev/null

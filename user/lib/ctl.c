@@ -98,22 +98,28 @@ int ia_ctl_call(const char *path, json_object *req, json_object **resp, char *er
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return ia_fail(err, errlen, -errno, "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		ret = ia_fail(err, errlen, -errno, "cannot reach inaggd at %s: %s", path,
-			      strerror(errno));
-		goto out;
-	}
 	/*
 	 * Bounded: a daemon that is stopped (or stuck) accepts from its backlog
-	 * and never answers; the caller hung in read() for good.
+	 * and never answers, and once the backlog is full connect() waits too;
+	 * the caller hung for good.
 	 */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv))) {
+		ret = ia_fail(err, errlen, -errno, "socket: %s", strerror(errno));
+		goto out;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		ret = -errno;
-	else
+		if (ret != -EAGAIN) {
+			ia_fail(err, errlen, ret, "cannot reach inaggd at %s: %s", path,
+				strerror(-ret));
+			goto out;
+		}
+	} else {
 		ret = ia_ctl_write(fd, req);
-	if (!ret)
-		ret = ia_ctl_read(fd, resp);
+		if (!ret)
+			ret = ia_ctl_read(fd, resp);
+	}
 	if (ret == -EAGAIN || ret == -EWOULDBLOCK)
 		ret = ia_fail(err, errlen, -ETIMEDOUT,
 			      "inaggd at %s: no answer within %ld ms (is it stopped?)", path,
