@@ -9,7 +9,7 @@ TAG=${TAG:0:8}
 tmp=$(mktemp -d)
 cleanup() {
 	"$INAGG" net down -n "$TAG" >/dev/null 2>&1
-	rm -rf "$tmp" /sys/fs/bpf/inagg/ia-$TAG-*
+	rm -rf "$tmp" /sys/fs/bpf/inagg/ia-$TAG-* /run/inagg/agent-ia-$TAG-* /run/inagg/agent-ia-${TAG}x-*
 }
 trap cleanup EXIT
 
@@ -97,6 +97,21 @@ down_unpins() {
 	fi
 }
 
+# net down also drops the agents' records of the namespaces it removed
+# (/run/inagg/agent-ia-TAG-SWITCH.json, one per switch a daemon ever used).
+down_drops_records() {
+	local run=/run/inagg other=/run/inagg/agent-ia-${TAG}x-a.json
+	mkdir -p "$run" &&
+	"$INAGG" net up -t "$tmp/topo.json" -n "$TAG" >/dev/null || return 1
+	echo '{}' >"$run/agent-ia-$TAG-r.json" && echo '{}' >"$run/agent-ia-$TAG-a.json.tmp" &&
+		echo '{}' >"$other" || return 1
+	"$INAGG" net down -n "$TAG" || return 1
+	local left=$(ls "$run"/agent-ia-$TAG-* 2>/dev/null)
+	[ -z "$left" ] || { echo "left: $left"; rm -f "$other"; return 1; }
+	[ -e "$other" ] || { echo "another network's record removed"; return 1; }
+	rm -f "$other"
+}
+
 t "net up: one namespace per switch, worker and destination" up
 t "routed: workers reach the destination and each other" routes
 t "rate emulation: tbf at rate x unit on each uplink" shaping
@@ -105,4 +120,5 @@ t "net down removes every namespace, and is idempotent" down
 t "bad switch name or tag: refused, nothing left behind" failed_build
 t "net up --attach failing: clear error, nothing left behind" attach_fails
 t "net down without -t removes the pinned maps too" down_unpins
+t "net down drops the agents' records of its namespaces" down_drops_records
 finish

@@ -2,7 +2,9 @@
 /* inagg net up | down: a topology built in network namespaces (docs/net.md). */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <linux/if_link.h>
 
@@ -195,6 +197,36 @@ static int unpin_tag(const char *tag)
 	return ret;
 }
 
+/*
+ * The records the daemon's agents kept of the switches' namespaces
+ * (IA_RUN_DIR/agent-ia-TAG-SWITCH.json): of namespaces that are gone, so
+ * of no use to the next network of the tag, which has new namespaces (an
+ * agent ignores a record of another namespace); left, they pile up in /run.
+ */
+static void drop_agent_records(const char *tag)
+{
+	char prefix[64], path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(prefix, sizeof(prefix), "agent-ia-%s-", tag);
+	d = opendir(IA_RUN_DIR);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		bool json = n > 5 && !strcmp(e->d_name + n - 5, ".json");
+		bool tmp = n > 9 && !strcmp(e->d_name + n - 9, ".json.tmp");
+
+		if (strncmp(e->d_name, prefix, strlen(prefix)) || !(json || tmp))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", IA_RUN_DIR, e->d_name) <
+		    sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+}
+
 int cmd_net_up(int argc, char **argv)
 {
 	struct net_args a = net_defaults;
@@ -244,6 +276,7 @@ int cmd_net_down(int argc, char **argv)
 		return out_err("%s: %s", argv[0], err);
 	if (unpin_tag(a.net))
 		return 1;
+	drop_agent_records(a.net);
 	if (a.topo) {
 		struct ia_topo *t;
 
