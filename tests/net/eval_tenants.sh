@@ -38,7 +38,7 @@ import json, math, sys
 d = json.load(open(sys.argv[1]))
 want = ["netpack-atp", "netpack-a2tp", "flexina", "ht-atp", "flexina-notail"]
 keys = ["tput", "vs_netpack_atp", "vs_netpack_a2tp", "jct_ina_ms", "jct_ps_ms", "util",
-        "mark_rate", "coll_rate", "jain", "lends", "lent", "up", "bypass"]
+        "mark_rate", "coll_rate", "jain", "lends", "lent", "up", "bypass", "cpu_other"]
 assert len(d["points"]) == 1, len(d["points"])
 p = d["points"][0]
 assert p["ina"] >= 1 and p["ps"] >= 1, (p["ina"], p["ps"])
@@ -50,6 +50,12 @@ for s in p["schemes"]:
         assert s[k + "_min"] <= s[k] <= s[k + "_max"], (s["scheme"], k)
     assert s["tput"] > 0 and s["jct_ina_ms"] > 0 and s["jct_ps_ms"] > 0, s["scheme"]
     assert 0 < s["jain"] <= 1, s["scheme"]
+    assert s["cpu_other_max"] <= 1, s["scheme"]
+    # Each round's figures, in round order.
+    for k in ("tput", "vs_netpack_atp", "vs_netpack_a2tp"):
+        r = s[k + "_rounds"]
+        assert len(r) == s["rounds"] and min(r) == s[k + "_min"] and max(r) == s[k + "_max"], \
+            (s["scheme"], k, r)
     assert len(s["jobs"]) == d["jobs"], s["scheme"]
     assert all(j["tput"] > 0 and j["jct_ms"] > 0 for j in s["jobs"]), s["scheme"]
     # Every chunk reaches its PS as one message at least, as one per worker at most.

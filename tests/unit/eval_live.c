@@ -3,9 +3,13 @@
  * The live multi-tenant experiment's job mix (user/lib/eval_live.h): drawn
  * from the seed alone (every scheme of a round runs the same jobs), within
  * the configured ranges, the requested INA:PS mix, one straggler per job;
- * configurations out of range are refused.
+ * configurations out of range are refused. Its account of the CPU other
+ * work took during a run (eval_live_cpu.c).
  */
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "eval_live.h"
@@ -98,6 +102,82 @@ TEST(bad_configurations_refused)
 	c = cfg();
 	c.bindir = NULL;
 	EXPECT_NE(0, ia_live_check(&c));
+}
+
+/* Spins until this process has used ms of CPU (not of wall time: a loaded host only slows it). */
+static void spin_cpu(long ms)
+{
+	struct timespec ts;
+
+	do
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	while (ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < ms);
+}
+
+/*
+ * The experiment's own processes count as its own, waited for or alive: a
+ * child that used 200 ms of CPU is in ours, whatever else the host runs.
+ */
+TEST(own_children_are_ours)
+{
+	struct ia_live L = { .daemon = 0 };
+	struct ia_live_cpu a, b;
+	pid_t pid;
+
+	ia_live_cpu_snap(&L, &a);
+	ASSERT_TRUE(a.ok);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		spin_cpu(200);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	ia_live_cpu_snap(&L, &b);
+	EXPECT_LE(190000000ll, b.ours_ns - a.ours_ns) TH_LOG("%lld ns", b.ours_ns - a.ours_ns);
+	EXPECT_LE(b.ours_ns - a.ours_ns, b.busy_ns - a.busy_ns + 20000000ll);
+}
+
+/*
+ * A process that is not the experiment's (a grandchild whose parent is gone,
+ * as a compile of someone else) is counted as other work: 200 ms of CPU.
+ */
+TEST(foreign_work_is_other)
+{
+	struct ia_live L = { .daemon = 0 };
+	struct ia_live_cpu a, b;
+	int done[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(done));
+	ia_live_cpu_snap(&L, &a);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		pid_t parent = getpid();
+
+		if (fork() == 0) {
+			close(done[0]);
+			/* Reparented once its parent exits: no longer ours. */
+			while (getppid() == parent)
+				usleep(1000);
+			spin_cpu(200);
+			if (write(done[1], "x", 1) != 1)
+				_exit(1);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	close(done[1]);
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	close(done[0]);
+	ia_live_cpu_snap(&L, &b);
+	/* /proc/stat counts in ticks (10 ms): 150 of the 200 at least. */
+	EXPECT_LE(150000000ll, (b.busy_ns - a.busy_ns) - (b.ours_ns - a.ours_ns));
+	EXPECT_LT(0, ia_live_cpu_other(&a, &b));
+	EXPECT_GE(1, ia_live_cpu_other(&a, &b));
 }
 
 TEST_HARNESS_MAIN

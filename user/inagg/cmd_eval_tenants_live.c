@@ -23,11 +23,11 @@
 #define NOCONG_RATE	100	/* the no-congestion point: the bottleneck this many times faster */
 
 enum { M_TPUT, M_RATIO, M_RATIO2, M_JCT_INA, M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M_LENDS,
-       M_LENT, M_UP, M_BYPASS, M__N };
+       M_LENT, M_UP, M_BYPASS, M_OTHER, M__N };
 
 static const char *const m_key[M__N] = {
 	"tput", "vs_netpack_atp", "vs_netpack_a2tp", "jct_ina_ms", "jct_ps_ms", "util",
-	"mark_rate", "coll_rate", "jain", "lends", "lent", "up", "bypass",
+	"mark_rate", "coll_rate", "jain", "lends", "lent", "up", "bypass", "cpu_other",
 };
 
 struct point {
@@ -90,6 +90,7 @@ static int build_points(const struct tenants_args *a, struct point *p)
 
 static void print_point(const struct tenants_args *a, const struct point *p, struct figs *f)
 {
+	static const int per_round[] = { M_TPUT, M_RATIO, M_RATIO2, M_OTHER };
 	char key[48];
 	double med, lo, hi;
 
@@ -100,13 +101,21 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 	out_uint("ps", ", %llu PS)", f->last.n_ps);
 	out_double("rate_mbit", ", bottleneck %g Mbit/s", p->rate);
 	out_double("cross", ", cross traffic %.2f\n", p->cross);
-	out_text("  %-15s %8s %-13s %6s %6s %8s %8s %5s %5s %5s %5s %5s %5s %5s %5s %5s\n",
+	out_text("  %-15s %8s %-13s %6s %6s %8s %8s %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s\n",
 		 "scheme", "MB/s", "(range)", "x atp", "x a2tp", "JCT ina", "JCT ps", "util",
-		 "marks", "colls", "jain", "lends", "lent", "up", "byp", "exact");
+		 "marks", "colls", "jain", "lends", "lent", "up", "byp", "other", "exact");
 	out_arr_open("schemes");
 	for (int s = 0; s < IA_SIM__COUNT; s++) {
 		out_obj_open(NULL);
 		out_str("scheme", "  %-15s", ia_sim_scheme_name(s));
+		/* JSON: each round's throughput, ratios and others' CPU, in round order (sorted below). */
+		for (size_t i = 0; i < sizeof(per_round) / sizeof(per_round[0]); i++) {
+			snprintf(key, sizeof(key), "%s_rounds", m_key[per_round[i]]);
+			out_arr_open(key);
+			for (int k = 0; k < a->rounds; k++)
+				out_double(NULL, NULL, f->v[s][per_round[i]][k]);
+			out_arr_close();
+		}
 		for (int m = 0; m < M__N; m++) {
 			tenants_stats(f->v[s][m], a->rounds, &med, &lo, &hi);
 			if (m == M_TPUT) {
@@ -327,6 +336,7 @@ static int run_round(struct ia_live *L, const struct tenants_args *a, int k, str
 		f->v[s][M_LENT][k] = r.lent_mean;
 		f->v[s][M_UP][k] = r.up;
 		f->v[s][M_BYPASS][k] = r.bypass;
+		f->v[s][M_OTHER][k] = r.cpu_other;
 		f->exact[s] += r.exact;
 		for (uint32_t j = 0; j < a->lc.jobs; j++) {
 			f->jt[s][j][k] = r.job[j].jct > 0 ? r.job[j].bytes / r.job[j].jct / 1e6 : 0;

@@ -80,6 +80,7 @@ struct ia_live_res {
 	uint64_t lends;		/* head lends the daemon made during the run (all switches) */
 	uint64_t lent_slots;	/* slots those lends lent, summed */
 	double lent_mean;	/* head slots lent per INA job, mean over the daemon's samples */
+	double cpu_other;	/* share of the host's CPU other work took during the run */
 	struct ia_live_job job[IA_LIVE_MAX_JOBS];
 };
 
@@ -110,6 +111,20 @@ struct json_object *ia_live_request(struct ia_live *L, char *err, size_t errlen,
 /* Cross traffic from a leaf-0 host to the PSs' host until stopped; the pid or -errno. */
 pid_t ia_live_cross_start(struct ia_live *L, volatile uint64_t *sent);
 void ia_live_cross_stop(pid_t pid);
+
+/*
+ * eval_live_cpu.c: the host's CPU time (all, busy) and the experiment's own
+ * (this process, its children, the daemon and its agents, the softirq
+ * threads), so that ia_live_cpu_other() gives the share of the host's CPU
+ * that other work took between two snapshots (0 when unknown).
+ */
+struct ia_live_cpu {
+	long long total_ns, busy_ns, ours_ns;
+	bool ok;
+};
+
+void ia_live_cpu_snap(const struct ia_live *L, struct ia_live_cpu *c);
+double ia_live_cpu_other(const struct ia_live_cpu *a, const struct ia_live_cpu *b);
 
 /* eval_live_run.c: scheme s on the mix of L->c.seed. */
 int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, char *err,

@@ -291,8 +291,9 @@ static void report_windows(struct ia_live *L, struct live_shm *sh, struct report
 /* Starts every endpoint, releases the workers at once, waits for them; the start time. */
 static int run_endpoints(struct ia_live *L, enum ia_sim_scheme s, json_object **job,
 			 const struct ia_live_mixjob *mix, struct live_shm *sh, struct mem_snap *m0,
-			 uint64_t *t_go, char *err, size_t errlen)
+			 uint64_t *t_go, double *cpu_other, char *err, size_t errlen)
 {
+	struct ia_live_cpu c0, c1;
 	pid_t ps[IA_LIVE_MAX_JOBS] = { 0 }, wk[IA_LIVE_MAX_JOBS * IA_LIVE_MAX_W];
 	int ready[2], go[2], nw = 0, ret = 0, ex = 0;
 	struct report rep[IA_LIVE_MAX_JOBS] = { 0 };
@@ -321,6 +322,7 @@ static int run_endpoints(struct ia_live *L, enum ia_sim_scheme s, json_object **
 	/* The daemon's figures from here: what the run did, not the wait for its start. */
 	if (!ret)
 		ret = mem_snap(L, m0, err, errlen);
+	ia_live_cpu_snap(L, &c0);
 	*t_go = ia_live_now_ns();
 	close(go[1]);
 	close(go[0]);
@@ -343,6 +345,9 @@ static int run_endpoints(struct ia_live *L, enum ia_sim_scheme s, json_object **
 		usleep(2000);
 	}
 	ia_live_cross_stop(cross);
+	/* The CPU others took meanwhile (the cross traffic was ours: waited for by its stop). */
+	ia_live_cpu_snap(L, &c1);
+	*cpu_other = ia_live_cpu_other(&c0, &c1);
 	for (uint32_t k = 0; k < L->c.jobs; k++) {
 		sh->j[k].ps_stop = 1;
 		if (ps[k] > 0)
@@ -360,6 +365,7 @@ int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, 
 	json_object *job[IA_LIVE_MAX_JOBS] = { 0 };
 	struct mem_snap m0 = { 0 }, m1 = { 0 };
 	struct live_shm *sh;
+	double cpu_other = 0;
 	uint64_t t_go = 0;
 	int ret = 0;
 
@@ -391,7 +397,7 @@ int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, 
 
 		for (uint32_t k = 0; k < L->c.jobs; k++)
 			jj[k] = ia_live_get(job[k], "job");
-		ret = run_endpoints(L, s, jj, mix, sh, &m0, &t_go, err, errlen);
+		ret = run_endpoints(L, s, jj, mix, sh, &m0, &t_go, &cpu_other, err, errlen);
 	}
 	if (!ret && !mem_snap(L, &m1, err, errlen)) {
 		summarise(L, sh, job, t_go, r);
@@ -399,6 +405,7 @@ int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, 
 		r->lends = m1.lends - m0.lends;
 		r->lent_slots = m1.lent_slots - m0.lent_slots;
 		r->lent_mean = r->n_ina ? lent_mean(L, m1.samples - m0.samples) / r->n_ina : 0;
+		r->cpu_other = cpu_other;
 	}
 	for (uint32_t k = 0; k < L->c.jobs; k++) {
 		if (job[k])
