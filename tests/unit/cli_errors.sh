@@ -131,6 +131,14 @@ unset INAGG_CTL_TIMEOUT_MS
 kill $silent 2>/dev/null
 wait $silent 2>/dev/null
 
+# Lists refuse an empty item: strtok() skipped it, so "-a smc," ran smc alone
+# and "-k 1,,2" two budgets, whatever the typo meant.
+t "-a with a trailing comma" fails "-a: invalid list 'smc,': an empty item$" \
+	topo place -t "$fig1" -k 2 -a smc,
+t "eval -k with an empty item" fails "-k: invalid list '1,,2': an empty item$" eval run fig2 -k 1,,2
+t "-W with a trailing comma" fails "-W: invalid list 's3=1,': an empty item$" \
+	job submit -k 1 -W s3=1, -S "$tmp/none.sock"
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

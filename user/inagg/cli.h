@@ -68,6 +68,8 @@ CLI_COMMAND(cmd_ledger_release, ledger_release_cmd);
 
 /* Parses an integer in [min, max]: 0, or 1 after out_err(). */
 int parse_long(const char *opt, const char *s, long min, long max, long *out);
+/* A comma-separated list without an empty item ("a,,b", "a,"): 0, or 1 after out_err(). */
+int list_items_ok(const char *opt, const char *s);
 /* A comma-separated list of at most IA_EVAL_MAXPTS integers into v[0..*n) (eval -k). */
 int parse_list(const char *opt, const char *s, int *v, int *n);
 /* Loads a topology, reporting "FILE: error" on failure. */

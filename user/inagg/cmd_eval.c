@@ -43,6 +43,10 @@ int parse_list(const char *opt, const char *s, int *v, int *n)
 
 	if (!copy)
 		return out_err("out of memory");
+	if (list_items_ok(opt, s)) {
+		free(copy);
+		return 1;
+	}
 	*n = 0;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (*n == IA_EVAL_MAXPTS) {

@@ -38,6 +38,11 @@ static int parse_workers(const char *opt, const char *arg, void *dst)
 		json_object_put(w);
 		return out_err("out of memory");
 	}
+	if (list_items_ok(opt, arg)) {
+		free(list);
+		json_object_put(w);
+		return 1;
+	}
 	for (item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(item, '=');
 

@@ -192,6 +192,8 @@ static int parse_algo_list(const char *s, const struct ia_problem *pb, enum ia_a
 		}
 		return n;
 	}
+	if (list_items_ok("-a", s))
+		return -1;
 	copy = strdup(s);
 	if (!copy) {
 		out_err("out of memory");

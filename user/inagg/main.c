@@ -127,6 +127,14 @@ int parse_long(const char *opt, const char *s, long min, long max, long *out)
 	return 0;
 }
 
+int list_items_ok(const char *opt, const char *s)
+{
+	/* strtok() skips empty items: "smc," ran smc alone, "1,,2" two values. */
+	if (!*s || *s == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,"))
+		return out_err("%s: invalid list '%s': an empty item", opt, s);
+	return 0;
+}
+
 int load_topo(const char *path, struct ia_topo **t)
 {
 	char err[IA_ERRLEN] = "";
