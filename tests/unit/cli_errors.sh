@@ -139,6 +139,9 @@ t "eval -k with an empty item" fails "-k: invalid list '1,,2': an empty item$" e
 t "-W with a trailing comma" fails "-W: invalid list 's3=1,': an empty item$" \
 	job submit -k 1 -W s3=1, -S "$tmp/none.sock"
 
+t "-W with a switch twice" fails "-W: switch 's3' given twice$" \
+	job submit -k 1 -W s3=1,s4=2,s3=2 -S "$tmp/none.sock"
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

@@ -52,6 +52,13 @@ static int parse_workers(const char *opt, const char *arg, void *dst)
 			return eq && eq != item ? 1 : out_err("%s: need SWITCH=COUNT,...", opt);
 		}
 		*eq = '\0';
+		/* A second count of a switch replaced the first, in silence. */
+		if (json_object_object_get_ex(w, item, NULL)) {
+			out_err("%s: switch '%s' given twice", opt, item);
+			free(list);
+			json_object_put(w);
+			return 1;
+		}
 		json_object_object_add(w, item, json_object_new_int64(v));
 	}
 	free(list);
