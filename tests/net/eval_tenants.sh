@@ -37,8 +37,10 @@ complete() {
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 want = ["netpack-atp", "netpack-a2tp", "flexina", "ht-atp", "flexina-notail"]
-keys = ["tput", "vs_netpack_atp", "vs_netpack_a2tp", "jct_ina_ms", "jct_ps_ms", "util",
-        "mark_rate", "coll_rate", "jain", "lends", "lent", "up", "bypass", "cpu_other"]
+keys = ["tput", "vs_netpack_atp", "vs_netpack_a2tp", "tput_all", "all_vs_netpack_atp",
+        "all_vs_netpack_a2tp", "tput_sum", "sum_vs_netpack_atp", "sum_vs_netpack_a2tp",
+        "jct_ina_ms", "jct_ps_ms", "util", "mark_rate", "coll_rate", "jain", "lends", "lent",
+        "up", "bypass", "retx", "timeouts", "waste", "srtt_ms", "cpu_other"]
 assert len(d["points"]) == 1, len(d["points"])
 p = d["points"][0]
 assert p["ina"] >= 1 and p["ps"] >= 1, (p["ina"], p["ps"])
@@ -49,10 +51,15 @@ for s in p["schemes"]:
             assert math.isfinite(v) and v >= 0, (s["scheme"], k, v)
         assert s[k + "_min"] <= s[k] <= s[k + "_max"], (s["scheme"], k)
     assert s["tput"] > 0 and s["jct_ina_ms"] > 0 and s["jct_ps_ms"] > 0, s["scheme"]
+    # No job ends after the makespan, so the sum of the jobs' own rates (bytes /
+    # JCT) is at least all bytes over the makespan, in every round.
+    assert s["tput_all"] > 0 and s["tput_sum"] >= s["tput"] * (1 - 1e-9), s["scheme"]
+    assert s["timeouts"] <= s["retx"], s["scheme"]
     assert 0 < s["jain"] <= 1, s["scheme"]
     assert s["cpu_other_max"] <= 1, s["scheme"]
     # Each round's figures, in round order.
-    for k in ("tput", "vs_netpack_atp", "vs_netpack_a2tp"):
+    for k in ("tput", "vs_netpack_atp", "vs_netpack_a2tp", "tput_all", "all_vs_netpack_atp",
+              "all_vs_netpack_a2tp", "tput_sum", "sum_vs_netpack_atp", "sum_vs_netpack_a2tp"):
         r = s[k + "_rounds"]
         assert len(r) == s["rounds"] and min(r) == s[k + "_min"] and max(r) == s[k + "_max"], \
             (s["scheme"], k, r)
@@ -70,7 +77,8 @@ PY
 
 plots() {
 	[ -s "$tmp/plot/tenants.dat" ] && [ -s "$tmp/plot/tenants.gp" ] &&
-	{ ! command -v gnuplot >/dev/null || [ -s "$tmp/plot/tenants-tput.png" ]; }
+	{ ! command -v gnuplot >/dev/null ||
+	  { [ -s "$tmp/plot/tenants-tput.png" ] && [ -s "$tmp/plot/tenants-tput-sum.png" ]; }; }
 }
 
 # The experiment's namespaces are ia-e<pid>-*: none is left.

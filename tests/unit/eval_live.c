@@ -3,9 +3,10 @@
  * The live multi-tenant experiment's job mix (user/lib/eval_live.h): drawn
  * from the seed alone (every scheme of a round runs the same jobs), within
  * the configured ranges, the requested INA:PS mix, one straggler per job;
- * configurations out of range are refused. Its account of the CPU other
- * work took during a run (eval_live_cpu.c).
+ * configurations out of range are refused; the throughput while every job
+ * runs. Its account of the CPU other work took during a run (eval_live_cpu.c).
  */
+#include <math.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -178,6 +179,26 @@ TEST(foreign_work_is_other)
 	EXPECT_LE(150000000ll, (b.busy_ns - a.busy_ns) - (b.ours_ns - a.ours_ns));
 	EXPECT_LT(0, ia_live_cpu_other(&a, &b));
 	EXPECT_GE(1, ia_live_cpu_other(&a, &b));
+}
+
+/*
+ * The throughput while every job runs counts each worker's results in
+ * (t0, t1] only, a chunk's payload each, over t1 - t0: here 3 of worker
+ * a's (10, 20 and 30 ms; 0 is a chunk without a result, 40 ms is after t1)
+ * and 2 of worker b's (t0 itself is not after t0), 5 KiB in 30 ms.
+ */
+TEST(throughput_while_all_run_counts_results_up_to_the_first_end)
+{
+	const uint64_t ms = 1000000, t0 = 1000 * ms;
+	const uint64_t a[] = { t0 + 10 * ms, t0 + 20 * ms, 0, t0 + 30 * ms, t0 + 40 * ms };
+	const uint64_t b[] = { t0, t0 + 5 * ms, t0 + 30 * ms };
+	const struct ia_live_done d[] = { { .t = a, .n = 5 }, { .t = b, .n = 3 } };
+
+	EXPECT_GT(1e-6, fabs(5 * 1024 / 0.030 - ia_live_tput_all(d, 2, 1024, t0, t0 + 30 * ms)));
+	/* Only up to 25 ms: a's 10 and 20, b's 5. */
+	EXPECT_GT(1e-6, fabs(3 * 1024 / 0.025 - ia_live_tput_all(d, 2, 1024, t0, t0 + 25 * ms)));
+	EXPECT_EQ(0, ia_live_tput_all(d, 2, 1024, t0, t0));
+	EXPECT_EQ(0, ia_live_tput_all(d, 0, 1024, t0, t0 + 30 * ms));
 }
 
 TEST_HARNESS_MAIN

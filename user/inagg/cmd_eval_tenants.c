@@ -64,6 +64,8 @@ static const struct opt tenants_opts[] = {
 		"live: virtual queues mark above K KiB"),
 	OPT_REAL(0, "gap-ms", "MS", struct tenants_args, lc.gap_ms, 0, 10000, 0,
 		 "live: compute gap before an iteration, at most (the straggler's)"),
+	OPT_INT(0, "timeout-ms", "MS", struct tenants_args, lc.timeout_ms, 1, 10000, 0,
+		"live: the workers' shortest resend timer (inagg worker run --timeout)"),
 	OPT_FLAG(0, "no-congestion", struct tenants_args, no_congestion, 0,
 		 "live: the bottleneck 100 times faster"),
 	OPT_FLAG(0, "compare", struct tenants_args, compare, 0,

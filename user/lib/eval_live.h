@@ -27,6 +27,12 @@
 #define IA_LIVE_MAX_W		8	/* workers per job (and hosts per leaf) */
 #define IA_LIVE_MAX_LEAVES	8
 #define IA_LIVE_MAX_ITERS	16
+/*
+ * The workers' shortest timer here: above the round trips of a loaded
+ * bottleneck on this host (up to 26 ms measured), so that a queued chunk is
+ * not resent by timer; below it most resends were spurious (docs/cc.md).
+ */
+#define IA_LIVE_TIMEOUT_MS	50
 
 struct ia_live_cfg {
 	uint32_t jobs;		/* concurrent jobs, job i on leaf i % leaves */
@@ -41,6 +47,7 @@ struct ia_live_cfg {
 	uint32_t mark_kb;	/* virtual queue marking threshold, KiB */
 	double cross;		/* UDP cross traffic, fraction of the bottleneck; 0: none */
 	double gap_ms;		/* compute gap before each iteration, at most (the straggler's) */
+	uint32_t timeout_ms;	/* the workers' shortest timer (ia_worker_cfg.timeout_ms) */
 	uint64_t seed;		/* the job mix of a round */
 	const char *bindir;	/* where inagg and inaggd are */
 	const char *workdir;	/* for the topology, the daemon's socket, state and log */
@@ -60,19 +67,31 @@ struct ia_live_job {
 	double bytes;		/* aggregated payload: workers x chunks x iterations x 1 KiB */
 	uint64_t results, marks;	/* workers' results, of them marked */
 	uint64_t tail_tries, tail_colls;	/* PS jobs: tail claims + hits + collisions; collisions */
-	uint64_t retx;
+	uint64_t retx;		/* resends (by timer, RACK or NACK) */
+	uint64_t timeouts;	/* of which by timer */
 	uint64_t sent, bypassed;	/* workers' sends; first sends past switch memory */
 	uint64_t ps_msgs;	/* messages its PS accepted (contributions, aggregates) */
+	uint64_t ps_waste;	/* messages its PS got in vain (a sender again, a chunk done) */
 	char err[128];		/* the first failure */
 };
 
 struct ia_live_res {
 	double tput;		/* all jobs' bytes / makespan */
 	double makespan;
+	/*
+	 * While every job runs: the payload aggregated up to the end of the
+	 * first job to finish, over that time (ia_live_tput_all()); and the
+	 * sum over jobs of each one's bytes / JCT.
+	 */
+	double tput_all, t_all;
+	double tput_sum;
+	double retx_rate, tmo_rate;	/* workers' resends, of them by timer, per result */
+	double srtt_ms;		/* the workers' smoothed round trips at their end, mean */
 	double jct_ina, jct_ps;	/* mean JCT per class, s */
 	double util;		/* leaves' memory utilisation over the run (the daemon's samples) */
 	double mark_rate, coll_rate, jain;
 	double up;		/* messages the PSs accepted per chunk (1: all aggregated) */
+	double waste;		/* messages the PSs got in vain per chunk (resends not needed) */
 	double bypass;		/* PS jobs' first sends past switch memory / their chunks */
 	uint32_t n_ina, n_ps;
 	bool exact;
@@ -101,6 +120,21 @@ struct ia_live {
 void ia_live_defaults(struct ia_live_cfg *c);
 int ia_live_check(const struct ia_live_cfg *c);
 void ia_live_mix(const struct ia_live_cfg *c, struct ia_live_mixjob *mix);
+
+/* One worker's results over time: when each of its n chunks completed (ns, 0: never). */
+struct ia_live_done {
+	const uint64_t *t;
+	uint32_t n;
+};
+
+/*
+ * Aggregation throughput while every job runs: the payload aggregated in
+ * (t0, t1] over t1 - t0, t1 being the end of the first job to finish. A
+ * job's chunk aggregates one chunk of payload per worker, so each worker's
+ * result counts chunk_bytes. 0 when t1 <= t0.
+ */
+double ia_live_tput_all(const struct ia_live_done *d, size_t nd, double chunk_bytes, uint64_t t0,
+			uint64_t t1);
 
 /* eval_live_net.c. 0 or -errno, err says why. */
 int ia_live_up(struct ia_live *L, const struct ia_live_cfg *c, char *err, size_t errlen);

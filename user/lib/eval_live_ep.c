@@ -97,6 +97,7 @@ static void ps_main(struct ia_live *L, json_object *job, struct live_j *lj, int 
 
 		ia_ps_stats(ps, &pst);
 		lj->ps_msgs = pst.contrib + pst.agg;
+		lj->ps_waste = pst.dup + pst.late + pst.overlap;
 	}
 	ia_ps_close(ps);
 	_exit(0);
@@ -141,6 +142,7 @@ static void worker_main(struct ia_live *L, json_object *job, int i, const struct
 		.nworkers = lj->nworkers,
 		.window = json_object_get_int64(ia_live_get(job, "worker_window")),
 		.window_now = &lj->w[i].window,
+		.timeout_ms = L->c.timeout_ms,
 	};
 	int32_t *vec = malloc(L->c.iters * n * sizeof(*vec)), *out = malloc(n * sizeof(*out));
 	char c;
@@ -173,6 +175,8 @@ static void worker_main(struct ia_live *L, json_object *job, int i, const struct
 		sleep_ms(m->gap_ms[i]);
 		/* Chunk numbers go on from one iteration to the next: a slot's chunk never comes back. */
 		cfg.base_seq = it * lj->chunks;
+		/* When each result came, for the throughput while every job runs. */
+		cfg.t_done = lw->t_done + it * lj->chunks;
 		if (ia_worker_open(&cfg, &wk, lw->err, sizeof(lw->err)))
 			_exit(1);
 		ret = ia_host_steer_join(&L->host[m->leaf][i], lj->id);
@@ -186,6 +190,8 @@ static void worker_main(struct ia_live *L, json_object *job, int i, const struct
 		lw->results += st.results;
 		lw->marks += st.marks;
 		lw->retx += st.retx;
+		lw->timeouts += st.timeouts;
+		lw->srtt_us = st.srtt_us;
 		lw->sent += st.sent;
 		lw->bypassed += st.bypassed;
 		if (ret)

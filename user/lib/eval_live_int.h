@@ -14,7 +14,9 @@ struct live_w {
 	int rc;			/* 0: every iteration completed */
 	int exact;		/* 1: and every result was the expected sum */
 	uint64_t t_end;		/* CLOCK_MONOTONIC ns, after its last iteration */
-	uint64_t results, marks, retx, sent, bypassed;
+	uint64_t results, marks, retx, timeouts, sent, bypassed;
+	uint32_t srtt_us;	/* smoothed round trip at the end of its last iteration */
+	uint64_t *t_done;	/* per chunk of every iteration, when its result came (shared) */
 	volatile uint32_t window;	/* its link window now (ia_worker_cfg.window_now) */
 	uint64_t expect[IA_LIVE_MAX_ITERS];	/* the sum's checksum, per iteration */
 	char err[128];
@@ -27,6 +29,7 @@ struct live_j {
 	int ps_rc;
 	uint64_t ps_sum, ps_expect;
 	uint64_t ps_msgs;	/* contributions and aggregates the PS accepted */
+	uint64_t ps_waste;	/* messages the PS got in vain (a sender again, a chunk done, overlaps) */
 	char ps_err[128];
 	struct live_w w[IA_LIVE_MAX_W];
 };

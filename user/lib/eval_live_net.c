@@ -36,7 +36,7 @@ void ia_live_defaults(struct ia_live_cfg *c)
 	*c = (struct ia_live_cfg){
 		.jobs = 8, .leaves = 2, .wmin = 2, .wmax = 4, .cmin = 32, .cmax = 96, .iters = 2,
 		.window = 64, .mem = 0.5, .ps_per_ina = 3, .rate_mbit = 40, .mark_kb = 32,
-		.gap_ms = 20, .seed = 1,
+		.gap_ms = 20, .timeout_ms = IA_LIVE_TIMEOUT_MS, .seed = 1,
 	};
 }
 

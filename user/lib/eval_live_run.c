@@ -155,12 +155,46 @@ static int expect(const struct ia_live *L, json_object *job, struct live_j *lj)
 	return 0;
 }
 
+double ia_live_tput_all(const struct ia_live_done *d, size_t nd, double chunk_bytes, uint64_t t0,
+			uint64_t t1)
+{
+	uint64_t n = 0;
+
+	if (t1 <= t0)
+		return 0;
+	for (size_t i = 0; i < nd; i++)
+		for (uint32_t c = 0; c < d[i].n; c++)
+			n += d[i].t[c] > t0 && d[i].t[c] <= t1;
+	return n * chunk_bytes / ((t1 - t0) / 1e9);
+}
+
+/* The throughput while every job runs (eval_live.h), from the workers' result times. */
+static void tput_all(struct ia_live *L, struct live_shm *sh, uint64_t t_go, struct ia_live_res *r)
+{
+	struct ia_live_done d[IA_LIVE_MAX_JOBS * IA_LIVE_MAX_W];
+	double first = 0;
+	size_t nd = 0;
+
+	for (uint32_t k = 0; k < L->c.jobs; k++) {
+		struct live_j *lj = &sh->j[k];
+
+		if (r->job[k].jct > 0 && (!first || r->job[k].jct < first))
+			first = r->job[k].jct;
+		for (uint32_t i = 0; i < lj->nworkers; i++)
+			d[nd++] = (struct ia_live_done){ .t = lj->w[i].t_done,
+							 .n = lj->chunks * L->c.iters };
+	}
+	r->t_all = first;
+	r->tput_all = ia_live_tput_all(d, nd, IA_MAX_ELEMS * 4, t_go,
+				       t_go + (uint64_t)(first * 1e9));
+}
+
 static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job, uint64_t t_go,
 		      struct ia_live_res *r)
 {
 	double sx = 0, sxx = 0;
 	uint64_t results = 0, marks = 0, tries = 0, colls = 0, msgs = 0, chunks = 0;
-	uint64_t byp = 0, ps_sends = 0;
+	uint64_t byp = 0, ps_sends = 0, retx = 0, tmo = 0, waste = 0, nw = 0;
 
 	r->exact = true;
 	for (uint32_t k = 0; k < L->c.jobs; k++) {
@@ -189,11 +223,16 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 			o->results += w->results;
 			o->marks += w->marks;
 			o->retx += w->retx;
+			o->timeouts += w->timeouts;
+			r->srtt_ms += w->srtt_us / 1e3;
+			nw++;
 			o->sent += w->sent;
 			o->bypassed += w->bypassed;
 		}
 		o->ps_msgs = lj->ps_msgs;
+		o->ps_waste = lj->ps_waste;
 		msgs += lj->ps_msgs;
+		waste += lj->ps_waste;
 		chunks += (uint64_t)lj->chunks * L->c.iters;
 		if (lj->ps) {
 			byp += o->bypassed;
@@ -220,9 +259,12 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 		}
 		results += o->results;
 		marks += o->marks;
+		retx += o->retx;
+		tmo += o->timeouts;
 		tries += o->tail_tries;
 		colls += o->tail_colls;
 		if (o->jct > 0) {
+			r->tput_sum += o->bytes / o->jct;
 			sx += o->bytes / o->jct;
 			sxx += (o->bytes / o->jct) * (o->bytes / o->jct);
 		}
@@ -232,11 +274,16 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 	r->jct_ina = r->n_ina ? r->jct_ina / r->n_ina : 0;
 	r->jct_ps = r->n_ps ? r->jct_ps / r->n_ps : 0;
 	r->mark_rate = results ? (double)marks / results : 0;
+	r->retx_rate = results ? (double)retx / results : 0;
+	r->srtt_ms = nw ? r->srtt_ms / nw : 0;
+	r->tmo_rate = results ? (double)tmo / results : 0;
 	r->coll_rate = tries ? (double)colls / tries : 0;
 	r->jain = sxx > 0 ? sx * sx / (L->c.jobs * sxx) : 0;
 	r->up = chunks ? (double)msgs / chunks : 0;
+	r->waste = chunks ? (double)waste / chunks : 0;
 	r->bypass = ps_sends ? (double)byp / ps_sends : 0;
 	r->cross_sent = sh->cross_sent;
+	tput_all(L, sh, t_go, r);
 }
 
 /* One byte from a process that is getting ready; '\0' when none comes in 60 s (it died). */
@@ -364,9 +411,10 @@ int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, 
 	struct ia_live_mixjob mix[IA_LIVE_MAX_JOBS];
 	json_object *job[IA_LIVE_MAX_JOBS] = { 0 };
 	struct mem_snap m0 = { 0 }, m1 = { 0 };
+	size_t per_w = (size_t)L->c.cmax * L->c.iters, tdlen;
 	struct live_shm *sh;
 	double cpu_other = 0;
-	uint64_t t_go = 0;
+	uint64_t t_go = 0, *td;
 	int ret = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -376,6 +424,13 @@ int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, 
 	if (sh == MAP_FAILED)
 		return ia_fail(err, errlen, -ENOMEM, "out of memory");
 	memset(sh, 0, sizeof(*sh));
+	/* Every worker's result times (live_w.t_done), shared with the workers. */
+	tdlen = L->c.jobs * IA_LIVE_MAX_W * per_w * sizeof(*td);
+	td = mmap(NULL, tdlen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (td == MAP_FAILED) {
+		munmap(sh, sizeof(*sh));
+		return ia_fail(err, errlen, -ENOMEM, "out of memory");
+	}
 	for (uint32_t k = 0; k < L->c.jobs && !ret; k++) {
 		struct live_j *lj = &sh->j[k];
 		json_object *j;
@@ -388,8 +443,10 @@ int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, 
 		lj->nworkers = json_object_array_length(ia_live_get(j, "workers"));
 		lj->chunks = mix[k].chunks;
 		lj->ps = !strcmp(json_object_get_string(ia_live_get(j, "class")), "ps");
-		for (uint32_t i = 0; i < lj->nworkers; i++)
+		for (uint32_t i = 0; i < lj->nworkers; i++) {
 			lj->w[i].t_end = ~0ull;
+			lj->w[i].t_done = td + (k * IA_LIVE_MAX_W + i) * per_w;
+		}
 		ret = expect(L, j, lj);
 	}
 	if (!ret) {
@@ -413,6 +470,7 @@ int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, 
 							sh->j[k].id));
 		json_object_put(job[k]);
 	}
+	munmap(td, tdlen);
 	munmap(sh, sizeof(*sh));
 	return ret;
 }
