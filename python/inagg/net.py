@@ -18,12 +18,16 @@ DEFAULT_SOCK = "/run/inagg/inaggd.sock"
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
+# As the C client (user/lib/ctl.h, IA_CTL_WAIT_MS): a request may wait on its routers.
+WAIT_S = int(os.environ.get("INAGG_CTL_TIMEOUT_MS") or 300000) / 1000
+
+
 def request(req, sock=None):
     """inaggd's answer to req (a dict); JobRefused when it says no or cannot be reached."""
     path = sock or DEFAULT_SOCK
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(10)
+            s.settimeout(WAIT_S)
             s.connect(path)
             s.sendall(json.dumps(req).encode() + b"\n")
             s.shutdown(socket.SHUT_WR)
@@ -32,7 +36,12 @@ def request(req, sock=None):
                 data += chunk
     except OSError as e:
         raise JobRefused(errno.ECONNREFUSED, f"cannot reach inaggd at {path}: {e}") from None
-    resp = json.loads(data)
+    try:
+        resp = json.loads(data)
+    except ValueError:
+        # A daemon that closed without answering (it exited meanwhile), not a JSON error.
+        raise JobRefused(errno.ECONNREFUSED,
+                         f"inaggd at {path}: no answer ({len(data)} bytes, not JSON)") from None
     if not resp.get("ok"):
         raise JobRefused(errno.ECONNREFUSED, f"inaggd: {resp.get('error', 'no reason given')}")
     return resp

@@ -235,6 +235,31 @@ def test_entry_points_fail_in_one_line():
             (mod, args, r.returncode, r.stderr)
 
 
+def test_request_without_an_answer():
+    # A daemon that accepts and closes without answering gave a JSONDecodeError.
+    import socket
+    from inagg import net
+    path = f"/tmp/inagg-py-close-{PID}.sock"
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(1)
+
+    def close_one():
+        c, _ = srv.accept()
+        while c.recv(65536):  # the whole request, then no answer
+            pass
+        c.close()
+    t = threading.Thread(target=close_one)
+    t.start()
+    try:
+        e = raises(inagg.JobRefused, net.request, {"cmd": "list"}, path)
+        assert "no answer" in str(e), e
+    finally:
+        t.join()
+        srv.close()
+        os.unlink(path)
+
+
 def test_library_exports_only_the_api():
     from inagg import _lib
     syms = subprocess.run(["nm", "-D", "--defined-only", _lib._find_library()],
@@ -249,4 +274,5 @@ sys.exit(run([test_frac_for_is_the_largest_safe_scale, test_unsafe_scales_refuse
               test_int32_and_int64_exact, test_hook_agrees_on_a_scale_and_resends_once,
               test_hook_refuses_non_finite_gradients, test_errors_as_exceptions,
               test_out_of_range_integers_refused, test_entry_points_fail_in_one_line,
+              test_request_without_an_answer,
               test_library_exports_only_the_api]))
