@@ -142,6 +142,13 @@ t "-W with a trailing comma" fails "-W: invalid list 's3=1,': an empty item$" \
 t "-W with a switch twice" fails "-W: switch 's3' given twice$" \
 	job submit -k 1 -W s3=1,s4=2,s3=2 -S "$tmp/none.sock"
 
+# Job id 0 is reserved: inaggd never gives it and libinagg.so refuses it; the
+# worker and PS commands took it and ran.
+t "worker -J 0 refused" fails "-J: invalid value '0': need an integer in 1\.\.4294967295$" \
+	worker run -J 0 -i 1 -p 127.0.0.1 -e 4 --cc fixed --class ina --retries 1
+t "ps -J 0 refused" fails "-J: invalid value '0': need an integer in 1\.\.4294967295$" \
+	ps run -J 0 --nworkers 1 -e 4 -u
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

@@ -14,8 +14,9 @@
 
 /* Options worker and ps share, the same in both by construction. */
 #define HOST_MAX_ELEMS ((uint64_t)IA_HOST_MAX_CHUNKS * IA_MAX_ELEMS)
+/* Job id 0 is reserved (inagg/netlink.h), as libinagg.so's API refuses it. */
 #define HOST_OPT_JOB(T, f) \
-	OPT_INT('J', "job", "ID", T, f, 0, UINT32_MAX, OPT_REQUIRED, "job id")
+	OPT_INT('J', "job", "ID", T, f, 1, UINT32_MAX, OPT_REQUIRED, "job id")
 #define HOST_OPT_ADDR(T, f) \
 	OPT_ADDR('A', "addr", "ADDR", T, f, 0, "own IPv4 address to bind (default: any)")
 #define HOST_OPT_CHUNK(T, f) \
