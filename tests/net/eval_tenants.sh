@@ -42,6 +42,7 @@ keys = ["tput", "vs_netpack_atp", "vs_netpack_a2tp", "tput_all", "all_vs_netpack
         "jct_ina_ms", "jct_ps_ms", "util", "mark_rate", "coll_rate", "jain", "lends", "lent",
         "up", "bypass", "retx", "timeouts", "waste", "srtt_ms", "cpu_other"]
 assert len(d["points"]) == 1, len(d["points"])
+assert d["timeout_ms"] == 50, d["timeout_ms"]	# the workers' timer floor (IA_LIVE_TIMEOUT_MS)
 p = d["points"][0]
 assert p["ina"] >= 1 and p["ps"] >= 1, (p["ina"], p["ps"])
 assert [s["scheme"] for s in p["schemes"]] == want

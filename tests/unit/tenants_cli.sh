@@ -47,4 +47,10 @@ bad_mix() {
 }
 t "eval tenants (live) refuses a bad --mix" bad_mix
 
+# The workers' timer floor: 1 ms at least (0 would be the library's 2 ms floor, silently).
+bad_timeout() {
+	! "$INAGG" eval tenants --quick --timeout-ms 0 2>"$tmp/e" && grep -q -- '--timeout-ms' "$tmp/e"
+}
+t "eval tenants (live) refuses --timeout-ms 0" bad_timeout
+
 finish
