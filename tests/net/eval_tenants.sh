@@ -40,7 +40,8 @@ want = ["netpack-atp", "netpack-a2tp", "flexina", "ht-atp", "flexina-notail"]
 keys = ["tput", "vs_netpack_atp", "vs_netpack_a2tp", "tput_all", "all_vs_netpack_atp",
         "all_vs_netpack_a2tp", "tput_sum", "sum_vs_netpack_atp", "sum_vs_netpack_a2tp",
         "jct_ina_ms", "jct_ps_ms", "util", "mark_rate", "coll_rate", "jain", "lends", "lent",
-        "up", "bypass", "retx", "timeouts", "waste", "srtt_ms", "cpu_other"]
+        "up", "bypass", "retx", "timeouts", "waste", "srtt_ms", "cpu_other",
+        "window_reports"]
 assert len(d["points"]) == 1, len(d["points"])
 assert d["timeout_ms"] == 50, d["timeout_ms"]	# the workers' timer floor (IA_LIVE_TIMEOUT_MS)
 p = d["points"][0]
@@ -58,6 +59,8 @@ for s in p["schemes"]:
     assert s["timeouts"] <= s["retx"], s["scheme"]
     assert 0 < s["jain"] <= 1, s["scheme"]
     assert s["cpu_other_max"] <= 1, s["scheme"]
+    # The INA jobs' workers report their windows to inaggd themselves, in every run.
+    assert s["window_reports_min"] > 0, (s["scheme"], "no window report")
     # Each round's figures, in round order.
     for k in ("tput", "vs_netpack_atp", "vs_netpack_a2tp", "tput_all", "all_vs_netpack_atp",
               "all_vs_netpack_a2tp", "tput_sum", "sum_vs_netpack_atp", "sum_vs_netpack_a2tp"):

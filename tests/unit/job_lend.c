@@ -361,9 +361,23 @@ static uint32_t senders(FIXTURE_DATA(lend) *self, uint32_t *nrep)
 	return ia_lender_window(&self->L, &self->j, nrep);
 }
 
+/* n samples at s1: 0 or the first error. */
+static int sample_n(FIXTURE_DATA(lend) *self, int n)
+{
+	int ret = 0;
+
+	for (int i = 0; i < n && !ret; i++)
+		ret = ia_lender_sample(&self->L, &self->j, 1, 0);
+	return ret;
+}
+
+#define samples(self, n) ASSERT_EQ(0, sample_n(self, n))
+
 /*
  * Every worker's latest report counts and the largest wins; a worker's run
- * end (window 0) removes its own; with none left, the worker window.
+ * end (window 0) says it keeps nothing in flight; when every reporting
+ * worker's run ended, the window is 0; with no report at all (none yet, or
+ * all expired), the worker window.
  */
 TEST_F(lend, window_is_the_largest_report)
 {
@@ -386,13 +400,19 @@ TEST_F(lend, window_is_the_largest_report)
 	EXPECT_EQ(3u, n);
 	ASSERT_EQ(0, rep(self, 1, 0));
 	EXPECT_EQ(6u, senders(self, &n));
-	EXPECT_EQ(2u, n);
+	EXPECT_EQ(3u, n);
 	ASSERT_EQ(0, rep(self, 2, 0));
 	ASSERT_EQ(0, rep(self, 3, 0));
+	EXPECT_EQ(0u, senders(self, &n));
+	EXPECT_EQ(3u, n);
+	EXPECT_EQ(7u, ia_lender_reports(&self->L, 1));
+	/* A next run's first report. */
+	ASSERT_EQ(0, rep(self, 2, 32));
+	EXPECT_EQ(32u, senders(self, &n));
+	/* Forgotten, every report: nobody says, the worker window. */
+	self->f.now += IA_LEND_REPORT_TTL_MS + 1;
 	EXPECT_EQ(64u, senders(self, &n));
 	EXPECT_EQ(0u, n);
-	/* An end without a report before it is no error. */
-	EXPECT_EQ(0, rep(self, 2, 0));
 	/* The job's own report (an operator's) is one more: the largest still wins. */
 	self->j.live_window = 16;
 	EXPECT_EQ(16u, senders(self, NULL));
@@ -400,6 +420,26 @@ TEST_F(lend, window_is_the_largest_report)
 	EXPECT_EQ(40u, senders(self, NULL));
 	ASSERT_EQ(0, rep(self, 1, 2));
 	EXPECT_EQ(16u, senders(self, NULL));
+	ASSERT_EQ(0, rep(self, 1, 0));
+	EXPECT_EQ(16u, senders(self, NULL));
+}
+
+/*
+ * A job whose reporting workers' runs all ended lends all but its margin
+ * (and what is open) after hold samples; expired, those reports no longer
+ * say so and the worker window comes back at the next sample.
+ */
+TEST_F(lend, ended_runs_lend_the_head)
+{
+	ASSERT_EQ(0, rep(self, 1, 8));
+	ASSERT_EQ(0, rep(self, 2, 8));
+	ASSERT_EQ(0, rep(self, 1, 0));
+	ASSERT_EQ(0, rep(self, 2, 0));
+	samples(self, 5);
+	EXPECT_EQ(112u, self->f.lent[1][1]);
+	self->f.now += IA_LEND_REPORT_TTL_MS + 1;
+	samples(self, 1);
+	EXPECT_EQ(48u, self->f.lent[1][1]);
 }
 
 /* A report counts IA_LEND_REPORT_TTL_MS after it arrived; the same again renews it. */
@@ -445,6 +485,7 @@ TEST_F(lend, bad_reports_refused)
 	EXPECT_EQ(-ENOENT, rep(self, 4, 0));
 	EXPECT_EQ(8u, senders(self, &n));
 	EXPECT_EQ(1u, n);
+	EXPECT_EQ(3u, ia_lender_reports(&self->L, 1));	/* the refused ones not counted */
 	self->j.class = IA_JOB_PS;
 	EXPECT_EQ(-EINVAL, rep(self, 2, 8));
 	EXPECT_NE(NULL, strstr(self->err, "only an INA job has a head to lend"))
@@ -454,17 +495,6 @@ TEST_F(lend, bad_reports_refused)
 	EXPECT_EQ(1u, n);
 }
 
-/* n samples at s1: 0 or the first error. */
-static int sample_n(FIXTURE_DATA(lend) *self, int n)
-{
-	int ret = 0;
-
-	for (int i = 0; i < n && !ret; i++)
-		ret = ia_lender_sample(&self->L, &self->j, 1, 0);
-	return ret;
-}
-
-#define samples(self, n) ASSERT_EQ(0, sample_n(self, n))
 
 /*
  * The lends follow the largest window: two workers at 8 and 16 lend what 16

@@ -30,13 +30,13 @@
  */
 enum { M_TPUT, M_RATIO, M_RATIO2, M_TALL, M_RALL, M_RALL2, M_TSUM, M_RSUM, M_RSUM2, M_JCT_INA,
        M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M_LENDS, M_LENT, M_UP, M_BYPASS, M_RETX, M_TMO,
-       M_WASTE, M_SRTT, M_OTHER, M__N };
+       M_WASTE, M_SRTT, M_OTHER, M_REPORTS, M__N };
 
 static const char *const m_key[M__N] = {
 	"tput", "vs_netpack_atp", "vs_netpack_a2tp", "tput_all", "all_vs_netpack_atp",
 	"all_vs_netpack_a2tp", "tput_sum", "sum_vs_netpack_atp", "sum_vs_netpack_a2tp",
 	"jct_ina_ms", "jct_ps_ms", "util", "mark_rate", "coll_rate", "jain", "lends", "lent", "up",
-	"bypass", "retx", "timeouts", "waste", "srtt_ms", "cpu_other",
+	"bypass", "retx", "timeouts", "waste", "srtt_ms", "cpu_other", "window_reports",
 };
 
 /* The text table's format of each figure (throughputs are in bytes/s, shown in MB/s). */
@@ -46,7 +46,7 @@ static const char *const m_fmt[M__N] = {
 	[M_UTIL] = " %5.3f", [M_MARK] = " %5.3f", [M_COLL] = " %5.3f", [M_JAIN] = " %5.3f",
 	[M_LENDS] = " %5.0f", [M_LENT] = " %5.1f", [M_UP] = " %5.2f", [M_BYPASS] = " %5.3f",
 	[M_RETX] = " %5.2f", [M_TMO] = " %5.2f", [M_WASTE] = " %5.2f",
-	[M_SRTT] = " %5.1f", [M_OTHER] = " %5.3f",
+	[M_SRTT] = " %5.1f", [M_OTHER] = " %5.3f",	/* M_REPORTS: JSON only */
 };
 
 struct point {
@@ -377,6 +377,7 @@ static int run_round(struct ia_live *L, const struct tenants_args *a, int k, str
 		f->v[s][M_UP][k] = r.up;
 		f->v[s][M_BYPASS][k] = r.bypass;
 		f->v[s][M_OTHER][k] = r.cpu_other;
+		f->v[s][M_REPORTS][k] = r.reports;
 		f->exact[s] += r.exact;
 		for (uint32_t j = 0; j < a->lc.jobs; j++) {
 			f->jt[s][j][k] = r.job[j].jct > 0 ? r.job[j].bytes / r.job[j].jct / 1e6 : 0;

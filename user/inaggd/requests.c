@@ -246,7 +246,7 @@ static json_object *do_end(struct daemon *d, json_object *req)
  * The window an INA job's senders use now (chunks in flight), as their
  * congestion control reports it: what its lends follow (docs/cc.md "Window
  * reports"). With "worker" (its sender id), that worker's: each worker's
- * latest counts for a while, 0 removes it (its run ended). Without, the
+ * latest counts for a while, 0 when its run ended. Without, the
  * job's own (an operator's; 0: none). The lender follows the largest.
  */
 static json_object *do_window(struct daemon *d, json_object *req)
@@ -456,6 +456,9 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 	tail = json_object_new_object();
 	mem_tail_counters(&total, tail);
 	json_object_object_add(reply, "tail", tail);
+	/* Its workers' window reports accepted so far (docs/cc.md "Window reports"). */
+	json_object_object_add(reply, "window_reports",
+			       json_object_new_int64(ia_lender_reports(&d->lend, j->id)));
 	json_object_object_add(reply, "memory", mem_json(d, ia_ctl_int(req, "history", 0)));
 	free(c);
 	return reply;

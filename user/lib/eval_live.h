@@ -72,6 +72,7 @@ struct ia_live_job {
 	uint64_t sent, bypassed;	/* workers' sends; first sends past switch memory */
 	uint64_t ps_msgs;	/* messages its PS accepted (contributions, aggregates) */
 	uint64_t ps_waste;	/* messages its PS got in vain (a sender again, a chunk done) */
+	uint64_t reports;	/* INA: its workers' window reports the daemon accepted */
 	char err[128];		/* the first failure */
 };
 
@@ -100,6 +101,7 @@ struct ia_live_res {
 	uint64_t lent_slots;	/* slots those lends lent, summed */
 	double lent_mean;	/* head slots lent per INA job, mean over the daemon's samples */
 	double cpu_other;	/* share of the host's CPU other work took during the run */
+	double reports;		/* the INA jobs' workers' window reports the daemon accepted */
 	struct ia_live_job job[IA_LIVE_MAX_JOBS];
 };
 

@@ -141,8 +141,9 @@ static void worker_main(struct ia_live *L, json_object *job, int i, const struct
 		.job = lj->id, .id = json_object_get_int64(ia_live_get(w, "id")),
 		.nworkers = lj->nworkers,
 		.window = json_object_get_int64(ia_live_get(job, "worker_window")),
-		.window_now = &lj->w[i].window,
 		.timeout_ms = L->c.timeout_ms,
+		/* An INA job's workers report their windows; its head lends by the largest. */
+		.report_sock = lj->ps ? NULL : L->sock,
 	};
 	int32_t *vec = malloc(L->c.iters * n * sizeof(*vec)), *out = malloc(n * sizeof(*out));
 	char c;

@@ -17,7 +17,6 @@ struct live_w {
 	uint64_t results, marks, retx, timeouts, sent, bypassed;
 	uint32_t srtt_us;	/* smoothed round trip at the end of its last iteration */
 	uint64_t *t_done;	/* per chunk of every iteration, when its result came (shared) */
-	volatile uint32_t window;	/* its link window now (ia_worker_cfg.window_now) */
 	uint64_t expect[IA_LIVE_MAX_ITERS];	/* the sum's checksum, per iteration */
 	char err[128];
 };

@@ -245,6 +245,9 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 			o->tail_colls = num(st, "tail.tail_collisions");
 			o->tail_tries = num(st, "tail.tail_claims") + num(st, "tail.tail_hits") +
 					o->tail_colls;
+		} else if (st) {
+			o->reports = num(st, "window_reports");
+			r->reports += o->reports;
 		}
 		json_object_put(st);
 		r->exact &= o->exact;
@@ -297,44 +300,6 @@ static char ready_byte(int fd)
 	return c;
 }
 
-/* An INA job's window reports: at most one per job per REPORT_NS, only on a change. */
-#define REPORT_NS	20000000ull	/* inaggd's sampler period in this experiment (-m 20) */
-
-struct report {
-	uint32_t last;		/* the window last reported (0: none yet) */
-	uint64_t at;
-};
-
-/*
- * What an INA job's senders keep in flight now: the largest link window of
- * its workers still running, reported to inaggd, whose lends follow it
- * (docs/memory.md). Not the host library's reports (host_report.h, the
- * first worker's window): no worker knows the others' windows, this
- * process does, and the runs with the first worker's reports were slower
- * for the head/tail schemes (docs/cc.md "Window reports").
- */
-static void report_windows(struct ia_live *L, struct live_shm *sh, struct report *rep)
-{
-	uint64_t now = ia_live_now_ns();
-
-	for (uint32_t k = 0; k < L->c.jobs; k++) {
-		struct live_j *lj = &sh->j[k];
-		uint32_t w = 0;
-
-		if (lj->ps || now - rep[k].at < REPORT_NS)
-			continue;
-		for (uint32_t i = 0; i < lj->nworkers; i++)
-			if (lj->w[i].t_end == ~0ull && lj->w[i].window > w)
-				w = lj->w[i].window;
-		if (!w || w == rep[k].last)
-			continue;
-		json_object_put(ia_live_request(L, NULL, 0, "{\"cmd\": \"window\", \"job\": %u,"
-						" \"window\": %u}", lj->id, w));
-		rep[k].last = w;
-		rep[k].at = now;
-	}
-}
-
 /* Starts every endpoint, releases the workers at once, waits for them; the start time. */
 static int run_endpoints(struct ia_live *L, enum ia_sim_scheme s, json_object **job,
 			 const struct ia_live_mixjob *mix, struct live_shm *sh, struct mem_snap *m0,
@@ -343,7 +308,6 @@ static int run_endpoints(struct ia_live *L, enum ia_sim_scheme s, json_object **
 	struct ia_live_cpu c0, c1;
 	pid_t ps[IA_LIVE_MAX_JOBS] = { 0 }, wk[IA_LIVE_MAX_JOBS * IA_LIVE_MAX_W];
 	int ready[2], go[2], nw = 0, ret = 0, ex = 0;
-	struct report rep[IA_LIVE_MAX_JOBS] = { 0 };
 	pid_t cross = 0;
 
 	if (pipe(ready) || pipe(go))
@@ -380,17 +344,10 @@ static int run_endpoints(struct ia_live *L, enum ia_sim_scheme s, json_object **
 	 */
 	if (!ret && L->c.cross > 0)
 		cross = ia_live_cross_start(L, &sh->cross_sent);
-	/* Until every worker is done, the INA jobs' windows go to inaggd. */
-	for (int left = ex; left > 0;) {
-		for (int i = 0; i < nw; i++)
-			if (wk[i] > 0 && waitpid(wk[i], NULL, WNOHANG) == wk[i]) {
-				wk[i] = 0;
-				left--;
-			}
-		if (!ret)
-			report_windows(L, sh, rep);
-		usleep(2000);
-	}
+	/* The INA jobs' workers report their windows to inaggd themselves (host_report.h). */
+	for (int i = 0; i < nw; i++)
+		if (wk[i] > 0)
+			waitpid(wk[i], NULL, 0);
 	ia_live_cross_stop(cross);
 	/* The CPU others took meanwhile (the cross traffic was ours: waited for by its stop). */
 	ia_live_cpu_snap(L, &c1);

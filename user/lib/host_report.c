@@ -117,9 +117,8 @@ static void *reporter(void *arg)
 	}
 	pthread_mutex_unlock(&r->mu);
 	/*
-	 * The run ended: its report removed (window 0), so that the daemon
-	 * lends by the workers still running. Also after a report it may have
-	 * got late.
+	 * The run ended: window 0, nothing in flight (the daemon lends by the
+	 * workers still running). Also after a report it may have got late.
 	 */
 	if (!r->ret && (r->last || r->timeouts)) {
 		int ret = report(r, 0);

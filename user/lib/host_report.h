@@ -6,7 +6,7 @@
  * id as "worker") whenever it changed, at most once per IA_HOST_REPORT_MS,
  * the same again after IA_HOST_REPORT_REFRESH_MS without a change (the
  * daemon forgets a report IA_LEND_REPORT_TTL_MS old), and window 0 when the
- * run ends (its report removed). The daemon keeps every worker's latest and
+ * run ends (nothing in flight). The daemon keeps every worker's latest and
  * lends by the largest, so the job's head lends what no worker's window
  * uses and takes it back as one grows. The worker's loop only stores the
  * window; the daemon's round trip never delays a send. Internal to the host

@@ -202,15 +202,10 @@ int ia_lender_report(struct ia_lender *L, const struct ia_job *j, uint32_t worke
 	if (!worker_of(L->t, j, worker))
 		return ia_fail(why, whylen, -ENOENT, "worker %u is not one of job %u's", worker,
 			       j->id);
-	lj = job_of(L, j->id, window > 0);
+	/* 0 too: its run ended, it keeps nothing in flight until its next run reports. */
+	lj = job_of(L, j->id, true);
 	for (i = 0; lj && i < lj->nrep && lj->rep[i].worker != worker; i++)
 		;
-	if (!window) {
-		/* Its run ended: what it keeps in flight bounds nothing any more. */
-		if (lj && i < lj->nrep)
-			lj->rep[i] = lj->rep[--lj->nrep];
-		return 0;
-	}
 	if (!lj)
 		return ia_fail(why, whylen, -ENOMEM, "out of memory");
 	if (i == lj->nrep) {
@@ -222,6 +217,15 @@ int ia_lender_report(struct ia_lender *L, const struct ia_job *j, uint32_t worke
 	}
 	lj->rep[i] = (struct ia_lend_report){ .worker = worker, .window = window,
 					      .at_ms = now_ms(L) };
+	lj->nreports++;
+	return 0;
+}
+
+uint64_t ia_lender_reports(const struct ia_lender *L, uint32_t id)
+{
+	for (int i = 0; i < IA_MAX_JOBS; i++)
+		if (L->jobs[i].id == id)
+			return L->jobs[i].nreports;
 	return 0;
 }
 
@@ -230,6 +234,7 @@ uint32_t ia_lender_window(struct ia_lender *L, const struct ia_job *j, uint32_t 
 	uint32_t wmax = ia_job_worker_window(j->window), w = j->live_window;
 	struct ia_lend_job *lj = job_of(L, j->id, false);
 	uint64_t now = now_ms(L);
+	bool told;
 
 	for (uint32_t i = 0; lj && i < lj->nrep;) {
 		/* Stale: its worker died or lost the daemon (a live one refreshes it). */
@@ -243,7 +248,9 @@ uint32_t ia_lender_window(struct ia_lender *L, const struct ia_job *j, uint32_t 
 	}
 	if (nrep)
 		*nrep = lj ? lj->nrep : 0;
-	return w && w < wmax ? w : wmax;
+	/* Nobody said: the worker window. Workers whose runs all ended: nothing in flight. */
+	told = j->live_window || (lj && lj->nrep);
+	return told && w < wmax ? w : wmax;
 }
 
 int ia_lender_sample(struct ia_lender *L, const struct ia_job *j, int v, uint32_t open)

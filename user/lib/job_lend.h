@@ -87,6 +87,7 @@ struct ia_lend_job {
 	struct ia_lend_state *sw;	/* per switch */
 	struct ia_lend_report *rep;	/* its workers' reports, nrep of them */
 	uint32_t nrep;
+	uint64_t nreports;		/* workers' reports accepted so far */
 };
 
 struct ia_lender {
@@ -104,19 +105,21 @@ int ia_lender_init(struct ia_lender *L, const struct ia_topo *t, const struct ia
 void ia_lender_free(struct ia_lender *L);
 /*
  * Worker `worker` (its sender id) of INA job j keeps window chunks in
- * flight now; 0: its run ended, its report is removed. Each worker's latest
- * report counts until IA_LEND_REPORT_TTL_MS after it arrived. Refused (why
- * says so, nothing changes): -EINVAL for a job that is not INA or a window
- * above its worker window, -ENOENT for a worker that is not one of j's.
+ * flight now; 0: its run ended (nothing in flight until its next run
+ * reports). Each worker's latest report counts until IA_LEND_REPORT_TTL_MS
+ * after it arrived. Refused (why says so, nothing changes): -EINVAL for a
+ * job that is not INA or a window above its worker window, -ENOENT for a
+ * worker that is not one of j's.
  */
 int ia_lender_report(struct ia_lender *L, const struct ia_job *j, uint32_t worker,
 		     uint32_t window, char *why, size_t whylen);
 /*
  * The window j's senders keep in flight now, which its lends follow: the
  * largest of j->live_window (the job's own report, e.g. an operator's; 0:
- * none) and its workers' live reports (expired ones are dropped), the
- * worker window when there is none, never above it. *nrep (optional): the
- * workers' live reports.
+ * none) and its workers' live reports (expired ones are dropped; 0 when
+ * every reporting worker's run ended), the worker window when there is no
+ * report at all, never above it. *nrep (optional): the workers' live
+ * reports.
  */
 uint32_t ia_lender_window(struct ia_lender *L, const struct ia_job *j, uint32_t *nrep);
 /*
@@ -136,6 +139,8 @@ int ia_lender_publish(struct ia_lender *L);
 void ia_lender_forget(struct ia_lender *L, uint32_t id);
 /* Reclaims everything job id lends anywhere (before a job is reconfigured or ended). */
 int ia_lender_reclaim_all(struct ia_lender *L, uint32_t id);
+/* Workers' window reports of job id accepted so far. */
+uint64_t ia_lender_reports(const struct ia_lender *L, uint32_t id);
 /* What job id lends at switch v now, and its state (NULL if none). */
 const struct ia_lend_state *ia_lender_state(const struct ia_lender *L, uint32_t id, int v);
 /* Head slots lent at switch v, every job's. */
