@@ -50,6 +50,32 @@ TEST(parse_is_strict_and_utf8)
 	json_object_put(o);
 }
 
+/* json-c keeps the last of two equal keys: {"cmd":"list","cmd":"show"} would run show. */
+TEST(duplicate_keys_refused)
+{
+	static const char *const bad[] = {
+		"{\"cmd\": \"list\", \"cmd\": \"show\"}",
+		"{\"cmd\": \"list\", \"c\\u006dd\": \"show\"}",
+		"{\"k\": 1, \"workers\": {\"r0\": 1, \"r1\": 2, \"r0\": 3}}",
+		"{\"a\\u0000\": 1, \"a\\u0000\": 2}",
+		"{\"a\": [1, {\"x\": 1, \"x\": 2}]}",
+	};
+	static const char ok[] = "{\"cmd\": \"list\", \"workers\": {\"cmd\": 1}, "
+				 "\"a\": [{\"x\": 1}, {\"x\": 2}], \"c\\u006d\": 1, \"a\\u0000\": 1}";
+	char err[IA_ERRLEN];
+	json_object *o;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EBADMSG, ia_ctl_parse(bad[i], strlen(bad[i]), &o, err, sizeof(err)))
+			TH_LOG("accepted: %s", bad[i]);
+		EXPECT_EQ(NULL, o);
+		EXPECT_NE(NULL, strstr(err, "given twice")) TH_LOG("%s", err);
+	}
+	EXPECT_EQ(0, strcmp(err, "request: key 'x' given twice")) TH_LOG("%s", err);
+	ASSERT_EQ(0, ia_ctl_parse(ok, strlen(ok), &o, err, sizeof(err))) TH_LOG("%s", err);
+	json_object_put(o);
+}
+
 TEST(utf8_cleaned_for_replies)
 {
 	char s[] = "a\xff b\xc3\xa9 \xed\xa0\x80 \xe2\x82";

@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
 #include "err.h"
+#include "jsonread.h"	/* IA_JSON_DEPTH_MAX */
 
 /* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, surrogates, > U+10FFFF), or 0. */
 static size_t utf8_seq(const unsigned char *s, size_t len)
@@ -59,10 +61,145 @@ void ia_ctl_utf8_clean(char *s)
 	}
 }
 
+/*
+ * json-c keeps the last of two equal keys, so {"cmd":"list","cmd":"show"}
+ * would run show: the text (already valid JSON) is walked once more for
+ * keys given twice, in every object at any depth. Requests are small, so
+ * keys are compared pairwise; keys with escapes are decoded by json-c.
+ */
+struct dup_key {
+	const char *s;
+	size_t len;
+	char *own;	/* the decoded copy of a key with escapes */
+};
+
+static const char *dup_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* Past the string at p ('"'). */
+static const char *dup_string(const char *p, const char *end)
+{
+	for (p++; p < end && *p != '"'; p++)
+		if (*p == '\\')
+			p++;
+	return p < end ? p + 1 : end;
+}
+
+/* The key from p to q (quotes included), as its bytes. */
+static int dup_key_of(const char *p, const char *q, struct dup_key *k)
+{
+	struct json_tokener *tok;
+	json_object *o;
+
+	*k = (struct dup_key){ .s = p + 1, .len = (size_t)(q - p - 2) };
+	if (!memchr(p, '\\', q - p))
+		return 0;
+	tok = json_tokener_new();
+	if (!tok)
+		return -ENOMEM;
+	o = json_tokener_parse_ex(tok, p, q - p);
+	json_tokener_free(tok);
+	if (!o)
+		return -ENOMEM;
+	k->len = json_object_get_string_len(o);
+	k->own = malloc(k->len + 1);
+	if (k->own)
+		memcpy(k->own, json_object_get_string(o), k->len);
+	json_object_put(o);
+	k->s = k->own;
+	return k->own ? 0 : -ENOMEM;
+}
+
+static const char *dup_value(const char *p, const char *end, int depth, int *ret, char *err,
+			     size_t errlen);
+
+static const char *dup_object(const char *p, const char *end, int depth, int *ret, char *err,
+			      size_t errlen)
+{
+	struct dup_key *keys = NULL, *k;
+	size_t n = 0, cap = 0;
+	const char *q;
+
+	for (p = dup_ws(p + 1, end); !*ret && p < end && *p == '"'; p = dup_ws(p, end)) {
+		q = dup_string(p, end);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			k = realloc(keys, cap * sizeof(*k));
+			if (!k) {
+				*ret = ia_fail(err, errlen, -ENOMEM, "request: out of memory");
+				break;
+			}
+			keys = k;
+		}
+		k = &keys[n++];
+		if (dup_key_of(p, q, k)) {
+			*ret = ia_fail(err, errlen, -ENOMEM, "request: out of memory");
+			break;
+		}
+		for (size_t i = 0; i + 1 < n; i++) {
+			if (keys[i].len != k->len || memcmp(keys[i].s, k->s, k->len))
+				continue;
+			/* Valid UTF-8 (checked first), cut to 32 bytes; a NUL cuts it too. */
+			*ret = ia_fail(err, errlen, -EBADMSG, "request: key '%.*s' given twice",
+				       (int)(k->len < 32 ? k->len : 32), k->s);
+			break;
+		}
+		if (*ret)
+			break;
+		p = dup_ws(dup_ws(q, end) + 1, end);	/* past ':' */
+		p = dup_ws(dup_value(p, end, depth + 1, ret, err, errlen), end);
+		if (p < end && *p == ',')
+			p++;
+	}
+	while (n--)
+		free(keys[n].own);
+	free(keys);
+	return p < end ? p + 1 : end;	/* past '}' */
+}
+
+static const char *dup_value(const char *p, const char *end, int depth, int *ret, char *err,
+			     size_t errlen)
+{
+	if (depth > IA_JSON_DEPTH_MAX) {
+		*ret = ia_fail(err, errlen, -EBADMSG, "request: nested too deep");
+		return end;
+	}
+	if (p >= end)
+		return end;
+	if (*p == '{')
+		return dup_object(p, end, depth, ret, err, errlen);
+	if (*p == '"')
+		return dup_string(p, end);
+	if (*p == '[') {
+		for (p = dup_ws(p + 1, end); !*ret && p < end && *p != ']';) {
+			p = dup_ws(dup_value(p, end, depth + 1, ret, err, errlen), end);
+			if (p < end && *p == ',')
+				p = dup_ws(p + 1, end);
+		}
+		return p < end ? p + 1 : end;
+	}
+	while (p < end && !strchr(",]} \t\r\n", *p))
+		p++;
+	return p;
+}
+
+static int dup_keys(const char *buf, size_t len, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	dup_value(dup_ws(buf, buf + len), buf + len, 0, &ret, err, errlen);
+	return ret;
+}
+
 int ia_ctl_parse(const char *buf, size_t len, json_object **msg, char *err, size_t errlen)
 {
 	struct json_tokener *tok;
 	enum json_tokener_error e;
+	int ret;
 
 	*msg = NULL;
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\r'))
@@ -93,6 +230,12 @@ int ia_ctl_parse(const char *buf, size_t len, json_object **msg, char *err, size
 		json_object_put(*msg);
 		*msg = NULL;
 		return ia_fail(err, errlen, -EBADMSG, "request: need a JSON object");
+	}
+	ret = dup_keys(buf, len, err, errlen);
+	if (ret) {
+		json_object_put(*msg);
+		*msg = NULL;
+		return ret;
 	}
 	return 0;
 }
