@@ -149,6 +149,16 @@ t "worker -J 0 refused" fails "-J: invalid value '0': need an integer in 1\.\.42
 t "ps -J 0 refused" fails "-J: invalid value '0': need an integer in 1\.\.4294967295$" \
 	ps run -J 0 --nworkers 1 -e 4 -u
 
+# A sender id twice in -M counted its workers twice; in --expect, its vector.
+t "ps -M with an id twice" fails "-M: id 2 given twice$" \
+	ps run -J 1 --nworkers 4 -e 4 -u -M 0-3,2
+t "ps -M with an id twice, other nworkers" fails "-M: id 5 given twice$" \
+	ps run -J 1 --nworkers 4 -e 4 -u -M 5:2,5:3
+t "ps --expect with a seed twice" fails "--expect: id 1 given twice$" \
+	ps run -J 1 --nworkers 2 -e 4 -u --expect 1,1
+t "ps -M and --expect without repeats pass" fails 'none/sum.txt: No such file or directory$' \
+	ps run -J 1 --nworkers 6 -e 4 -u -M 0-3,7:2 --expect 0-3,7 -o "$tmp/none/sum.txt"
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

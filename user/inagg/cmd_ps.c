@@ -27,15 +27,43 @@ static const struct ps_args ps_defaults = {
 	.frac = -1,
 };
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether m[0..n) has an id twice (*dup then), or -ENOMEM. */
+static int dup_sender(const struct ia_sender *m, uint32_t n, uint32_t *dup)
+{
+	uint32_t *id = malloc(n * sizeof(*id));
+	int found = 0;
+
+	if (!id)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		id[i] = m[i].id;
+	qsort(id, n, sizeof(*id), cmp_u32);
+	for (uint32_t i = 1; i < n && !found; i++)
+		if (id[i] == id[i - 1]) {
+			*dup = id[i];
+			found = 1;
+		}
+	free(id);
+	return found;
+}
+
 /* Parses "0-3,7:2": ranges of workers (nworkers 1) or ID:NWORKERS. */
 static int parse_members(const char *opt, const char *s, struct ia_sender **out,
 			 uint32_t *count)
 {
 	struct ia_sender *m = NULL, *nm;
 	unsigned long long a, b, k;
-	uint32_t n = 0, cap = 0;
+	uint32_t n = 0, cap = 0, dup;
 	const char *p = s;
 	char *end;
+	int ret;
 
 	while (*p) {
 		errno = 0;
@@ -73,6 +101,12 @@ static int parse_members(const char *opt, const char *s, struct ia_sender **out,
 	}
 	if (!n)
 		goto bad;
+	ret = dup_sender(m, n, &dup);
+	if (ret) {
+		free(m);
+		/* One id twice would count its workers twice, or expect its vector twice. */
+		return ret < 0 ? out_err("out of memory") : out_err("%s: id %u given twice", opt, dup);
+	}
 	*out = m;
 	*count = n;
 	return 0;
