@@ -273,6 +273,20 @@ eval_plot() {
 	fi
 }
 t "eval: --plot writes data, script and PNGs" eval_plot
+# gnuplot ran as "cd 'DIR' && gnuplot plots.gp" in a shell: a quote in DIR ended
+# the name and the rest ran as commands. A fake gnuplot says where it ran.
+eval_plot_quote() {
+	local dir="$tmp/it's; touch ran; 'x" bin=$tmp/bin inagg
+	inagg=$(cd "$(dirname "$INAGG")" && pwd)/inagg
+	mkdir -p "$bin" &&
+	printf '#!/bin/sh\npwd >"%s/gp-where"; echo "$@" >>"%s/gp-where"\n' "$tmp" "$tmp" \
+		>"$bin/gnuplot" && chmod +x "$bin/gnuplot" &&
+	(cd "$tmp" && PATH=$bin:$PATH "$inagg" eval fig4 $EVAL --plot "$dir" >/dev/null 2>"$tmp/perr") &&
+	[ ! -e "$tmp/ran" ] && [ -s "$dir/plots.gp" ] &&
+	[ "$(cat "$tmp/gp-where")" = "$(cd "$dir" && pwd -P)
+plots.gp" ]
+}
+t "eval: --plot DIR with a quote runs gnuplot in DIR, no shell" eval_plot_quote
 t "eval: unknown figure fails" bash -c "! '$INAGG' eval fig9 2>/dev/null"
 
 finish

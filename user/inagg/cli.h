@@ -87,6 +87,9 @@ int close_out(FILE *f, const char *path);
 /* libbpf's messages on stderr only with -v. */
 void quiet_libbpf(void);
 
+/* Runs "PROG ARG" in folder DIR, without a shell: 0 if it exited 0, else a negative errno. */
+int run_in(const char *dir, const char *prog, const char *arg);
+
 /* Monotonic seconds, for timing and progress. */
 double now_seconds(void);
 

@@ -261,7 +261,7 @@ static int write_plots(const char *dir, int figs, const struct ia_eval_opts *o,
 		       double (*kres)[IA_EVAL_NMETRIC], double (*wres)[IA_EVAL_NMETRIC],
 		       double (*cres)[IA_EVAL_NMETRIC])
 {
-	char name[64], title[128], cmd[PATH_MAX + 64];
+	char name[64], title[128];
 	struct kctx k = { .o = o };
 	struct mctx m;
 	FILE *gp;
@@ -333,8 +333,7 @@ static int write_plots(const char *dir, int figs, const struct ia_eval_opts *o,
 			 "(apt-get install gnuplot-nox)", dir, dir);
 		return 0;
 	}
-	snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot plots.gp", dir);
-	if (system(cmd))
+	if (run_in(dir, "gnuplot", "plots.gp"))
 		return out_err("gnuplot failed on %s/plots.gp", dir);
 	return 0;
 }

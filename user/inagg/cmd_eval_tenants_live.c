@@ -188,7 +188,6 @@ static int write_plot(const char *dir, const struct point *p, int np,
 		      double (*sum)[IA_SIM__COUNT][3][3])
 {
 	FILE *d, *gp;
-	int ret;
 
 	mkdir(dir, 0755);
 	d = open_in(dir, "tenants.dat");
@@ -248,13 +247,7 @@ static int write_plot(const char *dir, const struct point *p, int np,
 		4 + 6 * IA_SIM__COUNT, ia_sim_scheme_name(0), ia_sim_scheme_name(1),
 		ia_sim_scheme_name(2), ia_sim_scheme_name(3), ia_sim_scheme_name(4));
 	fclose(gp);
-	{
-		char cmd[PATH_MAX + 64];
-
-		snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot tenants.gp", dir);
-		ret = system(cmd);
-	}
-	if (ret)
+	if (run_in(dir, "gnuplot", "tenants.gp"))
 		out_warn("gnuplot failed: the data and script are in %s", dir);
 	return 0;
 }
