@@ -53,4 +53,17 @@ bad_timeout() {
 }
 t "eval tenants (live) refuses --timeout-ms 0" bad_timeout
 
+# --sim ignored the live-only options without a word (--mix 2:1 ran the simulator).
+sim_live_only() {
+	local o
+	for o in "--mix 2:1" "--plot $tmp" "--no-congestion" "--live-jobs 3" "--cross 0.5"; do
+		set -- $o
+		"$INAGG" eval tenants --sim --quick $o >"$tmp/o" 2>"$tmp/e" &&
+			{ echo "accepted: $o"; return 1; }
+		[ ! -s "$tmp/o" ] && [ "$(wc -l <"$tmp/e")" -eq 1 ] &&
+			grep -q -- "^inagg: $1: live only" "$tmp/e" || { echo "$o:"; cat "$tmp/e"; return 1; }
+	done
+}
+t "eval tenants --sim refuses live-only options in one line" sim_live_only
+
 finish

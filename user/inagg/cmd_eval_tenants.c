@@ -161,14 +161,20 @@ int cmd_eval_tenants(int argc, char **argv)
 	static const double sweep[] = { 0.25, 0.5, 1.0 };
 	double (*v)[M__N][MAX_ROUNDS] = NULL;
 	double start = now_seconds();
+	bool given[ARRAY_SIZE(tenants_opts)] = { false };
 	struct tenants_args a;
 	struct ia_sim_res r = {};
 	int nmem, ret = 0;
 	uint64_t seed0;
 
 	opt_defaults(&eval_tenants_cmd, &a);
-	if (opt_parse(&eval_tenants_cmd, argv[0], argc, argv, &a, NULL, NULL))
+	if (opt_parse(&eval_tenants_cmd, argv[0], argc, argv, &a, NULL, given))
 		return 1;
+	/* The options whose help says "live:" would be ignored by the simulator. */
+	for (size_t i = 0; a.sim && i < ARRAY_SIZE(given); i++)
+		if (given[i] && tenants_opts[i].help && !strncmp(tenants_opts[i].help, "live:", 5))
+			return out_err("--%s: live only, --sim does not use it",
+				       tenants_opts[i].name);
 	if (!a.sim) {
 		if (a.quick) {
 			a.lc.jobs = 4;
