@@ -66,4 +66,17 @@ sim_live_only() {
 }
 t "eval tenants --sim refuses live-only options in one line" sim_live_only
 
+# The live run ignored the simulator's options (-w 8 ran live with a window of 64).
+live_sim_only() {
+	local o
+	for o in "--window 8" "--depth 3" "--jobs 5" "--per-leaf 2" "--iters 3" "--link-rate 1e6"; do
+		set -- $o
+		"$INAGG" eval tenants --quick $o >"$tmp/o" 2>"$tmp/e" &&
+			{ echo "accepted: $o"; return 1; }
+		[ ! -s "$tmp/o" ] && [ "$(wc -l <"$tmp/e")" -eq 1 ] &&
+			grep -q -- "^inagg: $1: --sim only" "$tmp/e" || { echo "$o:"; cat "$tmp/e"; return 1; }
+	done
+}
+t "eval tenants (live) refuses --sim-only options in one line" live_sim_only
+
 finish

@@ -27,18 +27,18 @@ static const struct opt tenants_opts[] = {
 	OPT_FLAG(0, "sim", struct tenants_args, sim, 0,
 		 "simulate (default: live, on network namespaces, as root)"),
 	OPT_INT('d', "depth", "D", struct tenants_args, c.depth, 1, 16, 0,
-		"depth of the complete binary tree (2^(D+1)-1 switches)"),
-	OPT_INT(0, "jobs", "N", struct tenants_args, c.jobs, 1, 100000, 0, "concurrent jobs"),
+		"sim: depth of the complete binary tree (2^(D+1)-1 switches)"),
+	OPT_INT(0, "jobs", "N", struct tenants_args, c.jobs, 1, 100000, 0, "sim: concurrent jobs"),
 	OPT_INT(0, "per-leaf", "N", struct tenants_args, c.per_leaf, 1, 1024, 0,
-		"jobs per leaf switch"),
+		"sim: jobs per leaf switch"),
 	OPT_INT(0, "iters", "N", struct tenants_args, c.iters, 1, 1000, 0,
-		"iterations (allreduces) per job"),
+		"sim: iterations (allreduces) per job"),
 	OPT_INT('w', "window", "W", struct tenants_args, c.window, 1, 4096, 0,
-		"largest window, chunks (an INA job's head, slots)"),
+		"sim: largest window, chunks (an INA job's head, slots)"),
 	OPT_REAL(0, "mem", "R", struct tenants_args, mem, 0, 100, OPT_NODEF,
 		 "leaf memory / the heads its jobs need (default: 0.25, 0.5 and 1)"),
 	OPT_REAL(0, "link-rate", "R", struct tenants_args, c.rate, 1, 1e12, 0,
-		 "bottleneck, messages per second"),
+		 "sim: bottleneck, messages per second"),
 	OPT_INT(0, "rounds", "N", struct tenants_args, rounds, 1, MAX_ROUNDS, 0,
 		"job mixes (seeds) per point: median and range"),
 	OPT_INT('s', "seed", "S", struct tenants_args, c.seed, 0, OPT_NOMAX, 0, "first seed"),
@@ -170,11 +170,19 @@ int cmd_eval_tenants(int argc, char **argv)
 	opt_defaults(&eval_tenants_cmd, &a);
 	if (opt_parse(&eval_tenants_cmd, argv[0], argc, argv, &a, NULL, given))
 		return 1;
-	/* The options whose help says "live:" would be ignored by the simulator. */
-	for (size_t i = 0; a.sim && i < ARRAY_SIZE(given); i++)
-		if (given[i] && tenants_opts[i].help && !strncmp(tenants_opts[i].help, "live:", 5))
+	/* An option whose help says "live:" or "sim:" would be ignored by the other. */
+	for (size_t i = 0; i < ARRAY_SIZE(given); i++) {
+		const char *h = tenants_opts[i].help;
+
+		if (!given[i] || !h)
+			continue;
+		if (a.sim && !strncmp(h, "live:", 5))
 			return out_err("--%s: live only, --sim does not use it",
 				       tenants_opts[i].name);
+		if (!a.sim && !strncmp(h, "sim:", 4))
+			return out_err("--%s: --sim only, the live run does not use it",
+				       tenants_opts[i].name);
+	}
 	if (!a.sim) {
 		if (a.quick) {
 			a.lc.jobs = 4;
