@@ -915,7 +915,8 @@ TEST_F_TIMEOUT(d, lends_follow_the_window, 300)
 	json_object_put(o);
 
 	/* The senders slow down to 4 chunks in flight (told through the CLI): more is lent. */
-	ASSERT_EQ(0, sh("%s/inagg job window -J 1 -w 4 -S %s | grep -q \"job 1: senders' window 4\"",
+	ASSERT_EQ(0, sh("%s/inagg job window -J 1 -w 4 -S %s | grep -q \"job 1: senders' window 4;"
+			" lends follow 4 (the largest of it and 0 workers' reports)\"",
 			build, self->sock));
 	EXPECT_EQ(52, wait_lent(self, 1, 1, 52));
 	/* Back to 32: reclaimed on the next sample. */

@@ -286,8 +286,10 @@ static int job_call(const struct opt_cmd *cmd, const char *wire, int argc, char 
 	} else if (!strcmp(wire, "end")) {
 		printf("job ended\n");
 	} else if (!strcmp(wire, "window")) {
-		printf("job %s: senders' window %s\n", rpc_str(reply, "job"),
-		       rpc_str(reply, "window"));
+		/* What the lender follows may be a worker's larger report. */
+		printf("job %s: senders' window %s; lends follow %s (the largest of it and %s"
+		       " workers' reports)\n", rpc_str(reply, "job"), rpc_str(reply, "window"),
+		       rpc_str(reply, "senders"), rpc_str(reply, "reports"));
 	} else {
 		json_object_object_get_ex(reply, "job", &v);
 		print_job(v);
