@@ -159,6 +159,11 @@ t "ps --expect with a seed twice" fails "--expect: id 1 given twice$" \
 t "ps -M and --expect without repeats pass" fails 'none/sum.txt: No such file or directory$' \
 	ps run -J 1 --nworkers 6 -e 4 -u -M 0-3,7:2 --expect 0-3,7 -o "$tmp/none/sum.txt"
 
+# A vector file is decimal: strtoll's base 0 took "010" for 8 and "0x10" for 16.
+printf '1 0x10\n' >"$tmp/hex.txt"
+t "worker -f with a hex element refused" fails "hex.txt: element 2: invalid int32 '0x10'$" \
+	worker run -J 1 -i 1 -p 127.0.0.1 -f "$tmp/hex.txt" --cc fixed --class ina --retries 1
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

@@ -51,8 +51,10 @@ t "missing topology named once" bad_topo "$tmp/none.json" "error: $tmp/none.json
 reaches_net() {
 	timeout 60 "$D" -t "$topo" -s "$tmp/sock" -S "$tmp/state.json" -n $tag -m 0 -L 3 2>"$tmp/err"
 	[ $? -eq 1 ] && grep -q "network '$tag' is not up" "$tmp/err" || { cat "$tmp/err"; return 1; }
+	# The network's lock file goes with the daemon (they piled up by the thousand).
+	[ ! -e "/run/inagg/inaggd-$tag.lock" ] || { echo "inaggd-$tag.lock left"; return 1; }
 }
-t "good options reach the network check" reaches_net
+t "good options reach the network check, leaving no lock file" reaches_net
 t "-h prints the usage, exit 0" bash -c "'$D' -h | grep -q '^Usage: inaggd -t TOPOLOGY -n TAG'"
 
 finish

@@ -35,7 +35,7 @@ static const struct opt worker_opts[] = {
 	OPT_INT('e', "elems", "N", W, elems, 1, HOST_MAX_ELEMS,
 		OPT_REQUIRED | OPT_NODEF | OPT_GROUP(1), "send a random vector of N elements"),
 	OPT_STR('f', "file", "FILE", W, file, OPT_REQUIRED | OPT_GROUP(1),
-		"send the integers of FILE ('-': stdin), whitespace-separated"),
+		"send the decimal integers of FILE ('-': stdin), whitespace-separated"),
 	OPT_INT('F', "float", "FRAC", W, frac, 0, 30, OPT_NODEF,
 		"FILE holds real numbers, sent as round(x * 2^FRAC) (int32, saturating); the "
 		"result is printed divided by 2^FRAC"),

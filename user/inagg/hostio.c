@@ -64,7 +64,8 @@ long read_vector(const char *path, int frac, int32_t **out)
 			v[n++] = ia_fx_encode(x, frac, &s);
 			sat += s;
 		} else {
-			long long x = strtoll(tok, &end, 0);
+			/* Decimal: base 0 read "010" as 8 and "0x10" as 16. */
+			long long x = strtoll(tok, &end, 10);
 
 			if (errno || end == tok || *end || x < INT32_MIN || x > INT32_MAX) {
 				out_err("%s: element %zu: invalid int32 '%s'", path, n + 1, tok);
