@@ -23,7 +23,7 @@ INAGG=$(realpath -m "$BUILD/inagg")
 ROUNDS=${ROUNDS:-5}
 NOCONG_ROUNDS=${NOCONG_ROUNDS:-9}
 # The acceptance mix: 6 rounds of jobs of 6 iterations; with 2 iterations a median of
-# 10 rounds moved by 0.1-0.2 between batches of the same code (docs/cc.md, "One run").
+# 10 rounds moved by 0.1-0.2 between batches of the same code (docs/cc-live.md "Noise").
 ACCEPT_ROUNDS=${ACCEPT_ROUNDS:-6}
 ACCEPT_ITERS=${ACCEPT_ITERS:-6}
 # The sweep's 11 points x 5 schemes, SWEEP_ROUNDS rounds each (3-4 s a run here).

@@ -25,8 +25,8 @@
 /*
  * Three throughputs, each with its ratios to the baselines of the same round:
  * over the makespan (tput), while every job runs (all: up to the first job's
- * end) and the sum of the jobs' own (sum: bytes / JCT). docs/cc.md says which
- * the acceptance reads and why.
+ * end) and the sum of the jobs' own (sum: bytes / JCT). docs/cc-live.md says
+ * which the acceptance reads and why.
  */
 enum { M_TPUT, M_RATIO, M_RATIO2, M_TALL, M_RALL, M_RALL2, M_TSUM, M_RSUM, M_RSUM2, M_JCT_INA,
        M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M_LENDS, M_LENT, M_UP, M_BYPASS, M_RETX, M_TMO,
@@ -253,9 +253,10 @@ static int write_plot(const char *dir, const struct point *p, int np,
 }
 
 /*
- * --compare: the simulator on the same mix parameters (docs/cc.md "Sim and
- * live"), each scheme's throughput over netpack-atp's, median of rounds, side
- * by side with live; they agree when every ratio is within COMPARE_TOL.
+ * --compare: the simulator on the same mix parameters (docs/cc-live.md
+ * "Simulation against live"), each scheme's throughput over netpack-atp's,
+ * median of rounds, side by side with live; they agree when every ratio is
+ * within COMPARE_TOL.
  */
 #define COMPARE_TOL	0.25
 

@@ -30,7 +30,8 @@
 /*
  * The workers' shortest timer here: above the round trips of a loaded
  * bottleneck on this host (up to 26 ms measured), so that a queued chunk is
- * not resent by timer; below it most resends were spurious (docs/cc.md).
+ * not resent by timer; below it most resends were spurious (docs/cc-live.md
+ * "Resends").
  */
 #define IA_LIVE_TIMEOUT_MS	50
 
