@@ -164,6 +164,30 @@ printf '1 0x10\n' >"$tmp/hex.txt"
 t "worker -f with a hex element refused" fails "hex.txt: element 2: invalid int32 '0x10'$" \
 	worker run -J 1 -i 1 -p 127.0.0.1 -f "$tmp/hex.txt" --cc fixed --class ina --retries 1
 
+# -j, -v and -h are global options only where they are options: main.c took
+# them anywhere, so "-t -h" printed help, "-o -j" wrote JSON to stdout.
+mkdir -p "$tmp/cwd/-h"
+abs=$(realpath "$INAGG")
+fig1abs=$(realpath "$fig1")
+t "-t -h: a file named -h" fails "^inagg: -h: No such file or directory$" topo show -t -h
+t "--topo -v: a file named -v" fails "^inagg: -v: No such file or directory$" topo show --topo -v
+t "-f -j: a vector file named -j" fails "^inagg: -j: No such file or directory$" \
+	worker run -J 1 -i 1 -p 127.0.0.1 -f -j --cc fixed --class ina --retries 1
+t "-h after -- is an argument" fails "unexpected argument '-h'" topo show -t "$fig1" -- -h
+t "-uo -h: the bundle's last option takes -h" bash -c \
+	"cd '$tmp/cwd' && '$abs' ps run -J 1 --nworkers 1 -e 4 -uo -h 2>'$tmp/e' >'$tmp/o';
+	 [ \$? -eq 1 ] && [ ! -s '$tmp/o' ] && grep -q '^inagg: -h: Is a directory$' '$tmp/e'"
+t "-o -j writes the file -j, not JSON" bash -c \
+	"cd '$tmp/cwd' && '$abs' topo dot -t '$fig1abs' -o -j >'$tmp/o' &&
+	 [ ! -s '$tmp/o' ] && grep -q '^digraph' ./-j && ! grep -q 'dot' '$tmp/o'"
+t "--out -v: a long option's value" bash -c \
+	"cd '$tmp/cwd' && '$abs' topo dot -t '$fig1abs' --out -v >'$tmp/o' 2>&1 &&
+	 [ ! -s '$tmp/o' ] && grep -q '^digraph' ./-v"
+t "-j after an option's value still means JSON" bash -c \
+	"'$INAGG' topo show -t '$fig1' -j | python3 -c 'import json, sys; json.load(sys.stdin)'"
+t "-h after options still asks for help" bash -c \
+	"'$INAGG' topo dot -t '$fig1' -o '$tmp/none/x' -h | grep -q '^Usage: inagg \\[-j\\] topo dot'"
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

@@ -299,11 +299,50 @@ static bool is_help(const char *s)
 }
 
 /*
- * Takes -j/--json, -v/--verbose and -h/--help out of a command's arguments
- * (up to "--"), so that every command gets them alike. Returns whether help
- * was asked.
+ * Whether word a, an option of cmd, takes the next word as its value: "-o"
+ * or "--output" (or a unique prefix, as getopt_long() takes it) of an option
+ * with an argument, or a bundle of flags ending in one ("-uo").
  */
-static bool strip_common(int *argc, char **argv)
+static bool takes_next(const struct opt_cmd *cmd, const char *a)
+{
+	const struct opt *o, *hit = NULL;
+	size_t len;
+	int n = 0;
+
+	if (a[1] == '-') {
+		if (strchr(a, '='))
+			return false;
+		len = strlen(a + 2);
+		for (o = cmd->opts; o->name; o++) {
+			if (!strcmp(o->name, a + 2))
+				return o->meta;
+			if (!strncmp(o->name, a + 2, len)) {
+				hit = o;
+				n++;
+			}
+		}
+		return n == 1 && hit->meta;
+	}
+	for (a++; *a; a++) {
+		for (o = cmd->opts; o->name && o->short_name != *a; o++)
+			;
+		/* Unknown: getopt_long() refuses it. */
+		if (!o->name)
+			return false;
+		/* The rest of the word is the value, else the next word is. */
+		if (o->meta)
+			return !a[1];
+	}
+	return false;
+}
+
+/*
+ * Takes -j/--json, -v/--verbose and -h/--help out of a command's arguments,
+ * so that every command gets them alike: only where they are options, not
+ * as another option's value ("-o -j" writes to a file named -j) nor after
+ * "--". Returns whether help was asked.
+ */
+static bool strip_common(const struct opt_cmd *cmd, int *argc, char **argv)
 {
 	bool help = false;
 	int i, j;
@@ -327,6 +366,8 @@ static bool strip_common(int *argc, char **argv)
 			continue;
 		}
 		argv[j++] = argv[i];
+		if (argv[i][0] == '-' && argv[i][1] && takes_next(cmd, argv[i]) && i + 1 < *argc)
+			argv[j++] = argv[++i];
 	}
 	*argc = j;
 	argv[j] = NULL;
@@ -338,7 +379,7 @@ static int run(const struct cmd *c, const char *path, int argc, char **argv)
 {
 	if (c->canon)
 		path = c->canon;
-	if (strip_common(&argc, argv)) {
+	if (strip_common(c->opt, &argc, argv)) {
 		opt_help(stdout, c->opt, path);
 		return 0;
 	}
