@@ -4,9 +4,12 @@
  * from the seed alone (every scheme of a round runs the same jobs), within
  * the configured ranges, the requested INA:PS mix, one straggler per job;
  * configurations out of range are refused; the throughput while every job
- * runs. Its account of the CPU other work took during a run (eval_live_cpu.c).
+ * runs. Its account of the CPU other work took during a run (eval_live_cpu.c)
+ * and the runs it slowed, run again (eval_live_keep.c).
  */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -199,6 +202,136 @@ TEST(throughput_while_all_run_counts_results_up_to_the_first_end)
 	EXPECT_GT(1e-6, fabs(3 * 1024 / 0.025 - ia_live_tput_all(d, 2, 1024, t0, t0 + 25 * ms)));
 	EXPECT_EQ(0, ia_live_tput_all(d, 2, 1024, t0, t0));
 	EXPECT_EQ(0, ia_live_tput_all(d, 0, 1024, t0, t0 + 30 * ms));
+}
+
+/*
+ * Runs other work slowed, again (eval_live_keep.c): a fake run that gives
+ * the other work of each call in turn, exact unless told, failing when told.
+ */
+struct fake_runs {
+	double other[8];
+	bool inexact[8];
+	int fail_at;		/* the call that fails (-EIO), 0: none */
+	int calls;
+};
+
+static int fake_run(void *ctx, enum ia_sim_scheme s, struct ia_live_res *r, char *err,
+		    size_t errlen)
+{
+	struct fake_runs *f = ctx;
+	int i = f->calls++;
+
+	(void)s;
+	memset(r, 0, sizeof(*r));
+	if (f->fail_at == f->calls) {
+		snprintf(err, errlen, "fake failure");
+		return -EIO;
+	}
+	r->cpu_other = f->other[i];
+	r->exact = !f->inexact[i];
+	r->tput = i + 1;	/* which call's run was kept */
+	return 0;
+}
+
+TEST(run_again_while_other_work_took_too_much_keeps_the_least_other)
+{
+	struct ia_live_keep k = { .max_other = 0.15, .repeats = 3 };
+	struct fake_runs f = { .other = { 0.4, 0.3, 0.1, 0.05 } };
+	struct ia_live_res r;
+	uint32_t rep = 99;
+	char err[64];
+
+	/* 0.4 and 0.3 over 0.15: two runs more, the third (0.1) kept. */
+	ASSERT_EQ(0, ia_live_run_kept(&k, fake_run, &f, IA_SIM_FLEXINA, &r, &rep, err,
+				      sizeof(err)));
+	EXPECT_EQ(2u, rep);
+	EXPECT_EQ(3, f.calls);
+	EXPECT_EQ(3, r.tput);
+	EXPECT_EQ(0.1, r.cpu_other);
+}
+
+TEST(repeats_are_bounded_and_the_least_other_is_kept)
+{
+	struct ia_live_keep k = { .max_other = 0.15, .repeats = 3 };
+	struct fake_runs f = { .other = { 0.5, 0.6, 0.45, 0.7, 0.01 } };
+	struct ia_live_res r;
+	uint32_t rep;
+	char err[64];
+
+	ASSERT_EQ(0, ia_live_run_kept(&k, fake_run, &f, IA_SIM_FLEXINA, &r, &rep, err,
+				      sizeof(err)));
+	EXPECT_EQ(3u, rep);
+	EXPECT_EQ(4, f.calls);	/* never the fifth */
+	EXPECT_EQ(3, r.tput);
+	EXPECT_EQ(0.45, r.cpu_other);
+	/* None more: the first run is kept however much other work took. */
+	k.repeats = 0;
+	f.calls = 0;
+	ASSERT_EQ(0, ia_live_run_kept(&k, fake_run, &f, IA_SIM_FLEXINA, &r, &rep, err,
+				      sizeof(err)));
+	EXPECT_EQ(0u, rep);
+	EXPECT_EQ(1, f.calls);
+}
+
+TEST(no_threshold_or_under_it_runs_once)
+{
+	struct ia_live_keep k = { .repeats = 3 };
+	struct fake_runs f = { .other = { 0.9, 0.15, 0.15 } };
+	struct ia_live_res r;
+	uint32_t rep;
+	char err[64];
+
+	ASSERT_EQ(0, ia_live_run_kept(&k, fake_run, &f, IA_SIM_FLEXINA, &r, &rep, err,
+				      sizeof(err)));
+	EXPECT_EQ(0u, rep);
+	EXPECT_EQ(1, f.calls);
+	/* At the threshold is not over it. */
+	k.max_other = 0.15;
+	ASSERT_EQ(0, ia_live_run_kept(&k, fake_run, &f, IA_SIM_FLEXINA, &r, &rep, err,
+				      sizeof(err)));
+	EXPECT_EQ(0u, rep);
+	EXPECT_EQ(2, f.calls);
+}
+
+/* A failure is never repeated away: an inexact run is kept, a failed one returned. */
+TEST(inexact_or_failed_runs_are_kept)
+{
+	struct ia_live_keep k = { .max_other = 0.15, .repeats = 3 };
+	struct fake_runs f = { .other = { 0.5 }, .inexact = { true } };
+	struct ia_live_res r;
+	uint32_t rep;
+	char err[64];
+
+	ASSERT_EQ(0, ia_live_run_kept(&k, fake_run, &f, IA_SIM_FLEXINA, &r, &rep, err,
+				      sizeof(err)));
+	EXPECT_EQ(0u, rep);
+	EXPECT_FALSE(r.exact);
+	/* Inexact on the repeat, with less other work than the first: kept. */
+	f = (struct fake_runs){ .other = { 0.5, 0.6, 0.01 }, .inexact = { false, true } };
+	ASSERT_EQ(0, ia_live_run_kept(&k, fake_run, &f, IA_SIM_FLEXINA, &r, &rep, err,
+				      sizeof(err)));
+	EXPECT_EQ(1u, rep);
+	EXPECT_EQ(2, f.calls);
+	EXPECT_FALSE(r.exact);
+	EXPECT_EQ(2, r.tput);
+	f = (struct fake_runs){ .other = { 0.5, 0.6 }, .fail_at = 2 };
+	EXPECT_EQ(-EIO, ia_live_run_kept(&k, fake_run, &f, IA_SIM_FLEXINA, &r, &rep, err,
+					 sizeof(err)));
+	EXPECT_STREQ("fake failure", err);
+}
+
+TEST(keep_limits)
+{
+	struct ia_live_keep k = { .max_other = 0.15, .repeats = IA_LIVE_MAX_REPEATS };
+
+	EXPECT_EQ(0, ia_live_keep_check(&k));
+	k.repeats++;
+	EXPECT_EQ(-EINVAL, ia_live_keep_check(&k));
+	k.repeats = 1;
+	k.max_other = 1.5;
+	EXPECT_EQ(-EINVAL, ia_live_keep_check(&k));
+	k.max_other = -0.1;
+	EXPECT_EQ(-EINVAL, ia_live_keep_check(&k));
 }
 
 TEST_HARNESS_MAIN

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # inagg eval tenants --sim --quick (KTAP): the table is complete in text and
 # JSON (every scheme at every memory point, median with its range), the
-# baseline's ratio is 1, and the live run refuses a bad --mix before it
-# builds anything (the live run itself: tests/net/eval_tenants.sh).
+# baseline's ratio is 1, and the live run refuses a bad --mix, --max-other or
+# --other-repeats before it builds anything (the live run itself, its runs
+# again reported: tests/net/eval_tenants.sh).
 BUILD=${BUILD:-build}
 INAGG=$BUILD/inagg
 tmp=$(mktemp -d)
@@ -53,10 +54,28 @@ bad_timeout() {
 }
 t "eval tenants (live) refuses --timeout-ms 0" bad_timeout
 
+# Runs other work slowed, again: a share of the CPU in 0.01..1, at most 10 runs more, and
+# the count only with the threshold (it would do nothing); refused before anything runs.
+bad_keep() {
+	local o
+	for o in "--max-other 0" "--max-other 1.5" "--max-other x" "--other-repeats 11" \
+		"--other-repeats -1" "--other-repeats 2"; do
+		set -- $o
+		"$INAGG" eval tenants --quick $o >"$tmp/o" 2>"$tmp/e" &&
+			{ echo "accepted: $o"; return 1; }
+		[ ! -s "$tmp/o" ] && [ "$(wc -l <"$tmp/e")" -eq 1 ] &&
+			grep -q -- "^inagg: $1: " "$tmp/e" || { echo "$o:"; cat "$tmp/e"; return 1; }
+	done
+	"$INAGG" eval tenants -h | grep -q -- '--max-other F' &&
+		"$INAGG" eval tenants -h | grep -q -- '--other-repeats N'
+}
+t "eval tenants (live) refuses --max-other and --other-repeats out of range" bad_keep
+
 # --sim ignored the live-only options without a word (--mix 2:1 ran the simulator).
 sim_live_only() {
 	local o
-	for o in "--mix 2:1" "--plot $tmp" "--no-congestion" "--live-jobs 3" "--cross 0.5"; do
+	for o in "--mix 2:1" "--plot $tmp" "--no-congestion" "--live-jobs 3" "--cross 0.5" \
+		"--max-other 0.15" "--other-repeats 2"; do
 		set -- $o
 		"$INAGG" eval tenants --sim --quick $o >"$tmp/o" 2>"$tmp/e" &&
 			{ echo "accepted: $o"; return 1; }

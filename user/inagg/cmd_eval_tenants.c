@@ -21,6 +21,8 @@ static void tenants_init(void *args)
 	ia_live_defaults(&a->lc);
 	a->rounds = 3;
 	a->cross = -1;
+	a->keep.repeats = 3;
+	a->keep.pause_ms = 500;
 }
 
 static const struct opt tenants_opts[] = {
@@ -68,6 +70,11 @@ static const struct opt tenants_opts[] = {
 		"live: the workers' shortest resend timer (inagg worker run --timeout)"),
 	OPT_FLAG(0, "no-congestion", struct tenants_args, no_congestion, 0,
 		 "live: the bottleneck 100 times faster"),
+	OPT_REAL(0, "max-other", "F", struct tenants_args, keep.max_other, 0.01, 1, OPT_NODEF,
+		 "live: run again a run during which other work took more than F of the"
+		 " host's CPU (default: never)"),
+	OPT_INT(0, "other-repeats", "N", struct tenants_args, keep.repeats, 0,
+		IA_LIVE_MAX_REPEATS, 0, "live: with --max-other, at most N runs more per run"),
 	OPT_FLAG(0, "compare", struct tenants_args, compare, 0,
 		 "live: also simulate each point's mix parameters and compare (tolerance 25 %)"),
 	OPT_STR(0, "plot", "DIR", struct tenants_args, plot, 0,
@@ -184,6 +191,10 @@ int cmd_eval_tenants(int argc, char **argv)
 				       tenants_opts[i].name);
 	}
 	if (!a.sim) {
+		for (size_t i = 0; i < ARRAY_SIZE(given); i++)
+			if (given[i] && tenants_opts[i].name &&
+			    !strcmp(tenants_opts[i].name, "other-repeats") && !a.keep.max_other)
+				return out_err("--other-repeats: only with --max-other");
 		if (a.quick) {
 			a.lc.jobs = 4;
 			a.lc.iters = 1;

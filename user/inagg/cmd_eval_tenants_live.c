@@ -49,18 +49,15 @@ static const char *const m_fmt[M__N] = {
 	[M_SRTT] = " %5.1f", [M_OTHER] = " %5.3f",	/* M_REPORTS: JSON only */
 };
 
-struct point {
-	double mem, cross, rate;
-	uint32_t ps_per_ina;	/* 0: every job asks for a head */
-	const char *mix;
-};
-
 /* One point's figures: [scheme][metric][round], per job [scheme][job][round]. */
 struct figs {
 	double v[IA_SIM__COUNT][M__N][TENANTS_MAX_ROUNDS];
 	double jt[IA_SIM__COUNT][IA_LIVE_MAX_JOBS][TENANTS_MAX_ROUNDS];
 	double jj[IA_SIM__COUNT][IA_LIVE_MAX_JOBS][TENANTS_MAX_ROUNDS];
 	int exact[IA_SIM__COUNT];
+	/* Runs more because other work took over --max-other; kept runs still over it. */
+	uint32_t rep[IA_SIM__COUNT][TENANTS_MAX_ROUNDS];
+	int over[IA_SIM__COUNT];
 	struct ia_live_res last;
 	struct ia_live_job first_bad;
 	int nbad;
@@ -107,6 +104,85 @@ static int build_points(const struct tenants_args *a, struct point *p)
 	return n;
 }
 
+static unsigned long long sum_u(const uint32_t *v, int n)
+{
+	unsigned long long t = 0;
+
+	for (int i = 0; i < n; i++)
+		t += v[i];
+	return t;
+}
+
+static double median_of(const double *v, int n)
+{
+	double t[TENANTS_MAX_ROUNDS], med, lo, hi;
+
+	memcpy(t, v, n * sizeof(*t));
+	tenants_stats(t, n, &med, &lo, &hi);
+	return med;
+}
+
+/*
+ * Beside the table's ratios (each the median of the rounds' ratios, a
+ * round's schemes interleaved, so slow drift cancels): the ratio of the
+ * medians, each scheme's median throughput over netpack-atp's.
+ */
+static void print_ratios(const struct tenants_args *a, struct figs *f)
+{
+	static const int tp[3] = { M_TPUT, M_TALL, M_TSUM };
+	static const char *const key[3] = { "ratio_of_medians", "all_ratio_of_medians",
+					    "sum_ratio_of_medians" };
+
+	out_text("  ratio of medians x netpack-atp (makespan / all / sum):");
+	out_arr_open("ratio_of_medians");
+	for (int s = 0; s < IA_SIM__COUNT; s++) {
+		out_obj_open(NULL);
+		out_str("scheme", " %s", ia_sim_scheme_name(s));
+		for (int t = 0; t < 3; t++) {
+			double b = median_of(f->v[IA_SIM_NETPACK_ATP][tp[t]], a->rounds);
+
+			out_double(key[t], t ? "/%.3f" : " %.3f",
+				   b > 0 ? median_of(f->v[s][tp[t]], a->rounds) / b : 0);
+		}
+		out_obj_close();
+	}
+	out_arr_close();
+	out_text("\n");
+}
+
+/* Never silently: how many runs were run again, and the other work of those kept. */
+static void print_repeats(const struct tenants_args *a, struct figs *f)
+{
+	double oth[IA_SIM__COUNT * TENANTS_MAX_ROUNDS], med, lo, hi;
+	unsigned long long more = 0;
+	int n = 0, again = 0, over = 0;
+
+	for (int s = 0; s < IA_SIM__COUNT; s++) {
+		for (int k = 0; k < a->rounds; k++) {
+			oth[n++] = f->v[s][M_OTHER][k];
+			again += f->rep[s][k] > 0;
+			more += f->rep[s][k];
+		}
+		over += f->over[s];
+	}
+	tenants_stats(oth, n, &med, &lo, &hi);
+	out_obj_open("repeats");
+	out_double("max_other", NULL, a->keep.max_other);
+	out_uint("other_repeats", NULL, a->keep.max_other > 0 ? a->keep.repeats : 0);
+	if (a->keep.max_other > 0)
+		out_text("  runs during which other work took more than %.2f of the CPU, run"
+			 " again (at most %u times): ", a->keep.max_other, a->keep.repeats);
+	else
+		out_text("  runs run again (--max-other not given): ");
+	out_int("runs_repeated", "%lld", again);
+	out_int("runs", " of %lld runs", n);
+	out_uint("runs_more", " (%llu runs more)", more);
+	out_int("still_over", ", %lld kept still over it", over);
+	out_double("kept_other", "; other work during the kept runs: median %.3f", med);
+	out_double("kept_other_max", ", max %.3f\n", hi);
+	out_obj_close();
+}
+
 static void print_point(const struct tenants_args *a, const struct point *p, struct figs *f)
 {
 	static const int per_round[] = { M_TPUT, M_RATIO, M_RATIO2, M_TALL, M_RALL, M_RALL2,
@@ -122,11 +198,11 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 	out_double("rate_mbit", ", bottleneck %g Mbit/s", p->rate);
 	out_double("cross", ", cross traffic %.2f\n", p->cross);
 	out_text("  %-15s %8s %-13s %6s %6s %8s %-13s %6s %6s %8s %-13s %6s %6s %8s %8s"
-		 " %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s\n",
+		 " %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s %3s %5s\n",
 		 "scheme", "MB/s", "(range)", "x atp", "x a2tp", "all MB/s", "(range)", "x atp",
 		 "x a2tp", "sum MB/s", "(range)", "x atp", "x a2tp", "JCT ina", "JCT ps", "util",
 		 "marks", "colls", "jain", "lends", "lent", "up", "byp", "retx", "tmo", "waste", "srtt",
-		 "other", "exact");
+		 "other", "rep", "exact");
 	out_arr_open("schemes");
 	for (int s = 0; s < IA_SIM__COUNT; s++) {
 		out_obj_open(NULL);
@@ -153,6 +229,12 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 			snprintf(key, sizeof(key), "%s_max", m_key[m]);
 			out_double(key, NULL, hi);
 		}
+		out_arr_open("repeats_rounds");
+		for (int k = 0; k < a->rounds; k++)
+			out_uint(NULL, NULL, f->rep[s][k]);
+		out_arr_close();
+		out_uint("repeats", " %3llu", sum_u(f->rep[s], a->rounds));
+		out_int("over_max_other", NULL, f->over[s]);
 		out_int("exact_rounds", " %2lld", f->exact[s]);
 		out_int("rounds", "/%lld\n", a->rounds);
 		out_text("  %15s per job MB/s:", "");
@@ -172,84 +254,9 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 		out_obj_close();
 	}
 	out_arr_close();
+	print_ratios(a, f);
+	print_repeats(a, f);
 	out_obj_close();
-}
-
-static FILE *open_in(const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return fopen(path, "w");
-}
-
-/* --plot: one row per point, median low high per scheme, and the gnuplot script. */
-static int write_plot(const char *dir, const struct point *p, int np,
-		      double (*sum)[IA_SIM__COUNT][3][3])
-{
-	FILE *d, *gp;
-
-	mkdir(dir, 0755);
-	d = open_in(dir, "tenants.dat");
-	gp = open_in(dir, "tenants.gp");
-	if (!d || !gp) {
-		if (d)
-			fclose(d);
-		if (gp)
-			fclose(gp);
-		return out_err("%s: %s", dir, strerror(errno));
-	}
-	fprintf(d, "# point, then per scheme: MB/s median low high, PS JCT ms median low high,"
-		" summed jobs' MB/s median low high\n");
-	for (int i = 0; i < np; i++) {
-		fprintf(d, "\"m%.2f %s%s%s\"", p[i].mem, p[i].mix, p[i].cross > 0 ? " x" : "",
-			p[i].rate > p[0].rate ? " fast" : "");
-		for (int s = 0; s < IA_SIM__COUNT; s++)
-			fprintf(d, " %.4f %.4f %.4f", sum[i][s][0][0] / 1e6, sum[i][s][0][1] / 1e6,
-				sum[i][s][0][2] / 1e6);
-		for (int s = 0; s < IA_SIM__COUNT; s++)
-			fprintf(d, " %.2f %.2f %.2f", sum[i][s][1][0], sum[i][s][1][1],
-				sum[i][s][1][2]);
-		for (int s = 0; s < IA_SIM__COUNT; s++)
-			fprintf(d, " %.4f %.4f %.4f", sum[i][s][2][0] / 1e6, sum[i][s][2][1] / 1e6,
-				sum[i][s][2][2] / 1e6);
-		fprintf(d, "\n");
-	}
-	fclose(d);
-	fprintf(gp, "# inagg eval tenants: gnuplot tenants.gp (run in this folder)\n"
-		    "set terminal pngcairo size 1000,500\n"
-		    "set style data histograms\n"
-		    "set style histogram errorbars gap 1 lw 1\n"
-		    "set style fill solid 0.6 border -1\n"
-		    "set key top left\nset xtics rotate by -30\nset grid ytics\nset yrange [0:*]\n"
-		    "set output 'tenants-tput.png'\n"
-		    "set title 'aggregation throughput, median and range of rounds'\n"
-		    "set ylabel 'MB/s'\n"
-		    "plot for [s=0:%d] 'tenants.dat' using (column(2+3*s)):(column(3+3*s)):"
-		    "(column(4+3*s)):xtic(1) title word('%s %s %s %s %s', s+1)\n"
-		    "set output 'tenants-jct-ps.png'\n"
-		    "set title 'PS jobs mean completion time, median and range of rounds'\n"
-		    "set ylabel 'ms'\n"
-		    "plot for [s=0:%d] 'tenants.dat' using (column(%d+3*s)):(column(%d+3*s)):"
-		    "(column(%d+3*s)):xtic(1) title word('%s %s %s %s %s', s+1)\n"
-		    "set output 'tenants-tput-sum.png'\n"
-		    "set title 'summed jobs'' aggregation throughput (bytes / JCT), median and range"
-		    " of rounds'\n"
-		    "set ylabel 'MB/s'\n"
-		    "plot for [s=0:%d] 'tenants.dat' using (column(%d+3*s)):(column(%d+3*s)):"
-		    "(column(%d+3*s)):xtic(1) title word('%s %s %s %s %s', s+1)\n",
-		IA_SIM__COUNT - 1, ia_sim_scheme_name(0), ia_sim_scheme_name(1),
-		ia_sim_scheme_name(2), ia_sim_scheme_name(3), ia_sim_scheme_name(4),
-		IA_SIM__COUNT - 1, 2 + 3 * IA_SIM__COUNT, 3 + 3 * IA_SIM__COUNT,
-		4 + 3 * IA_SIM__COUNT, ia_sim_scheme_name(0), ia_sim_scheme_name(1),
-		ia_sim_scheme_name(2), ia_sim_scheme_name(3), ia_sim_scheme_name(4),
-		IA_SIM__COUNT - 1, 2 + 6 * IA_SIM__COUNT, 3 + 6 * IA_SIM__COUNT,
-		4 + 6 * IA_SIM__COUNT, ia_sim_scheme_name(0), ia_sim_scheme_name(1),
-		ia_sim_scheme_name(2), ia_sim_scheme_name(3), ia_sim_scheme_name(4));
-	fclose(gp);
-	if (run_in(dir, "gnuplot", "tenants.gp"))
-		out_warn("gnuplot failed: the data and script are in %s", dir);
-	return 0;
 }
 
 /*
@@ -338,7 +345,16 @@ static void on_signal(int sig)
 	_exit(128 + sig);
 }
 
-/* Every scheme on round k's mix, in an order that rotates with k. */
+static int run_one(void *L, enum ia_sim_scheme s, struct ia_live_res *r, char *err,
+		   size_t errlen)
+{
+	return ia_live_run(L, s, r, err, errlen);
+}
+
+/*
+ * Every scheme on round k's mix, in an order that rotates with k; a run that
+ * other work slowed, again (--max-other).
+ */
 static int run_round(struct ia_live *L, const struct tenants_args *a, int k, struct figs *f)
 {
 	static const int tp[3] = { M_TPUT, M_TALL, M_TSUM };
@@ -350,9 +366,11 @@ static int run_round(struct ia_live *L, const struct tenants_args *a, int k, str
 	for (int i = 0; i < IA_SIM__COUNT; i++) {
 		int s = (i + k) % IA_SIM__COUNT;
 
-		ret = ia_live_run(L, s, &r, err, sizeof(err));
+		ret = ia_live_run_kept(&a->keep, run_one, L, s, &r, &f->rep[s][k], err,
+				       sizeof(err));
 		if (ret)
 			return out_err("live run (%s): %s", ia_sim_scheme_name(s), err);
+		f->over[s] += a->keep.max_other > 0 && r.cpu_other > a->keep.max_other;
 		f->v[s][M_TPUT][k] = r.tput;
 		f->v[s][M_TALL][k] = r.tput_all;
 		f->v[s][M_TSUM][k] = r.tput_sum;
@@ -493,7 +511,7 @@ int tenants_live(struct tenants_args *a, const char *argv0)
 	free(f);
 	if (ret)
 		return 1;
-	if (a->plot && write_plot(a->plot, p, np, sum))
+	if (a->plot && tenants_write_plot(a->plot, p, np, sum))
 		return 1;
 	out_bool("exact", NULL, !bad);
 	out_text(bad ? "NOT EXACT: see above\n" : "every job's result exact\n");

@@ -13,6 +13,7 @@
 struct tenants_args {
 	struct ia_sim_cfg c;
 	struct ia_live_cfg lc;
+	struct ia_live_keep keep;	/* live: runs other work slowed, run again */
 	bool sim, quick, no_congestion, compare;
 	double mem;		/* 0: the sweep */
 	const char *mix;	/* live: "1:1", "1:3", "all" (NULL: the sweep) */
@@ -22,8 +23,18 @@ struct tenants_args {
 	int live_jobs, live_iters, live_window;
 };
 
+/* One point of the live run: a network and a requested mix. */
+struct point {
+	double mem, cross, rate;
+	uint32_t ps_per_ina;	/* 0: every job asks for a head */
+	const char *mix;
+};
+
 /* Median, min and max of v[0..n) (sorted in place). */
 void tenants_stats(double *v, int n, double *med, double *lo, double *hi);
 int tenants_live(struct tenants_args *a, const char *argv0);
+/* cmd_eval_tenants_plot.c: sum[point][scheme][tput, PS JCT, sum][median, low, high]. */
+int tenants_write_plot(const char *dir, const struct point *p, int np,
+		       double (*sum)[IA_SIM__COUNT][3][3]);
 
 #endif

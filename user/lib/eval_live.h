@@ -11,7 +11,9 @@
  * cross traffic crosses the bottleneck.
  *
  * Files: eval_live_net.c (network, daemon, cross traffic), eval_live_run.c
- * (one scheme on one job mix), eval_live_ep.c (the endpoint processes).
+ * (one scheme on one job mix), eval_live_ep.c (the endpoint processes),
+ * eval_live_cpu.c (the CPU other work took), eval_live_keep.c (runs again
+ * those that other work slowed).
  */
 #ifndef INAGG_EVAL_LIVE_H
 #define INAGG_EVAL_LIVE_H
@@ -166,5 +168,27 @@ double ia_live_cpu_other(const struct ia_live_cpu *a, const struct ia_live_cpu *
 /* eval_live_run.c: scheme s on the mix of L->c.seed. */
 int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, char *err,
 		size_t errlen);
+
+/*
+ * eval_live_keep.c: a run during which other work took more than max_other
+ * of the host's CPU is run again, at most repeats times, pause_ms apart;
+ * the run with the least other work is kept (a failed or inexact one at
+ * once). *repeated says how many runs more it took. 0 or -errno.
+ */
+#define IA_LIVE_MAX_REPEATS	10
+
+struct ia_live_keep {
+	double max_other;	/* 0: never run again */
+	uint32_t repeats;	/* at most, per run */
+	uint32_t pause_ms;	/* before each */
+};
+
+typedef int (*ia_live_run_fn)(void *ctx, enum ia_sim_scheme s, struct ia_live_res *r,
+			      char *err, size_t errlen);
+
+int ia_live_keep_check(const struct ia_live_keep *k);
+int ia_live_run_kept(const struct ia_live_keep *k, ia_live_run_fn run, void *ctx,
+		     enum ia_sim_scheme s, struct ia_live_res *r, uint32_t *repeated, char *err,
+		     size_t errlen);
 
 #endif
