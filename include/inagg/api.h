@@ -14,6 +14,9 @@
  * writes one line into err (errlen bytes, IA_API_ERRLEN is enough):
  *   -EINVAL        bad arguments (the message names which)
  *   -ETIMEDOUT     a chunk got no result after the retries (PS or network gone)
+ *   -EHOSTUNREACH  no PS at the job's destination: its host said nothing listens
+ *                  on the port, or there is no such host (ICMP), and no result
+ *                  came for a second
  *   -ECONNREFUSED  the daemon does not know the job, it is not active, or the
  *                  daemon cannot be reached
  *   -EADDRNOTAVAIL this process is not in the worker's (or PS's) namespace

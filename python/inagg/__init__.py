@@ -5,8 +5,9 @@ inagg.Worker and inagg.PS bind libinagg.so's stable API; inagg.fixed sums
 reals as fixed point with a bound that never wraps; inagg.ddp is a
 DistributedDataParallel communication hook (imports torch).
 """
-from ._lib import InaggError, JobRefused, Mismatch, WrapRisk
+from ._lib import InaggError, JobRefused, Mismatch, Unreachable, WrapRisk
 from ._lib import TimeoutError_ as Timeout
 from .core import PS, Worker
 
-__all__ = ["Worker", "PS", "InaggError", "JobRefused", "Mismatch", "Timeout", "WrapRisk"]
+__all__ = ["Worker", "PS", "InaggError", "JobRefused", "Mismatch", "Timeout", "Unreachable",
+           "WrapRisk"]

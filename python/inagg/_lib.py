@@ -33,6 +33,11 @@ class TimeoutError_(InaggError):
     """A chunk got no result after the retries: the PS or the network is gone."""
 
 
+class Unreachable(InaggError):
+    """No PS at the job's destination: its host said nothing listens there, or there is
+    no such host (ICMP), and no result came for a second."""
+
+
 class JobRefused(InaggError):
     """The daemon does not know the job, it is not active, or it cannot be reached."""
 
@@ -102,6 +107,7 @@ def lib():
 _CLASSES = {
     errno.ETIMEDOUT: TimeoutError_,
     errno.ECONNREFUSED: JobRefused,
+    errno.EHOSTUNREACH: Unreachable,
     errno.EPROTO: Mismatch,
     errno.EINVAL: None,
 }

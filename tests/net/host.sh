@@ -191,6 +191,24 @@ bad_input() {
 	[[ $out == *'"error"'*"-M: invalid list"* ]] || { echo "$out"; return 1; }
 }
 
+# A worker without its PS: the PS's host refuses (ICMP port unreachable), and
+# an address of the link that nobody has fails ARP (ICMP host unreachable).
+# Each is one line "no PS at ADDR:9430" within seconds; it was "no result
+# after 50 retransmissions" after about 45 s.
+no_ps() {
+	local out rc
+	out=$(timeout 10 ip netns exec "$P-w0" "$INAGG" worker run -J 26 -i 0 -p 10.78.0.1 \
+		-A 10.78.0.2 -e 10 --cc fixed --class ina 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && [[ $out == *"no PS at 10.78.0.1:9430: nothing listens on that port"* ]] ||
+		{ echo "no PS: exit $rc: $out"; return 1; }
+	out=$(timeout 15 ip netns exec "$P-w0" "$INAGG" worker run -J 26 -i 0 -p 10.78.0.99 \
+		-A 10.78.0.2 -e 10 --cc fixed --class ina 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && [[ $out == *"no PS at 10.78.0.99:9430: host unreachable"* ]] ||
+		{ echo "no host: exit $rc: $out"; return 1; }
+}
+
 t "network setup" setup
 t "integer files: every worker gets the exact sum" exact_files
 t "random vectors, results down to one address: checksums agree" checksums_down
@@ -198,4 +216,5 @@ t "--expect: a sum of other seeds is reported as not exact" expect_mismatch
 t "float fixed-point round trip" floats
 t "--forever PS ends on SIGTERM with statistics" forever
 t "bad input refused with a reason" bad_input
+t "no PS: the address, within seconds" no_ps
 finish

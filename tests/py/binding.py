@@ -177,6 +177,14 @@ def test_errors_as_exceptions():
     out, errs = in_workers(4, 1, body, ps=False)
     assert isinstance(errs[0], inagg.Timeout), errs
     assert errs[0].errno == errno.ETIMEDOUT
+    # No PS, default retries: the port refuses (ICMP), so Unreachable after a second
+    # naming the address, not a Timeout after 45 s of retries.
+    def body_default(w, i):
+        return w.allreduce(np.zeros(10, dtype=np.int32))
+    out, errs = in_workers(6, 1, body_default, ps=False)
+    assert isinstance(errs[0], inagg.Unreachable), errs
+    assert errs[0].errno == errno.EHOSTUNREACH
+    assert f"no PS at {PS_ADDR}:{PORT}: nothing listens on that port" in str(errs[0]), errs
     # No daemon: the job is refused.
     e = raises(inagg.JobRefused, inagg.Worker.join, 3, 0, sock="/tmp/inagg-py-no-such.sock")
     assert "cannot reach inaggd" in str(e)

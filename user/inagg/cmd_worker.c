@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 #include "cc_job.h"
 #include "cli.h"
@@ -48,7 +49,9 @@ static const struct opt worker_opts[] = {
 		"shortest wait for a result before the chunk the window waits for is resent "
 		"(longer if the round trip says so: docs/hosts.md, Loss recovery)"),
 	OPT_INT(0, "retries", "N", W, cfg.retries, 1, UINT32_MAX, 0,
-		"retransmissions of one chunk before giving up"),
+		"timer resends of one chunk with no result at all in between before giving up: "
+		"the default gives up after about 45 s of silence; a PS host that says "
+		"nothing listens (ICMP unreachable) ends the run after 1 s"),
 	OPT_INT(0, "nworkers", "N", W, cfg.nworkers, 0, UINT32_MAX, OPT_NODEF,
 		"total workers of the job: accept only results that sum N workers"),
 	OPT_ENUMF(0, "cc", "POLICY", W, cc, cli_cc_name, IA_CC__COUNT, OPT_NODEF,
@@ -144,8 +147,10 @@ int cmd_worker_run(int argc, char **argv)
 	struct ia_worker *w = NULL;
 	struct vec_out vo = { 0 };
 	char err[IA_ERRLEN] = "";
+	char ps[INET_ADDRSTRLEN];
 	const char *cc_from;
 	int32_t *v = NULL;
+	double t0;
 	int ret = 1;
 	uint64_t n;
 	long len;
@@ -179,8 +184,17 @@ int cmd_worker_run(int argc, char **argv)
 		ret = out_err("%s: %s", argv[0], err);
 		goto out;
 	}
+	t0 = now_seconds();
 	ret = ia_worker_run(w, v, v, n, err, sizeof(err));
 	ia_worker_stats(w, &st);
+	if (ret == -ETIMEDOUT && !st.results) {
+		/* Silence all along: most likely no PS there, which is what to check. */
+		inet_ntop(AF_INET, &a.cfg.ps, ps, sizeof(ps));
+		ret = out_err("worker %u: %s: no result at all from the PS at %s:%u in %.1f s "
+			      "(is it running there?)", a.cfg.id, err, ps, IA_UDP_PORT,
+			      now_seconds() - t0);
+		goto out;
+	}
 	if (ret) {
 		ret = out_err("worker %u: %s (%llu of %llu chunks done)", a.cfg.id, err,
 			      (unsigned long long)st.results,

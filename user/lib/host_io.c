@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/ip_icmp.h>
+#include <linux/errqueue.h>
 
 #include "err.h"
 #include "host_io.h"
@@ -134,13 +136,22 @@ static bool draw(struct ia_io_tx *t, uint32_t ppm)
 	return ppm && ia_splitmix64(&t->rng) % 1000000 < ppm;
 }
 
+/*
+ * What an ICMP error becomes (icmp_err_convert[]). With IP_RECVERR the next
+ * send or receive of the socket returns it once, whatever that call did.
+ */
+static bool icmp_errno(int e)
+{
+	return e == EHOSTUNREACH || e == ENETUNREACH || e == ECONNREFUSED || e == EHOSTDOWN ||
+	       e == ENONET || e == ENOPROTOOPT || e == EMSGSIZE || e == EOPNOTSUPP || e == EPROTO;
+}
+
 static int raw_send(struct ia_io_tx *t, const void *buf, size_t len, const struct sockaddr_in *to)
 {
 	if (sendto(t->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) >= 0)
 		return 0;
 	/* Treated as loss: the retransmission timer recovers. */
-	if (errno == EAGAIN || errno == ENOBUFS || errno == EHOSTUNREACH ||
-	    errno == ENETUNREACH || errno == ECONNREFUSED || errno == EINTR) {
+	if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR || icmp_errno(errno)) {
 		t->send_err++;
 		return 0;
 	}
@@ -195,6 +206,72 @@ void ia_io_rx_init(struct ia_io_rx *r)
 	}
 }
 
+int ia_io_recverr(int fd)
+{
+	int on = 1;
+
+	return setsockopt(fd, IPPROTO_IP, IP_RECVERR, &on, sizeof(on)) ? -errno : 0;
+}
+
+/* The socket's queued ICMP errors: the latest unreachable into r. */
+static void drain_errors(int fd, struct ia_io_rx *r)
+{
+	uint8_t ctl[CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in))];
+	const struct sock_extended_err *e;
+	struct sockaddr_in to;
+	struct cmsghdr *c;
+	struct msghdr m;
+	int i;
+
+	for (i = 0; i < IA_IO_RX_BATCH; i++) {
+		m = (struct msghdr){ .msg_name = &to, .msg_namelen = sizeof(to),
+				     .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+			if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR)
+				continue;
+			e = (const void *)CMSG_DATA(c);
+			if (e->ee_origin != SO_EE_ORIGIN_ICMP || e->ee_type != ICMP_DEST_UNREACH)
+				continue;
+			r->unreach = e->ee_errno;
+			r->unreach_at = ia_io_now_ns();
+			r->unreach_to = to;
+		}
+	}
+}
+
+int ia_io_unreach_check(const struct ia_io_rx *r, const struct sockaddr_in *dest, const char *what,
+			uint64_t since, uint64_t now, char *err, size_t errlen)
+{
+	char ip[INET_ADDRSTRLEN];
+	const char *why;
+
+	if (!r->unreach || r->unreach_at <= since ||
+	    now - since < IA_IO_UNREACH_MS * 1000000ull ||
+	    r->unreach_to.sin_addr.s_addr != dest->sin_addr.s_addr ||
+	    r->unreach_to.sin_port != dest->sin_port)
+		return 0;
+	switch (r->unreach) {
+	case ECONNREFUSED:
+		why = "nothing listens on that port (ICMP port unreachable)";
+		break;
+	case EHOSTUNREACH:
+		why = "host unreachable (ICMP)";
+		break;
+	case ENETUNREACH:
+		why = "network unreachable (ICMP)";
+		break;
+	default:
+		why = strerror(r->unreach);
+		break;
+	}
+	inet_ntop(AF_INET, &dest->sin_addr, ip, sizeof(ip));
+	/* Not -ECONNREFUSED: for the API that is inaggd's refusal of the job (api.h). */
+	return ia_fail(err, errlen, -EHOSTUNREACH, "no %s at %s:%u: %s, no result for %.1f s", what,
+		       ip, ntohs(dest->sin_port), why, (now - since) / 1e9);
+}
+
 int ia_io_rx_wait(int fd, struct ia_io_rx *r, uint64_t timeout_ns)
 {
 	struct timespec ts = { timeout_ns / 1000000000ull, timeout_ns % 1000000000ull };
@@ -207,13 +284,16 @@ int ia_io_rx_wait(int fd, struct ia_io_rx *r, uint64_t timeout_ns)
 		return errno == EINTR ? 0 : -errno;
 	if (n == 0)
 		return 0;
+	if (p.revents & POLLERR)
+		drain_errors(fd, r);
 	for (i = 0; i < IA_IO_RX_BATCH; i++) {
 		r->mm[i].msg_hdr.msg_namelen = sizeof(r->from[i]);
 		r->mm[i].msg_hdr.msg_controllen = sizeof(r->ctl[i]);
 	}
 	n = recvmmsg(fd, r->mm, IA_IO_RX_BATCH, MSG_DONTWAIT, NULL);
+	/* An ICMP error that came meanwhile: read at the next wait. */
 	if (n < 0)
-		return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
+		return (errno == EAGAIN || errno == EINTR || icmp_errno(errno)) ? 0 : -errno;
 	for (i = 0; i < n; i++) {
 		struct msghdr *m = &r->mm[i].msg_hdr;
 		struct cmsghdr *c;

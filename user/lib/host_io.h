@@ -18,6 +18,7 @@
 #define IA_IO_MSG_MAX		(IA_HDR_LEN + 4 * IA_MAX_ELEMS + IA_SET_LEN)	/* + a member set trailer */
 #define IA_IO_RX_BATCH		64
 #define IA_IO_POLL_MAX_MS	100	/* how often a stop flag is looked at */
+#define IA_IO_UNREACH_MS	1000	/* refused (ICMP) and no result this long: give up */
 
 /* A socket's sending side, with its impairment (loss, duplication, reordering). */
 struct ia_io_tx {
@@ -44,6 +45,10 @@ struct ia_io_rx {
 	uint8_t tos[IA_IO_RX_BATCH];
 	uint8_t ctl[IA_IO_RX_BATCH][CMSG_SPACE(sizeof(int))];
 	uint8_t buf[IA_IO_RX_BATCH][IA_IO_MSG_MAX + 4];	/* + 4: see a longer datagram as such */
+	/* The latest ICMP unreachable (ia_io_recverr()): its errno, when, the message's destination. */
+	int unreach;
+	uint64_t unreach_at;
+	struct sockaddr_in unreach_to;
 };
 
 /* Bind with SO_REUSEPORT (host_share.h); off by default. */
@@ -68,8 +73,25 @@ static inline bool ia_io_rx_ce(const struct ia_io_rx *r, int i)
 	return (r->tos[i] & IA_IO_ECN_MASK) == IA_IO_CE;
 }
 
-/* Waits up to timeout_ns for datagrams; returns how many (0 on timeout) or -errno. */
+/*
+ * Waits up to timeout_ns for datagrams; returns how many (0 on timeout) or
+ * -errno. ICMP errors of a socket with ia_io_recverr() go to r->unreach.
+ */
 int ia_io_rx_wait(int fd, struct ia_io_rx *r, uint64_t timeout_ns);
+
+/*
+ * Reports the ICMP errors (destination unreachable: nothing listens on the
+ * port, no such host or network) of messages the socket sent; without it an
+ * unbound UDP socket never learns of them.
+ */
+int ia_io_recverr(int fd);
+/*
+ * -EHOSTUNREACH and a message naming dest ("no PS at ADDR:PORT: why") when the latest
+ * ICMP error of r was about a message to dest and came after since (a result),
+ * which is at least IA_IO_UNREACH_MS before now; else 0.
+ */
+int ia_io_unreach_check(const struct ia_io_rx *r, const struct sockaddr_in *dest, const char *what,
+			uint64_t since, uint64_t now, char *err, size_t errlen);
 
 /* Payload elements in wire order (little-endian int32). */
 void ia_io_payload_put(uint8_t *p, const int32_t *v, size_t n);

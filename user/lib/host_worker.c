@@ -87,6 +87,8 @@ int ia_worker_open(const struct ia_worker_cfg *cfg, struct ia_worker **out, char
 		.sin_addr = cfg->ps,
 	};
 	ia_io_tx_init(&w->tx, fd, &cfg->faults);
+	/* "No PS there" (ICMP) ends a run in IA_IO_UNREACH_MS, not after every retry. */
+	ia_io_recverr(fd);
 	w->rng = ((uint64_t)cfg->job << 32 | cfg->id) ^ ia_io_now_ns();
 	ia_io_rx_init(&w->rx);
 	*out = w;
@@ -405,6 +407,9 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 		for (i = 0; i < k; i++)
 			worker_recv(&r, w->rx.buf[i], w->rx.mm[i].msg_len,
 				    ia_io_rx_ce(&w->rx, i), now);
+		ret = ia_io_unreach_check(&w->rx, &w->ps, "PS", r.last_progress, now, err, errlen);
+		if (ret)
+			goto out;
 	}
 	w->st.srtt_us = r.srtt / 1000;
 	w->st.min_rtt_us = r.min_rtt / 1000;
