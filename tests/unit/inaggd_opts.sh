@@ -55,6 +55,59 @@ reaches_net() {
 	[ ! -e "/run/inagg/inaggd-$tag.lock" ] || { echo "inaggd-$tag.lock left"; return 1; }
 }
 t "good options reach the network check, leaving no lock file" reaches_net
+# Daemons before e176a68 left their lock files (1,650 in /run/inagg): a daemon
+# removes those nobody holds of networks not up, and keeps a held one.
+s=$(($$ % 1000000))
+# Until flock(1) holds FILE.
+held_wait() {
+	for _ in $(seq 100); do
+		lslocks -n -o PATH 2>/dev/null | grep -qx -- "$1" && return
+		sleep 0.05
+	done
+}
+stale_locks() {
+	local held=/run/inagg/inaggd-y$s.lock h rc bad=
+	mkdir -p /run/inagg
+	echo 1 >/run/inagg/inaggd-x$s.lock
+	echo 1 >/run/inagg/inaggd-X_$s.lock
+	echo 2 >"$held"
+	flock "$held" sleep 30 &
+	h=$!
+	held_wait "$held"
+	timeout 60 "$D" -t "$topo" -s "$tmp/sock" -S "$tmp/state.json" -n $tag -m 0 2>"$tmp/err"
+	rc=$?
+	kill $h 2>/dev/null
+	wait $h 2>/dev/null
+	[ $rc -eq 1 ] && grep -q "network '$tag' is not up" "$tmp/err" || bad="$(cat "$tmp/err")"
+	[ ! -e /run/inagg/inaggd-x$s.lock ] || bad+=" stale inaggd-x$s.lock kept"
+	[ ! -e /run/inagg/inaggd-X_$s.lock ] || bad+=" stale inaggd-X_$s.lock kept"
+	[ -e "$held" ] || bad+=" held inaggd-y$s.lock removed"
+	rm -f "$held" /run/inagg/inaggd-x$s.lock /run/inagg/inaggd-X_$s.lock
+	[ -z "$bad" ] || { echo "$bad"; return 1; }
+}
+t "a daemon removes stale lock files, not held ones" stale_locks
+# A lock held for a moment (another daemon's removal of stale files) is waited
+# for, not taken for a running daemon; one held for good is that.
+brief_hold() {
+	local f=/run/inagg/inaggd-$tag.lock h
+	echo 3 >"$f"
+	flock "$f" sleep 0.2 &
+	h=$!
+	held_wait "$f"
+	timeout 60 "$D" -t "$topo" -s "$tmp/sock" -S "$tmp/state.json" -n $tag -m 0 2>"$tmp/err"
+	wait $h
+	grep -q "network '$tag' is not up" "$tmp/err" || { cat "$tmp/err"; return 1; }
+	echo 4 >"$f"
+	flock "$f" sleep 30 &
+	h=$!
+	held_wait "$f"
+	timeout 60 "$D" -t "$topo" -s "$tmp/sock" -S "$tmp/state.json" -n $tag -m 0 2>"$tmp/err"
+	kill $h 2>/dev/null
+	wait $h 2>/dev/null
+	rm -f "$f"
+	grep -q "network '$tag' already has its daemon (pid 4)" "$tmp/err" || { cat "$tmp/err"; return 1; }
+}
+t "a lock held for a moment is waited for, one held for good refused" brief_hold
 t "-h prints the usage, exit 0" bash -c "'$D' -h | grep -q '^Usage: inaggd -t TOPOLOGY -n TAG'"
 
 finish

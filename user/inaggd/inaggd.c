@@ -126,61 +126,6 @@ static int recover(struct daemon *d)
 
 /* ---- main loop ---- */
 
-/* The network's lock file, removed at exit by the process that holds it. */
-static char net_lock[PATH_MAX];
-static pid_t net_lock_pid;
-
-static void release_network(void)
-{
-	/* Unlinked while still locked: nobody can take the old file after this. */
-	if (getpid() == net_lock_pid)
-		unlink(net_lock);
-}
-
-/*
- * One daemon per network: two would each push their own job ids into the
- * same switches' maps. The lock is the network's (by tag), not the socket's
- * or the state file's, and lasts as long as the process. Its file goes at
- * exit (thousands of test tags piled up in /run/inagg); a daemon that locked
- * a file unlinked meanwhile tries again with the new one.
- */
-static int claim_network(const char *tag, char *err, size_t errlen)
-{
-	char path[PATH_MAX], pid[32] = "";
-	struct stat held, named;
-	int fd, n;
-
-	mkdir(IA_RUN_DIR, 0700);
-	snprintf(path, sizeof(path), IA_RUN_DIR "/inaggd-%s.lock", tag);
-	for (;;) {
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0)
-			return ia_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
-		if (flock(fd, LOCK_EX | LOCK_NB)) {
-			n = errno == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
-			close(fd);
-			if (n < 0)
-				return ia_fail(err, errlen, -errno, "%s: %s", path,
-					       strerror(errno));
-			pid[strcspn(pid, "\n")] = '\0';
-			return ia_fail(err, errlen, -EBUSY,
-				       "network '%s' already has its daemon (pid %s): one per network",
-				       tag, *pid ? pid : "?");
-		}
-		if (!fstat(fd, &held) && !stat(path, &named) && held.st_dev == named.st_dev &&
-		    held.st_ino == named.st_ino)
-			break;
-		close(fd);	/* its daemon exited and removed it: take the new one */
-	}
-	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
-	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
-		log_msg(LOG_WARN, "%s: %s", path, strerror(errno));
-	strcpy(net_lock, path);
-	net_lock_pid = getpid();
-	atexit(release_network);
-	return fd;	/* held until exit */
-}
-
 /* A decimal integer in 0..max, all of s; atoi() took "x" for 0 (never sample). */
 static int parse_num(const char *s, long max, int *out)
 {
@@ -287,6 +232,7 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERR, "%s", err);
 		return 1;
 	}
+	drop_stale_locks();
 	/*
 	 * Before anything is touched: a daemon of another network listening on the
 	 * socket would lose it to this one (the stale file of a killed one is replaced).

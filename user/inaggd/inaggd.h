@@ -87,6 +87,12 @@ void lend_end(struct daemon *d, uint32_t id);
 void lend_forget(struct daemon *d, uint32_t id);
 int lend_tail_load(struct daemon *d, const struct ia_job *j, int v, char *why, size_t whylen);
 
+/* netlock.c: one daemon per network, by a lock file of IA_RUN_DIR. */
+/* The network's lock, held until exit (its file removed then); fd or -errno. */
+int claim_network(const char *tag, char *err, size_t errlen);
+/* Removes the lock files earlier daemons of networks not up left behind. */
+void drop_stale_locks(void);
+
 /* server.c: the control socket */
 int listen_on(const char *path);
 /* Whether a process listens on path (a live daemon's socket, not a stale file). */
