@@ -2,6 +2,7 @@
 """Workers and the PS of an inagg job: Python handles over include/inagg/api.h."""
 import ctypes
 import operator
+import os
 import threading
 
 import numpy as np
@@ -10,8 +11,16 @@ from . import _lib
 from ._lib import check
 
 
-def _enc(s):
-    return s.encode() if s is not None else None
+def _enc(name, s, path=False):
+    """A text argument for the C API (a path may be os.PathLike): anything else raised
+    AttributeError (an address 5, a socket path as bytes)."""
+    if s is None:
+        return None
+    if path and isinstance(s, os.PathLike):
+        s = os.fspath(s)
+    if not isinstance(s, str):
+        raise ValueError(f"{name} {s!r}: need a string")
+    return s.encode()
 
 
 def _uint(name, v, bits):
@@ -49,9 +58,15 @@ class _Handle:
                 self.set(opt, v, name)
         return self
 
+    def _open(self):
+        """The handle; a closed one gave -EINVAL as its nworkers and index."""
+        if not self._h:
+            raise ValueError("closed handle")
+        return self._h
+
     @property
     def nworkers(self):
-        return self._lib.ia_api_nworkers(self._h)
+        return self._lib.ia_api_nworkers(self._open())
 
     def close(self):
         if self._h:
@@ -76,20 +91,20 @@ class Worker(_Handle):
 
     def __init__(self, job, id, nworkers, addr, ps, port=0):
         super().__init__(lambda so: so.ia_api_worker_open, _uint("job", job, 32),
-                         _uint("id", id, 32), _uint("nworkers", nworkers, 32), _enc(addr),
-                         _enc(ps), _uint("port", port, 16))
+                         _uint("id", id, 32), _uint("nworkers", nworkers, 32),
+                         _enc("addr", addr), _enc("ps", ps), _uint("port", port, 16))
 
     @classmethod
     def join(cls, job, index, sock=None):
         """Worker number index of job, as inaggd lists them (run in its namespace)."""
         self = cls.__new__(cls)
-        _Handle.__init__(self, lambda so: so.ia_api_worker_join, _enc(sock),
+        _Handle.__init__(self, lambda so: so.ia_api_worker_join, _enc("sock", sock, path=True),
                          _uint("job", job, 32), _uint("index", index, 32))
         return self
 
     @property
     def index(self):
-        return self._lib.ia_api_index(self._h)
+        return self._lib.ia_api_index(self._open())
 
     def allreduce(self, v):
         """In place: v (a C-contiguous int32 or int64 numpy array) becomes the sum
@@ -113,7 +128,8 @@ class PS(_Handle):
 
     def __init__(self, job, nworkers, addr, down=None, port=0):
         super().__init__(lambda so: so.ia_api_ps_open, _uint("job", job, 32),
-                         _uint("nworkers", nworkers, 32), _enc(addr), _enc(down),
+                         _uint("nworkers", nworkers, 32), _enc("addr", addr),
+                         _enc("down", down),
                          _uint("port", port, 16))
         self._stop = ctypes.c_int(0)
         self._thread = None
@@ -122,7 +138,8 @@ class PS(_Handle):
     @classmethod
     def join(cls, job, sock=None):
         self = cls.__new__(cls)
-        _Handle.__init__(self, lambda so: so.ia_api_ps_join, _enc(sock), _uint("job", job, 32))
+        _Handle.__init__(self, lambda so: so.ia_api_ps_join, _enc("sock", sock, path=True),
+                         _uint("job", job, 32))
         self._stop = ctypes.c_int(0)
         self._thread = None
         self.error = None

@@ -222,6 +222,23 @@ def test_out_of_range_integers_refused():
         assert str(e).startswith("retries -1: need an integer"), e
         raises(ValueError, w.configure, window=2.5)
         w.configure(window=np.int64(8), retries=3)   # numpy and plain ints pass
+    # Text arguments that are not text raised AttributeError from ctypes' encode.
+    for args in ((1, 0, 1, 5, "127.0.0.1"), (1, 0, 1, "127.0.0.1", b"127.0.0.1")):
+        e = raises(ValueError, inagg.Worker, *args)
+        assert "need a string" in str(e), e
+    raises(ValueError, inagg.PS, 1, 1, "127.0.0.1", down=10)
+    e = raises(ValueError, inagg.Worker.join, 1, 0, sock=5)
+    assert str(e) == "sock 5: need a string", e
+    import pathlib
+    e = raises(inagg.JobRefused, inagg.Worker.join, 1, 0,
+               sock=pathlib.Path("/tmp/inagg-py-no-such.sock"))
+    assert "cannot reach inaggd" in str(e), e
+    # A closed handle's nworkers and index were -22 (-EINVAL), as if numbers.
+    w = inagg.Worker(1, 0, 3, "127.0.0.1", "127.0.0.1")
+    assert w.nworkers == 3
+    w.close()
+    raises(ValueError, lambda: w.nworkers)
+    raises(ValueError, lambda: w.index)
 
 
 def test_entry_points_fail_in_one_line():
