@@ -49,7 +49,17 @@ fi
 
 verdicts() {
 	python3 - "$1" "$2" <<'PY'
-import json, sys
+import json, math, sys
+
+# A distribution-free confidence interval of the median of v (order statistics,
+# the binomial's tails up to 2.5 % each) and its coverage: how far the rounds pin it.
+def median_ci(v):
+    v, n, j, tail = sorted(v), len(v), 0, 0.0
+    while tail + math.comb(n, j) / 2 ** n <= 0.025:
+        tail += math.comb(n, j) / 2 ** n
+        j += 1
+    return (v[j - 1], v[n - j], 1 - 2 * tail) if j else (v[0], v[-1], 1 - 2 / 2 ** n)
+
 d = json.load(open(sys.argv[1])); what = sys.argv[2]
 s = {x["scheme"]: x for x in d["points"][0]["schemes"]}
 rp = d["points"][0]["repeats"]
@@ -105,6 +115,12 @@ else:
            ", ".join("%s %.3f (%.2f-%.2f)" % (k, x["vs_netpack_atp"], x["vs_netpack_atp_min"],
                                             x["vs_netpack_atp_max"]) for k, x in s.items()),
            within(r)))
+    ci = {k: median_ci(x["vs_netpack_atp_rounds"]) for k, x in s.items() if k != "netpack-atp"}
+    print("  the same rounds' ratios, %.0f %% confidence interval of their median: %s (inside"
+          " 0.95-1.05: %d of %d)" %
+          (100 * min(c[2] for c in ci.values()),
+           ", ".join("%s %.2f-%.2f" % (k, lo, hi) for k, (lo, hi, _) in ci.items()),
+           sum(0.95 <= lo and hi <= 1.05 for lo, hi, _ in ci.values()), len(ci)))
     m = [rm[k]["ratio_of_medians"] for k in s]
     print("  ratio of medians (median throughput / netpack-atp's, %.1f MB/s): %s"
           " (all within 5 %%: %s)" %
