@@ -34,6 +34,8 @@ VERSION := $(shell sed -n 's/^\#define INAGG_VERSION "\(.*\)"$$/\1/p' user/inagg
 MANS	:= $(BUILD)/man/inagg.8 $(BUILD)/man/inaggd.8
 UNITS	:= user/inaggd/inaggd.service packaging/inagg-attach@.service
 CONFS	:= packaging/etc/inaggd.conf packaging/etc/attach.conf
+# What the pages show ([...](memory-history.svg)), installed beside them.
+DOC_PICTURES := $(wildcard docs/*.png docs/*.svg)
 # The module: Kbuild, its sources (not the build's inagg.mod.c) and the ABI header.
 DKMS_SRCS := kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h) \
 	include/inagg/netlink.h
@@ -77,7 +79,7 @@ install: $(CLI) $(INAGGD) $(AGENT) $(MANS)
 	for m in $(MANS); do gzip -9n <$$m >$(DESTDIR)$(MANDIR)/man8/$${m##*/}.gz || exit 1; done
 	$(INSTALL) -m 0644 packaging/inagg.bash $(DESTDIR)$(COMPLDIR)/inagg
 	ln -sf inagg $(DESTDIR)$(COMPLDIR)/inaggd
-	$(INSTALL) -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 0644 docs/*.md $(DOC_PICTURES) $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 0644 docs/fig1.json $(DESTDIR)$(DOCDIR)/examples/topo.json
 
 uninstall:

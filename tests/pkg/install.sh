@@ -127,10 +127,24 @@ dkms_tree() {
 	grep -qx inagg "$d/usr/lib/modules-load.d/inagg.conf"
 }
 
+# Every local file an installed page links to ([x](memory-history.svg)) is
+# installed beside it: the pictures were not, so the pages showed none.
+doc_links() {
+	local doc=$1/usr/share/doc/inagg f l bad=
+	for f in "$doc"/*.md; do
+		for l in $(grep -oE '\]\([^)#]+[)#]' "$f" | sed -E 's/^\]\(//; s/[)#]$//' |
+			grep -v '^[a-z]*:'); do
+			[ -e "$doc/$l" ] || bad+=" ${f##*/}:$l"
+		done
+	done
+	[ -z "$bad" ] || { echo "links to files not installed:$bad"; return 1; }
+}
+
 u=$tmp/usr l=$tmp/local
 t "install: make install PREFIX=/usr DESTDIR=..." mk install PREFIX=/usr DESTDIR="$u"
 t "install: the files are those of inagg(8)'s INSTALLED FILES" same_as_table "$u" /usr
 t "install: inagg(8) and inaggd(8) list the same files" both_pages_agree "$u"
+t "install: the docs' pictures are installed with them" doc_links "$u"
 t "install: units name the installed binaries" units_name_binaries "$u" lib/systemd/system
 t "install: the units' variables are set in /etc/inagg" units_vars_set "$u"
 if command -v systemd-analyze >/dev/null; then
