@@ -226,6 +226,10 @@ t "-j after an option's value still means JSON" bash -c \
 t "-h after options still asks for help" bash -c \
 	"'$INAGG' topo dot -t '$fig1' -o '$tmp/none/x' -h | grep -q '^Usage: inagg \\[-j\\] topo dot'"
 
+# A folder given as the vector file said "read error".
+t "worker -f a folder names the cause" fails "^inagg: $tmp: Is a directory$" \
+	worker run -J 1 -i 1 -p 127.0.0.1 -f "$tmp" --cc fixed --class ina --retries 1
+
 # The rest of the contract, on one mistake per kind.
 t "unknown command" fails "unknown command 'frob'" frob
 t "unknown subcommand" fails "topo: unknown command 'frob'" topo frob

@@ -74,8 +74,9 @@ long read_vector(const char *path, int frac, int32_t **out)
 			v[n++] = x;
 		}
 	}
+	/* errno is still the failed read's ("Is a directory" for a folder). */
 	if (ferror(f)) {
-		out_err("%s: read error", path);
+		out_err("%s: %s", path, strerror(errno ? errno : EIO));
 		goto out;
 	}
 	if (!n) {
