@@ -82,37 +82,41 @@ t "ps -o in a missing folder fails at once" fails 'none/sum.txt: No such file or
 	ps run -J 1 --nworkers 1 -e 4 -u -o "$tmp/none/sum.txt"
 t "worker -o on a folder fails at once" fails ': Is a directory$' \
 	worker run -J 1 -i 1 -p 127.0.0.1 -e 4 --cc fixed --class ina -o "$tmp"
+# Loopback addresses of this run (127.X.Y.Z from the pid), so that two runs
+# of this test at once do not share a worker's address.
+lo=127.$((($$ >> 8) & 255)).$(($$ & 255))
+lore=${lo//./\\.}
 # A worker without a PS waited about 45 s (--retries 50, doubling to 1 s) to
-# say "no result after 50 retransmissions". Nothing on 127.0.0.201:9430: the
+# say "no result after 50 retransmissions". Nothing on $lo.201:9430: the
 # host answers ICMP port unreachable, and the worker fails after 1 s of it.
 t "worker with no PS: the address, not 50 retries" fails \
-	"worker 1: no PS at 127\\.0\\.0\\.201:9430: nothing listens on that port \\(ICMP port unreachable\\)" \
-	worker run -J 1 -i 1 -p 127.0.0.201 -A 127.0.0.202 -e 4 --cc fixed --class ina
+	"worker 1: no PS at $lore.201:9430: nothing listens on that port \\(ICMP port unreachable\\)" \
+	worker run -J 1 -i 1 -p $lo.201 -A $lo.202 -e 4 --cc fixed --class ina
 t "worker with no PS fails within 5 s" bash -c \
-	"timeout 5 '$INAGG' worker run -J 1 -i 1 -p 127.0.0.201 -A 127.0.0.202 -e 4 --cc fixed \
+	"timeout 5 '$INAGG' worker run -J 1 -i 1 -p $lo.201 -A $lo.202 -e 4 --cc fixed \
 	 --class ina 2>/dev/null; [ \$? -eq 1 ]"
 # A PS that never answers (a socket that never reads): the give-up names it.
 python3 -c '
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.203", 9430))
+s.bind((sys.argv[2], 9430))
 open(sys.argv[1], "w").close()
 time.sleep(60)
-' "$tmp/mute.ready" &
+' "$tmp/mute.ready" "$lo.203" &
 mute=$!
 for _ in $(seq 100); do [ -e "$tmp/mute.ready" ] && break; sleep 0.05; done
 t "a PS that never answers: named in the give-up" fails \
-	"chunk 0: no result after 3 retransmissions: no result at all from the PS at 127\\.0\\.0\\.203:9430 in [0-9.]+ s" \
-	worker run -J 1 -i 1 -p 127.0.0.203 -A 127.0.0.204 -e 4 --cc fixed --class ina --retries 3
+	"chunk 0: no result after 3 retransmissions: no result at all from the PS at $lore.203:9430 in [0-9.]+ s" \
+	worker run -J 1 -i 1 -p $lo.203 -A $lo.204 -e 4 --cc fixed --class ina --retries 3
 kill $mute 2>/dev/null
 wait $mute 2>/dev/null
 # The refusals of a PS started a moment after its worker are no failure.
 late_ps() {
-	"$INAGG" worker run -J 1 -i 1 -p 127.0.0.205 -A 127.0.0.206 -e 4 --cc fixed --class ina \
+	"$INAGG" worker run -J 1 -i 1 -p $lo.205 -A $lo.206 -e 4 --cc fixed --class ina \
 		>"$tmp/late.w" 2>&1 &
 	local w=$! rc
 	sleep 0.2
-	"$INAGG" ps run -J 1 --nworkers 1 -e 4 -u -A 127.0.0.205 --linger 100 >/dev/null 2>&1
+	"$INAGG" ps run -J 1 --nworkers 1 -e 4 -u -A $lo.205 --linger 100 >/dev/null 2>&1
 	wait $w
 	rc=$?
 	cat "$tmp/late.w"
