@@ -192,7 +192,8 @@ bad_input() {
 }
 
 # A worker without its PS: the PS's host refuses (ICMP port unreachable), and
-# an address of the link that nobody has fails ARP (ICMP host unreachable).
+# an address of the link that nobody has fails ARP (ICMP host unreachable),
+# and one without a route is refused by every send (ENETUNREACH).
 # Each is one line "no PS at ADDR:9430" within seconds; it was "no result
 # after 50 retransmissions" after about 45 s.
 no_ps() {
@@ -207,6 +208,12 @@ no_ps() {
 	rc=$?
 	[ $rc -eq 1 ] && [[ $out == *"no PS at 10.78.0.99:9430: host unreachable"* ]] ||
 		{ echo "no host: exit $rc: $out"; return 1; }
+	# No route at all (the namespace has only its link's): each send is refused.
+	out=$(timeout 10 ip netns exec "$P-w0" "$INAGG" worker run -J 26 -i 0 -p 10.99.0.1 \
+		-A 10.78.0.2 -e 10 --cc fixed --class ina 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && [[ $out == *"no PS at 10.99.0.1:9430: no route to it"* ]] ||
+		{ echo "no route: exit $rc: $out"; return 1; }
 }
 
 t "network setup" setup

@@ -124,6 +124,7 @@ void ia_io_tx_init(struct ia_io_tx *t, int fd, const struct ia_host_faults *f)
 	t->rng = f->seed;
 	t->held = false;
 	t->send_err = 0;
+	t->unreach = (struct ia_io_unreach){ 0 };
 }
 
 static bool faults_on(const struct ia_host_faults *f)
@@ -152,6 +153,9 @@ static int raw_send(struct ia_io_tx *t, const void *buf, size_t len, const struc
 		return 0;
 	/* Treated as loss: the retransmission timer recovers. */
 	if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR || icmp_errno(errno)) {
+		/* No route: nothing was sent, and until the routes change nothing will be. */
+		if (errno == ENETUNREACH)
+			t->unreach = (struct ia_io_unreach){ errno, ia_io_now_ns(), *to };
 		t->send_err++;
 		return 0;
 	}
@@ -234,25 +238,23 @@ static void drain_errors(int fd, struct ia_io_rx *r)
 			e = (const void *)CMSG_DATA(c);
 			if (e->ee_origin != SO_EE_ORIGIN_ICMP || e->ee_type != ICMP_DEST_UNREACH)
 				continue;
-			r->unreach = e->ee_errno;
-			r->unreach_at = ia_io_now_ns();
-			r->unreach_to = to;
+			r->unreach = (struct ia_io_unreach){ e->ee_errno, ia_io_now_ns(), to };
 		}
 	}
 }
 
-int ia_io_unreach_check(const struct ia_io_rx *r, const struct sockaddr_in *dest, const char *what,
-			uint64_t since, uint64_t now, char *err, size_t errlen)
+int ia_io_unreach_check(const struct ia_io_rx *r, const struct ia_io_tx *t,
+			const struct sockaddr_in *dest, const char *what, uint64_t since,
+			uint64_t now, char *err, size_t errlen)
 {
+	const struct ia_io_unreach *u = t->unreach.at > r->unreach.at ? &t->unreach : &r->unreach;
 	char ip[INET_ADDRSTRLEN];
 	const char *why;
 
-	if (!r->unreach || r->unreach_at <= since ||
-	    now - since < IA_IO_UNREACH_MS * 1000000ull ||
-	    r->unreach_to.sin_addr.s_addr != dest->sin_addr.s_addr ||
-	    r->unreach_to.sin_port != dest->sin_port)
+	if (!u->err || u->at <= since || now - since < IA_IO_UNREACH_MS * 1000000ull ||
+	    u->to.sin_addr.s_addr != dest->sin_addr.s_addr || u->to.sin_port != dest->sin_port)
 		return 0;
-	switch (r->unreach) {
+	switch (u->err) {
 	case ECONNREFUSED:
 		why = "nothing listens on that port (ICMP port unreachable)";
 		break;
@@ -260,10 +262,10 @@ int ia_io_unreach_check(const struct ia_io_rx *r, const struct sockaddr_in *dest
 		why = "host unreachable (ICMP)";
 		break;
 	case ENETUNREACH:
-		why = "network unreachable (ICMP)";
+		why = u == &t->unreach ? "no route to it" : "network unreachable (ICMP)";
 		break;
 	default:
-		why = strerror(r->unreach);
+		why = strerror(u->err);
 		break;
 	}
 	inet_ntop(AF_INET, &dest->sin_addr, ip, sizeof(ip));

@@ -20,6 +20,13 @@
 #define IA_IO_POLL_MAX_MS	100	/* how often a stop flag is looked at */
 #define IA_IO_UNREACH_MS	1000	/* refused (ICMP) and no result this long: give up */
 
+/* The latest "destination unreachable" of messages sent: errno, when, where to. */
+struct ia_io_unreach {
+	int err;
+	uint64_t at;
+	struct sockaddr_in to;
+};
+
 /* A socket's sending side, with its impairment (loss, duplication, reordering). */
 struct ia_io_tx {
 	int fd;
@@ -30,6 +37,7 @@ struct ia_io_tx {
 	struct sockaddr_in held_to;
 	uint8_t held_buf[IA_IO_MSG_MAX];
 	uint64_t send_err;	/* transient errors (buffer full, no route) */
+	struct ia_io_unreach unreach;	/* a send refused: no route (ENETUNREACH) */
 };
 
 /* ECN of the IP TOS (RFC 3168): what hosts send, and the switches' or a qdisc's mark. */
@@ -45,10 +53,7 @@ struct ia_io_rx {
 	uint8_t tos[IA_IO_RX_BATCH];
 	uint8_t ctl[IA_IO_RX_BATCH][CMSG_SPACE(sizeof(int))];
 	uint8_t buf[IA_IO_RX_BATCH][IA_IO_MSG_MAX + 4];	/* + 4: see a longer datagram as such */
-	/* The latest ICMP unreachable (ia_io_recverr()): its errno, when, the message's destination. */
-	int unreach;
-	uint64_t unreach_at;
-	struct sockaddr_in unreach_to;
+	struct ia_io_unreach unreach;	/* the latest ICMP unreachable (ia_io_recverr()) */
 };
 
 /* Bind with SO_REUSEPORT (host_share.h); off by default. */
@@ -87,11 +92,12 @@ int ia_io_rx_wait(int fd, struct ia_io_rx *r, uint64_t timeout_ns);
 int ia_io_recverr(int fd);
 /*
  * -EHOSTUNREACH and a message naming dest ("no PS at ADDR:PORT: why") when the latest
- * ICMP error of r was about a message to dest and came after since (a result),
- * which is at least IA_IO_UNREACH_MS before now; else 0.
+ * ICMP error of r, or refused send of t, was about a message to dest and came
+ * after since (a result), which is at least IA_IO_UNREACH_MS before now; else 0.
  */
-int ia_io_unreach_check(const struct ia_io_rx *r, const struct sockaddr_in *dest, const char *what,
-			uint64_t since, uint64_t now, char *err, size_t errlen);
+int ia_io_unreach_check(const struct ia_io_rx *r, const struct ia_io_tx *t,
+			const struct sockaddr_in *dest, const char *what, uint64_t since,
+			uint64_t now, char *err, size_t errlen);
 
 /* Payload elements in wire order (little-endian int32). */
 void ia_io_payload_put(uint8_t *p, const int32_t *v, size_t n);

@@ -407,7 +407,8 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 		for (i = 0; i < k; i++)
 			worker_recv(&r, w->rx.buf[i], w->rx.mm[i].msg_len,
 				    ia_io_rx_ce(&w->rx, i), now);
-		ret = ia_io_unreach_check(&w->rx, &w->ps, "PS", r.last_progress, now, err, errlen);
+		ret = ia_io_unreach_check(&w->rx, &w->tx, &w->ps, "PS", r.last_progress, now, err,
+					  errlen);
 		if (ret)
 			goto out;
 	}
