@@ -44,9 +44,9 @@ static __always_inline int result_out(struct xdp_md *ctx)
 		ip_csum(ip);
 		udp->check = 0;
 	}
-	mark_egress(ip, udp, h, k.ifindex);
-	ctr(pstats(k.ifindex), IA_C_TX);
 	cfg = job_cfg(k.job);
+	mark_egress(ip, udp, h, k.ifindex, cfg ? cfg->flags : 0);
+	ctr(pstats(k.ifindex), IA_C_TX);
 	if (cfg)
 		ctr(jstats(cfg), IA_C_TX);
 	return XDP_PASS;

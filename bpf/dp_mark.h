@@ -29,8 +29,12 @@ struct {
 	__type(value, struct ia_vq);
 } ia_vq SEC(".maps");
 
-/* Accounts len bytes leaving by ifindex; 1 if the message finds the queue above threshold. */
-static __always_inline int vq_over(__u32 ifindex, __u64 len)
+/*
+ * Accounts len bytes leaving by ifindex; 1 if the message finds the queue
+ * above threshold: K, or K >> IA_VQ_EARLY_SHIFT for a job that yields early
+ * (IA_JOB_F_MARK_EARLY: flexina's PS jobs).
+ */
+static __always_inline int vq_over(__u32 ifindex, __u64 len, int early)
 {
 	__u32 idx = port_index(ifindex);
 	__u64 now, fin, cost;
@@ -53,7 +57,7 @@ static __always_inline int vq_over(__u32 ifindex, __u64 len)
 	} else {
 		q->full++;	/* a real buffer would drop it: the backlog stays bounded */
 	}
-	over = fin - now > q->thresh_ns;
+	over = fin - now > (early ? q->thresh_ns >> IA_VQ_EARLY_SHIFT : q->thresh_ns);
 	q->msgs++;
 	q->bytes += len;
 	q->marked += over;
@@ -112,9 +116,10 @@ static __always_inline void mark_msg(struct iphdr *ip, struct udphdr *udp, struc
 
 /* The hook of every send path: a message about to leave by ifindex. */
 static __always_inline void mark_egress(struct iphdr *ip, struct udphdr *udp, struct ia_hdr *h,
-					__u32 ifindex)
+					__u32 ifindex, __u32 jflags)
 {
-	if (vq_over(ifindex, sizeof(struct ethhdr) + bpf_ntohs(ip->tot_len)))
+	if (vq_over(ifindex, sizeof(struct ethhdr) + bpf_ntohs(ip->tot_len),
+		    jflags & IA_JOB_F_MARK_EARLY))
 		mark_msg(ip, udp, h);
 }
 

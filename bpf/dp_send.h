@@ -44,7 +44,7 @@ static __always_inline int send_up(struct ia_pkt *k, __u8 flags)
 		ctr(k->j, IA_C_RECOVERY_TX);
 		ctr(up, IA_C_RECOVERY_TX);
 	}
-	mark_egress(k->ip, k->udp, k->h, cfg->up_ifindex);
+	mark_egress(k->ip, k->udp, k->h, cfg->up_ifindex, cfg->flags);
 	if (cfg->flags & IA_JOB_F_KERNEL_FWD)
 		return XDP_PASS;	/* routed up by the kernel, through its qdisc */
 	set_macs(k->eth, cfg->up_smac, cfg->up_dmac);

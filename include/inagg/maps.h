@@ -112,6 +112,14 @@ struct ia_job_ent {
  * that announced it send. The slots past the chunks hold those announcements.
  */
 #define IA_JOB_F_SPARSE		0x2
+/*
+ * The job's messages are marked when the port's virtual queue holds more
+ * than K >> IA_VQ_EARLY_SHIFT (K the port's threshold, bpf/dp_mark.h): set
+ * by inaggd for PS jobs of the flexina policy, so they yield before the
+ * queue reaches the INA jobs' threshold (docs/cc.md).
+ */
+#define IA_JOB_F_MARK_EARLY	0x4
+#define IA_VQ_EARLY_SHIFT	1
 #define IA_SPARSE_MASKS_PER_SLOT 32
 #define IA_TAIL_SPARSE		0	/* ia_progs: the sparse datapath, tail-called */	/* 256-bit announcement masks in an ia_slot's sums */
 

@@ -6,7 +6,8 @@
  * leave a port faster than its rate are marked once more than the threshold
  * is queued, never before; none below the rate; IP CE only under ECT, with a
  * valid checksum; the same on the kernel-forward path; a blue switch's
- * aggregate; a result leaving a congested down port.
+ * aggregate; a result leaving a congested down port; a job flagged to yield
+ * early (flexina's PS jobs) marked at half the threshold.
  *
  * Live: a worker namespace sends paced messages through a switch namespace
  * (XDP redirect, or forwarded by the kernel) to a PS namespace; with the up
@@ -176,6 +177,38 @@ TEST_F(mk, no_marks_below_the_rate)
 	ASSERT_EQ(0, ia_xdp_vq_get(self->x, self->port[0], &vi));
 	ASSERT_EQ(300, vi.msgs);
 	ASSERT_EQ(0, vi.marked);
+}
+
+/*
+ * flexina's PS jobs (IA_JOB_F_MARK_EARLY) are marked above K >> 1: with
+ * K = 4 frames, jobs 5 (INA-like) and 7 (early) take turns on one port,
+ * frame i leaving i frames queued (at 80 kbit/s a run drains almost
+ * nothing). Job 7's frame 3 (3 queued, above 2) is marked, job 5's frame 4
+ * (4 queued, not above 4) is not; from frame 5 on both are.
+ */
+TEST_F(mk, early_jobs_marked_at_the_lower_threshold)
+{
+	struct ia_xdp_vq q = { .rate_bps = SLOW_BPS, .thresh = 4 * FRAME };
+	struct ia_xdp_vq_info vi;
+	int i, len;
+
+	ASSERT_EQ(0, add_job(self->x, self->port, 5, IA_ROLE_RED, 1, 0));
+	ASSERT_EQ(0, add_job(self->x, self->port, 7, IA_ROLE_RED, 1, IA_JOB_F_MARK_EARLY));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
+	for (i = 1; i <= 8; i++) {
+		__u32 job = i % 2 ? 7 : 5;
+		bool marked = i % 2 ? i > 2 : i > 4;
+
+		len = contrib(self->in, job, i, 50, ECT0);
+		ASSERT_EQ(XDP_REDIRECT, run(self->x, self->port[1], self->in, len, self->out,
+					    NULL));
+		ASSERT_EQ(marked ? IA_F_MARK : 0, msg_flags(self->out) & IA_F_MARK)
+			TH_LOG("frame %d of job %u", i, job);
+		ASSERT_EQ(marked ? CE : ECT0, iph(self->out)->tos) TH_LOG("frame %d", i);
+	}
+	ASSERT_EQ(0, ia_xdp_vq_get(self->x, self->port[0], &vi));
+	ASSERT_EQ(8, vi.msgs);
+	ASSERT_EQ(5, vi.marked);	/* frames 3, 5, 6, 7, 8 */
 }
 
 TEST_F(mk, kernel_forward_marked_too)

@@ -245,4 +245,13 @@ TEST(config_checked)
 	ASSERT_EQ(-EINVAL, ia_cc_policy_parse("dctcp", &p));
 }
 
+/* Only flexina's PS jobs are marked at the switches' lower threshold. */
+TEST(only_flexina_ps_jobs_marked_early)
+{
+	for (int i = 0; i < IA_CC__COUNT; i++) {
+		ASSERT_FALSE(ia_cc_marks_early(i, false)) TH_LOG("%s", ia_cc_policy_name(i));
+		ASSERT_EQ(i == IA_CC_FLEXINA, ia_cc_marks_early(i, true));
+	}
+}
+
 TEST_HARNESS_MAIN

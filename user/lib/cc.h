@@ -80,6 +80,16 @@ static inline uint32_t ia_cc_agg_window(const struct ia_cc *cc)
 	return cc->awnd < cc->cwnd ? cc->awnd : cc->cwnd;
 }
 
+/*
+ * The switches mark this job's messages at their lower threshold
+ * (IA_JOB_F_MARK_EARLY, docs/cc.md): flexina's PS jobs, so that they yield
+ * before the queue builds up to the INA jobs' threshold.
+ */
+static inline bool ia_cc_marks_early(enum ia_cc_policy p, bool ps)
+{
+	return p == IA_CC_FLEXINA && ps;
+}
+
 const char *ia_cc_policy_name(enum ia_cc_policy p);
 /* 0 and *p, or -EINVAL for a name that is none of the policies. */
 int ia_cc_policy_parse(const char *name, enum ia_cc_policy *p);

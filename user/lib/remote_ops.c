@@ -275,7 +275,10 @@ static int push_once(struct ia_remote *r, const struct ia_job *j, int v, char *w
 	/* The BPF memory: what the ledger admitted. */
 	json_object_object_add(q, "window", json_object_new_int64(j->head));
 	json_object_object_add(q, "self_id", json_object_new_int64(ia_switch_id(v)));
-	json_object_object_add(q, "flags", json_object_new_int64(r->job_flags));
+	/* flexina's PS jobs are marked at the lower threshold (docs/cc.md). */
+	json_object_object_add(q, "flags", json_object_new_int64(r->job_flags |
+				(ia_cc_marks_early(j->cc, j->class == IA_JOB_PS) ?
+				 IA_JOB_F_MARK_EARLY : 0)));
 	members = json_object_new_array();
 	if (tail)
 		sets = json_object_new_array();

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <inagg/maps.h>
+
 #include "sim_int.h"
 
 static bool before(const struct ev *a, const struct ev *b)
@@ -224,7 +226,9 @@ static void enqueue(struct sim *s, const struct ev *e)
 	if (q >= s->cfg->buffer)
 		return;		/* dropped: the chunk waits for its timeout */
 	s->busy = (s->busy > s->now ? s->busy : s->now) + 1 / s->cfg->rate;
-	if (q > s->cfg->thresh)
+	/* As the switches do: flexina's PS jobs are marked at the lower threshold. */
+	if (q > (ia_cc_marks_early(j->cc.cfg.policy, j->cc.cfg.ps) ?
+		 s->cfg->thresh >> IA_VQ_EARLY_SHIFT : s->cfg->thresh))
 		c->flags |= IA_CC_MARK;
 	ia_sim_push(s, s->busy + s->cfg->rtt / 4, EV_PSRX, e->job, e->chunk, c->gen, 0, 0);
 }
