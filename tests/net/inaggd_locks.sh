@@ -12,7 +12,8 @@ up=w$s down=v$s tag=q$s
 tmp=$(mktemp -d)
 cleanup() {
 	ip netns del "ia-$up-dest" 2>/dev/null
-	rm -rf "$tmp" /run/inagg/inaggd-$up.lock /run/inagg/inaggd-$down.lock
+	rm -rf "$tmp" /run/inagg/inaggd-$up.lock /run/inagg/inaggd-$down.lock \
+		/run/inagg/agent-ia-$up-dest.json
 }
 trap cleanup EXIT
 
@@ -23,10 +24,12 @@ keeps_up() {
 	ip netns add "ia-$up-dest" || return 1
 	echo 1 >/run/inagg/inaggd-$up.lock
 	echo 1 >/run/inagg/inaggd-$down.lock
+	: >/run/inagg/agent-ia-$up-dest.json
 	timeout 60 "$D" -t "$topo" -s "$tmp/sock" -S "$tmp/state.json" -n $tag -m 0 2>"$tmp/err"
 	grep -q "network '$tag' is not up" "$tmp/err" || { cat "$tmp/err"; return 1; }
 	[ -e /run/inagg/inaggd-$up.lock ] || { echo "lock of a network up removed"; return 1; }
 	[ ! -e /run/inagg/inaggd-$down.lock ] || { echo "stale lock kept"; return 1; }
+	[ -e /run/inagg/agent-ia-$up-dest.json ] || { echo "record of a namespace removed"; return 1; }
 }
-t "a stale lock of a network that is up stays, one of a network down goes" keeps_up
+t "a stale lock and agent record of a network that is up stay, a lock of one down goes" keeps_up
 finish

@@ -86,6 +86,20 @@ stale_locks() {
 	[ -z "$bad" ] || { echo "$bad"; return 1; }
 }
 t "a daemon removes stale lock files, not held ones" stale_locks
+# Agents' records of namespaces that are gone piled up too (4,250).
+stale_records() {
+	local r=/run/inagg/agent-ia-x$s-s0
+	: >"$r.json"
+	: >"$r.json.tmp"
+	: >/run/inagg/agent-other-x$s.json
+	timeout 60 "$D" -t "$topo" -s "$tmp/sock" -S "$tmp/state.json" -n $tag -m 0 2>"$tmp/err"
+	grep -q "network '$tag' is not up" "$tmp/err" || { cat "$tmp/err"; return 1; }
+	[ ! -e "$r.json" ] && [ ! -e "$r.json.tmp" ] || { echo "records kept"; rm -f "$r".*; return 1; }
+	# Not an agent of a namespace (ia-...): not the daemon's to judge.
+	[ -e /run/inagg/agent-other-x$s.json ] || { echo "agent-other-x$s.json removed"; return 1; }
+	rm -f /run/inagg/agent-other-x$s.json
+}
+t "a daemon removes agents' records of namespaces that are gone" stale_records
 # A lock held for a moment (another daemon's removal of stale files) is waited
 # for, not taken for a running daemon; one held for good is that.
 brief_hold() {

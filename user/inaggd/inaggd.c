@@ -233,6 +233,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	drop_stale_locks();
+	drop_stale_records();
 	/*
 	 * Before anything is touched: a daemon of another network listening on the
 	 * socket would lose it to this one (the stale file of a killed one is replaced).

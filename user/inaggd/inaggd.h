@@ -92,6 +92,8 @@ int lend_tail_load(struct daemon *d, const struct ia_job *j, int v, char *why, s
 int claim_network(const char *tag, char *err, size_t errlen);
 /* Removes the lock files earlier daemons of networks not up left behind. */
 void drop_stale_locks(void);
+/* Removes the agents' records (agent-NS.json) of namespaces that are gone. */
+void drop_stale_records(void);
 
 /* server.c: the control socket */
 int listen_on(const char *path);
