@@ -3,7 +3,7 @@
  * An INA job's worker reports its link window to inaggd while it runs
  * (host_report.h, docs/cc.md "Window reports"): a fake daemon on a UNIX
  * socket records the reports of a worker whose results a fake PS marks
- * (atp cuts), on loopback.
+ * (atp cuts), on loopback; and a run stopped before its reporter looked.
  */
 #include <errno.h>
 #include <poll.h>
@@ -316,6 +316,28 @@ TEST_F(rep, no_daemon_no_harm)
 	EXPECT_EQ(CHUNKS, self->st.results);
 	EXPECT_EQ(0, self->st.reports);
 	EXPECT_NE(0, self->st.report_err);
+}
+
+/*
+ * A run that ends before the reporter thread first looks (a short run on a
+ * busy host; tests/unit/api.c saw a worker with no report): it still reports
+ * its window, then 0. Started and stopped at once, twenty times.
+ */
+TEST_F(rep, stopped_at_once_still_reports)
+{
+	struct ia_wreport r;
+
+	for (int i = 0; i < 20; i++) {
+		self->d.n = 0;
+		ASSERT_EQ(0, ia_wreport_start(&r, self->d.path, JOB, 2, WMAX));
+		ia_wreport_stop(&r);
+		EXPECT_EQ(0, r.ret) TH_LOG("run %d: %s", i, r.why);
+		ASSERT_EQ(2, self->d.n) TH_LOG("run %d: %d reports", i, self->d.n);
+		EXPECT_EQ(2, r.sent);
+		EXPECT_EQ(WMAX, self->d.win[0]);
+		EXPECT_EQ(0, self->d.win[1]);
+		EXPECT_EQ(2, self->d.worker[0]);
+	}
 }
 
 TEST_HARNESS_MAIN

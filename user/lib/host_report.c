@@ -94,7 +94,11 @@ static void *reporter(void *arg)
 	struct timespec at;
 
 	pthread_mutex_lock(&r->mu);
-	while (!r->stop && !r->ret) {
+	/*
+	 * At least one look, even when the run ended before this thread ran (a
+	 * short run on a busy host): every worker of an INA job reports.
+	 */
+	for (bool first = true; (first || !r->stop) && !r->ret; first = false) {
 		uint32_t w = __atomic_load_n(&r->window, __ATOMIC_RELAXED);
 		uint64_t now = mono_ms();
 
