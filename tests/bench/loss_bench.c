@@ -215,7 +215,8 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	trace_summary(chunks, r->nworkers, round, c, waits, sizeof(waits));
 	printf("round %d  %-11s %7.3f s  %s  frames %llu dropped %llu (%.1f%%)  resent %llu "
 	       "(timer %llu, of chunks sent once %llu, NACKed %llu, most of one chunk %u)  "
-	       "rtt mean %.1f ms, min %.1f ms  PS late %llu (quiet %llu, deferred answers %llu), "
+	       "rtt mean %.1f ms, min %.1f ms  "
+	       "PS late %llu (stale %llu, quiet %llu, deferred answers %llu), "
 	       "results sent %llu, "
 	       "NACKs %llu  %s\n",
 	       round + 1, cases[c].name, r->seconds, *exact ? "exact" : "NOT EXACT",
@@ -224,7 +225,8 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	       (unsigned long long)timeouts, (unsigned long long)fresh, (unsigned long long)nacks,
 	       max_retx,
 	       srtt / 1e3 / r->nworkers, min_rtt / 1e3 / r->nworkers,
-	       (unsigned long long)r->pst.late, (unsigned long long)r->pst.late_quiet,
+	       (unsigned long long)r->pst.late, (unsigned long long)r->pst.late_stale,
+	       (unsigned long long)r->pst.late_quiet,
 	       (unsigned long long)r->pst.late_deferred,
 	       (unsigned long long)r->pst.results, (unsigned long long)r->pst.nacks, waits);
 	if (!*exact) {

@@ -362,10 +362,11 @@ TEST_F(bridge, exact_down_broadcast)
 	EXPECT_EQ(NW_MAX * c, self->s.m->ps.contrib);
 	/*
 	 * One result per chunk, plus one per late retransmission answered at
-	 * once and one per quiet time's end that had late ones.
+	 * once (neither stale nor quiet) and one per quiet time's end that had
+	 * late ones.
 	 */
-	EXPECT_EQ(c + self->s.m->ps.late - self->s.m->ps.late_quiet + self->s.m->ps.late_deferred,
-		  self->s.m->ps.results);
+	EXPECT_EQ(c + self->s.m->ps.late - self->s.m->ps.late_stale - self->s.m->ps.late_quiet +
+		  self->s.m->ps.late_deferred, self->s.m->ps.results);
 	EXPECT_LE(self->s.m->ps.late_deferred, self->s.m->ps.late_quiet);
 }
 

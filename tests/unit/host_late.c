@@ -6,7 +6,9 @@
  * least that long after the chunk's latest result is answered at once, the
  * ones within it get one answer at its end. Hand-computed sequences on the
  * decision, then the PS on loopback: a burst of late messages right after
- * the result gets an answer (the design before dropped them all).
+ * the result gets an answer (the design before dropped them all), and late
+ * messages queued before the result went down get none once the PS has
+ * seen that results are rarely lost.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -85,6 +87,21 @@ TEST(late_after_the_quiet_time_at_once)
 	EXPECT_EQ(14 * MS, ia_ps_late_due(&c));
 }
 
+TEST(stale_only_while_results_are_rarely_lost)
+{
+	/* Arrived before the latest result went down, 32 chunks done, none asked again. */
+	EXPECT_TRUE(ia_ps_late_stale(5 * MS, 6 * MS, 0, 32));
+	/* 15 late messages answered for 32 chunks: under half a worker per result. */
+	EXPECT_TRUE(ia_ps_late_stale(5 * MS, 6 * MS, 15, 32));
+	/* 16: results are lost often, its deferred answer pays. */
+	EXPECT_FALSE(ia_ps_late_stale(5 * MS, 6 * MS, 16, 32));
+	/* Too few chunks to tell. */
+	EXPECT_FALSE(ia_ps_late_stale(5 * MS, 6 * MS, 0, 31));
+	/* Arrived once the result had gone: its sender may have missed it. */
+	EXPECT_FALSE(ia_ps_late_stale(6 * MS, 6 * MS, 0, 32));
+	EXPECT_FALSE(ia_ps_late_stale(7 * MS, 6 * MS, 0, 32));
+}
+
 static int send_contrib(int fd, uint16_t port, uint32_t seq, uint32_t sender, uint8_t flags)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
@@ -154,6 +171,72 @@ TEST(burst_of_late_messages_answered)
 	EXPECT_EQ(1 + n, st.results);
 	EXPECT_EQ(1 + st.late - st.late_quiet + st.late_deferred, st.results);
 	EXPECT_LE(1, st.late_deferred);
+	ia_ps_close(r.ps);
+	close(fd);
+	close(down);
+}
+
+/* Every result coming down within ms. */
+static int all_results_within(int fd, int ms)
+{
+	uint8_t buf[IA_IO_MSG_MAX];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n = 0;
+
+	while (poll(&p, 1, ms) == 1) {
+		const struct ia_hdr *h = (const struct ia_hdr *)buf;
+		ssize_t len = recv(fd, buf, sizeof(buf), 0);
+
+		if (len >= IA_HDR_LEN && h->type == IA_MSG_RESULT)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * A PS of one worker and 40 chunks, results down to 127.0.0.2, every
+ * message queued before it runs: each chunk's contribution, and for chunks
+ * 32-39 a resend right after it (what a NACK or a hole makes every worker
+ * send while the repair is queued). Those resends arrived before their
+ * chunk's result went down, so they are stale and get nothing (before, each
+ * got a deferred answer: 48 results). A resend once the result is down is
+ * answered.
+ */
+TEST(late_queued_before_the_result_not_answered)
+{
+	volatile sig_atomic_t stop = 0;
+	struct ia_ps_cfg cfg = {
+		.job = JOB, .id = IA_SENDER_DEST, .nworkers = 1, .nelem = 40 * NE, .chunk = NE,
+		.addr = lo(1), .down = lo(2), .linger_ms = -1, .stop = &stop,
+	};
+	struct ps_run r = { 0 };
+	struct ia_ps_stats st;
+	pthread_t th;
+	uint16_t port = 20000 + (getpid() + 7) % 20000;
+	int fd, down;
+
+	cfg.port = port;
+	ASSERT_EQ(0, ia_ps_open(&cfg, &r.ps, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
+	fd = bound(3, 0);
+	down = bound(2, port);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, down);
+	for (uint32_t i = 0; i < 40; i++) {
+		ASSERT_EQ(0, send_contrib(fd, port, i, 1, 0));
+		if (i >= 32)
+			ASSERT_EQ(0, send_contrib(fd, port, i, 1, IA_F_RETX));
+	}
+	ASSERT_EQ(0, pthread_create(&th, NULL, ps_thread, &r));
+	EXPECT_EQ(40, all_results_within(down, 300));
+	ASSERT_EQ(0, send_contrib(fd, port, 0, 1, IA_F_RETX));
+	EXPECT_EQ(1, all_results_within(down, 300));
+	stop = 1;
+	pthread_join(th, NULL);
+	ia_ps_stats(r.ps, &st);
+	EXPECT_EQ(9, st.late);
+	EXPECT_EQ(8, st.late_stale);
+	EXPECT_EQ(0, st.late_quiet);
+	EXPECT_EQ(41, st.results);
 	ia_ps_close(r.ps);
 	close(fd);
 	close(down);

@@ -198,6 +198,9 @@ struct ia_ps_stats {
 	uint64_t late_quiet;		/* of which not answered at once: within the quiet
 					 * time after the chunk's latest result down */
 	uint64_t late_deferred;		/* results sent at a quiet time's end for those */
+	uint64_t late_stale;		/* of the late not answered at all: queued before
+					 * the chunk's latest result was sent (down to an
+					 * address only) */
 	uint64_t nacks;			/* NACK messages sent (cfg.nack) */
 	uint64_t nacked;		/* (chunk, sender) pieces they asked for */
 	uint64_t results;		/* RESULT messages sent, re-sends included */

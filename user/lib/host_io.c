@@ -274,8 +274,15 @@ int ia_io_unreach_check(const struct ia_io_rx *r, const struct ia_io_tx *t,
 		       ip, ntohs(dest->sin_port), why, (now - since) / 1e9);
 }
 
+int ia_io_rx_stamps(int fd)
+{
+	return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &(int){ 1 }, sizeof(int)) ? -errno : 0;
+}
+
 int ia_io_rx_wait(int fd, struct ia_io_rx *r, uint64_t timeout_ns)
 {
+	struct timespec rt;
+	uint64_t now, off;
 	struct timespec ts = { timeout_ns / 1000000000ull, timeout_ns % 1000000000ull };
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int i, n;
@@ -296,15 +303,32 @@ int ia_io_rx_wait(int fd, struct ia_io_rx *r, uint64_t timeout_ns)
 	/* An ICMP error that came meanwhile: read at the next wait. */
 	if (n < 0)
 		return (errno == EAGAIN || errno == EINTR || icmp_errno(errno)) ? 0 : -errno;
+	/* Stamps are CLOCK_REALTIME: moved to CLOCK_MONOTONIC by the offset now. */
+	now = ia_io_now_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	off = (uint64_t)rt.tv_sec * 1000000000ull + rt.tv_nsec - now;
 	for (i = 0; i < n; i++) {
 		struct msghdr *m = &r->mm[i].msg_hdr;
 		struct cmsghdr *c;
 
 		r->tos[i] = 0;
-		for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+		r->at[i] = now;
+		for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS &&
 			    c->cmsg_len >= CMSG_LEN(1))
 				r->tos[i] = *CMSG_DATA(c);
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+			    c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+				struct timespec t;
+				uint64_t at;
+
+				memcpy(&t, CMSG_DATA(c), sizeof(t));
+				at = (uint64_t)t.tv_sec * 1000000000ull + t.tv_nsec - off;
+				/* A clock step between stamp and read: the read time. */
+				if (at <= now && now - at < 1000000000ull)
+					r->at[i] = at;
+			}
+		}
 	}
 	return n;
 }

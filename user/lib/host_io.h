@@ -45,13 +45,18 @@ struct ia_io_tx {
 #define IA_IO_ECN_MASK		0x3
 #define IA_IO_CE		0x3
 
-/* A batch of datagrams from recvmmsg(), with the IP TOS each arrived with. */
+/*
+ * A batch of datagrams from recvmmsg(), with the IP TOS each arrived with
+ * and when it arrived (at[], CLOCK_MONOTONIC ns: the kernel's receive time
+ * on a socket of ia_io_rx_stamps(), else when it was read).
+ */
 struct ia_io_rx {
 	struct mmsghdr mm[IA_IO_RX_BATCH];
 	struct iovec iov[IA_IO_RX_BATCH];
 	struct sockaddr_in from[IA_IO_RX_BATCH];
 	uint8_t tos[IA_IO_RX_BATCH];
-	uint8_t ctl[IA_IO_RX_BATCH][CMSG_SPACE(sizeof(int))];
+	uint64_t at[IA_IO_RX_BATCH];
+	uint8_t ctl[IA_IO_RX_BATCH][CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
 	uint8_t buf[IA_IO_RX_BATCH][IA_IO_MSG_MAX + 4];	/* + 4: see a longer datagram as such */
 	struct ia_io_unreach unreach;	/* the latest ICMP unreachable (ia_io_recverr()) */
 };
@@ -72,6 +77,11 @@ int ia_io_tx_send(struct ia_io_tx *t, const void *buf, size_t len, const struct 
 int ia_io_tx_flush(struct ia_io_tx *t);
 
 void ia_io_rx_init(struct ia_io_rx *r);
+/*
+ * The kernel stamps each datagram of fd when it arrives (SO_TIMESTAMPNS):
+ * ia_io_rx.at is then when it was queued, not when it was read. 0 or -errno.
+ */
+int ia_io_rx_stamps(int fd);
 /* Datagram i of the batch arrived marked CE. */
 static inline bool ia_io_rx_ce(const struct ia_io_rx *r, int i)
 {

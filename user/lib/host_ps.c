@@ -104,6 +104,8 @@ int ia_ps_open(const struct ia_ps_cfg *cfg, struct ia_ps **out, char *err, size_
 		goto err;
 	}
 	ia_io_tx_init(&ps->tx, fd, &cfg->faults);
+	/* Without stamps a datagram's time is when it was read: later, never wrong. */
+	ia_io_rx_stamps(fd);
 	ps->st.chunks = nchunks;
 	ia_io_rx_init(&ps->rx);
 	*out = ps;
@@ -233,7 +235,7 @@ static int ps_drop(struct ia_ps *ps, enum ia_ps_drop why)
 }
 
 static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
-		   const struct sockaddr_in *from, bool ce)
+		   const struct sockaddr_in *from, bool ce, uint64_t at)
 {
 	const struct ia_hdr *h = (const struct ia_hdr *)buf;
 	const struct ia_sender *m;
@@ -295,6 +297,12 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 	if (c->state == PC_DONE) {
 		/* A retransmission that missed the result: send it again, count nothing. */
 		ps->st.late++;
+		/* Queued before the latest result went down: no sign of its loss. */
+		if (!unicast &&
+		    ia_ps_late_stale(at, c->sent_at, ps->st.late - 1 - ps->st.late_stale, ps->st.done)) {
+			ps->st.late_stale++;
+			return 0;
+		}
 		if (!unicast)
 			return ia_ps_late(ps, idx, ia_io_now_ns());
 		return ia_ps_send_result(ps, idx, h->type == IA_MSG_CONTRIB ? from : NULL);
@@ -413,7 +421,7 @@ int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 			return ia_fail(err, errlen, k, "receive: %s", strerror(-k));
 		for (i = 0; i < k; i++) {
 			ret = ps_recv(ps, ps->rx.buf[i], ps->rx.mm[i].msg_len, &ps->rx.from[i],
-				      ia_io_rx_ce(&ps->rx, i));
+				      ia_io_rx_ce(&ps->rx, i), ps->rx.at[i]);
 			if (ret)
 				return ia_fail(err, errlen, ret, "%s", strerror(-ret));
 		}

@@ -43,6 +43,8 @@ struct pchunk {
  */
 #define PS_QUIET_NS		1000000ull
 #define PS_QUIET_DOUBLINGS	4
+/* Stale late messages (ia_ps_late_stale()) are dropped only after this many chunks. */
+#define PS_STALE_AFTER		32
 
 /* NACKs (host_ps_nack.c): a chunk found lacking a piece is NACKed this much later. */
 #define NACK_REO_NS		300000ull	/* reordering on the way */
@@ -98,6 +100,18 @@ uint64_t ia_ps_quiet_ns(uint32_t answers);
 enum ia_ps_late ia_ps_late_at(struct pchunk *c, uint64_t now);
 uint64_t ia_ps_late_due(const struct pchunk *c);
 void ia_ps_late_sent(struct pchunk *c, uint64_t now);
+/*
+ * A late message that arrived (at) before its chunk's latest result went
+ * down (sent_at) was sent before its sender could have seen that result:
+ * no sign that the result was lost (resends answering a NACK or a hole,
+ * queued behind the repair). It is dropped, unless the late messages not
+ * dropped so far (answered), per chunk done, say that results are lost
+ * often (half a worker per result or more: at 10 % loss, 18 workers, 1.8):
+ * then its deferred answer is a second copy that serves those who missed
+ * the first before they even ask. Before PS_STALE_AFTER chunks are done
+ * there is no such estimate: kept.
+ */
+bool ia_ps_late_stale(uint64_t at, uint64_t sent_at, uint64_t answered, uint64_t done);
 /* Done chunk idx's late message came (results down to an address). 0 or -errno. */
 int ia_ps_late(struct ia_ps *ps, uint64_t idx, uint64_t now);
 /* Sends the deferred answers due; 0 or -errno, and in *wake when the next is due. */

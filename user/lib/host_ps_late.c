@@ -23,6 +23,11 @@ uint64_t ia_ps_quiet_ns(uint32_t answers)
 	return PS_QUIET_NS << (answers < PS_QUIET_DOUBLINGS ? answers : PS_QUIET_DOUBLINGS);
 }
 
+bool ia_ps_late_stale(uint64_t at, uint64_t sent_at, uint64_t answered, uint64_t done)
+{
+	return at < sent_at && done >= PS_STALE_AFTER && 2 * answered < done;
+}
+
 uint64_t ia_ps_late_due(const struct pchunk *c)
 {
 	return c->sent_at + ia_ps_quiet_ns(c->answers);
