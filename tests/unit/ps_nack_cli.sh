@@ -45,6 +45,10 @@ ps_nacks() {
 	got=$(sed -n 's/^  "nacks": \([0-9]*\),$/\1/p' "$tmp/out")
 	[ "$got" = "$want" ] || { echo "nacks '$got', want $want"; cat "$tmp/out"; return 1; }
 	grep -q '"complete": true' "$tmp/out" || { cat "$tmp/out"; return 1; }
+	# Every late-message counter is reported (late_stale was kept from users).
+	for i in late late_quiet late_deferred late_stale; do
+		grep -q "^  \"$i\": 0," "$tmp/out" || { echo "no $i 0"; cat "$tmp/out"; return 1; }
+	done
 }
 
 t "ps run: a piece out of order gets one NACK" ps_nacks 1

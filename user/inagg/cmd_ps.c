@@ -175,7 +175,9 @@ const struct opt_cmd ps_run_cmd = {
 		 "contributions, aggregates, duplicates, late, late_quiet (of the late, not\n"
 		 "answered at once: within the quiet time after their chunk's latest result,\n"
 		 "1 ms doubling per answer up to 16 ms), late_deferred (results sent at a quiet\n"
-		 "time's end for those), results_sent, marks, ce (of\n"
+		 "time's end for those), late_stale (of the quiet, dropped: queued before\n"
+		 "their chunk's latest result went down, while results are rarely lost),\n"
+		 "results_sent, marks, ce (of\n"
 		 "the marks, messages that arrived IP CE), collisions (accepted messages that\n"
 		 "collided in a tail), nacks (NACK messages sent), nacked (pieces they asked\n"
 		 "for), dropped {reason: count}, elapsed, checksum.\n",
@@ -267,6 +269,7 @@ int cmd_ps_run(int argc, char **argv)
 	out_uint("late", "  late %llu", st.late);
 	out_uint("late_quiet", "  late_quiet %llu", st.late_quiet);
 	out_uint("late_deferred", "  late_deferred %llu", st.late_deferred);
+	out_uint("late_stale", "  late_stale %llu", st.late_stale);
 	out_uint("results_sent", "  results_sent %llu", st.results);
 	out_uint("marks", "  marks %llu", st.marks);
 	out_uint("ce", " (ce %llu)", st.ce);
