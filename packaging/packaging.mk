@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Install, man pages and Debian packages. Included by the top-level Makefile.
 #   make install [PREFIX=/usr/local] [DESTDIR=]  inagg, inaggd, units, /etc/inagg,
-#                                   man pages, bash completion, docs
+#                                   man pages, bash completion, docs, libinagg.so.1
+#                                   and its header, the Python package
 #   make uninstall                  removes them (configuration the operator
 #                                   changed stays)
 #   make install-dkms               the module's source for DKMS, modules-load.d
@@ -23,6 +24,17 @@ MANDIR	?= $(PREFIX)/share/man
 DOCDIR	?= $(PREFIX)/share/doc/inagg
 COMPLDIR ?= $(PREFIX)/share/bash-completion/completions
 MODLOADDIR ?= $(PREFIX)/lib/modules-load.d
+# Debian's multiarch folder, which ld and ld.so search under /usr and /usr/local alike.
+MULTIARCH ?= $(shell $(CC) -print-multiarch 2>/dev/null)
+LIBDIR	?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
+INCLUDEDIR ?= $(PREFIX)/include
+# Where Debian's /usr/bin/python3 looks: packages in /usr/lib/python3/dist-packages, the
+# local administrator's in /usr/local/lib/python3.N/dist-packages.
+PYTHON	?= python3
+PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(shell \
+	$(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)/dist-packages)
+# Run after (un)installing the library on this system itself (no DESTDIR).
+LDCONFIG ?= ldconfig
 # Debian 12 keeps its units in /lib; elsewhere they follow the prefix.
 UNITDIR	?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
 # Configuration and DKMS sources are where the services and dkms look for them.
@@ -34,6 +46,10 @@ VERSION := $(shell sed -n 's/^\#define INAGG_VERSION "\(.*\)"$$/\1/p' user/inagg
 MANS	:= $(BUILD)/man/inagg.8 $(BUILD)/man/inaggd.8
 UNITS	:= user/inaggd/inaggd.service packaging/inagg-attach@.service
 CONFS	:= packaging/etc/inaggd.conf packaging/etc/attach.conf
+# The API of libinagg.so: api.h and whatever of include/inagg it includes (nothing today).
+API_HEADERS := include/inagg/api.h $(addprefix include/,$(shell \
+	sed -n 's/^\#include [<"]\(inagg\/[^>"]*\)[>"].*/\1/p' include/inagg/api.h))
+PY_SRCS	:= $(wildcard python/inagg/*.py)
 # What the pages show ([...](memory-history.svg)), installed beside them.
 DOC_PICTURES := $(wildcard docs/*.png docs/*.svg)
 # The module: Kbuild, its sources (not the build's inagg.mod.c) and the ABI header.
@@ -66,9 +82,10 @@ $(BUILD)/man/inaggd.8: $(INAGGD) docs/net.md docs/router-vm.md packaging/mkman.s
 		"md:docs/router-vm.md:Services" "md:docs/router-vm.md:Installed files" \
 		"see:inagg(8), systemd.service(5), /usr/share/doc/inagg/"
 
-install: $(CLI) $(INAGGD) $(AGENT) $(MANS)
+install: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS)
 	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR) \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DOCDIR)/examples
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/inagg $(DESTDIR)$(PYTHONDIR)/inagg
 	$(INSTALL) -m 0755 $(CLI) $(INAGGD) $(AGENT) $(DESTDIR)$(SBINDIR)/
 	for u in $(UNITS); do \
 		sed 's|/usr/sbin/|$(SBINDIR)/|g' $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
@@ -81,6 +98,12 @@ install: $(CLI) $(INAGGD) $(AGENT) $(MANS)
 	ln -sf inagg $(DESTDIR)$(COMPLDIR)/inaggd
 	$(INSTALL) -m 0644 docs/*.md $(DOC_PICTURES) $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 0644 docs/fig1.json $(DESTDIR)$(DOCDIR)/examples/topo.json
+	@# Installed under its soname, which programs and python/inagg load; the .so link is -linagg's.
+	$(INSTALL) -m 0644 $(SO) $(DESTDIR)$(LIBDIR)/libinagg.so.1
+	ln -sf libinagg.so.1 $(DESTDIR)$(LIBDIR)/libinagg.so
+	$(INSTALL) -m 0644 $(API_HEADERS) $(DESTDIR)$(INCLUDEDIR)/inagg/
+	$(INSTALL) -m 0644 $(PY_SRCS) $(DESTDIR)$(PYTHONDIR)/inagg/
+	[ -n "$(DESTDIR)" ] || $(LDCONFIG) || echo "install: $(LDCONFIG) failed: run it as root"
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/inagg $(DESTDIR)$(SBINDIR)/inaggd $(DESTDIR)$(SBINDIR)/inagg-agent \
@@ -92,6 +115,12 @@ uninstall:
 		if cmp -s $$c $$f; then rm -f $$f; \
 		elif [ -e $$f ]; then echo "uninstall: $$f changed, kept"; fi; done
 	-rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
+	rm -f $(DESTDIR)$(LIBDIR)/libinagg.so.1 $(DESTDIR)$(LIBDIR)/libinagg.so \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(API_HEADERS:include/%=%))
+	rmdir $(DESTDIR)$(INCLUDEDIR)/inagg 2>/dev/null || true
+	@# With the byte code python3 left beside the sources.
+	rm -rf $(DESTDIR)$(PYTHONDIR)/inagg
+	[ -n "$(DESTDIR)" ] || $(LDCONFIG) || echo "uninstall: $(LDCONFIG) failed: run it as root"
 
 install-dkms:
 	$(INSTALL) -d $(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)/kmod \
@@ -107,10 +136,11 @@ uninstall-dkms:
 	rm -f $(DESTDIR)$(MODLOADDIR)/inagg.conf
 
 # Both packages are made anew from an install into a staging folder.
-deb: $(CLI) $(INAGGD) $(AGENT) $(MANS) $(if $(DKMS_PREBUILT),modules)
+deb: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS) $(if $(DKMS_PREBUILT),modules)
 	@rm -rf $(PKG_DIR)/stage $(PKG_DIR)/*.deb
 	@$(MAKE) --no-print-directory -s install PREFIX=/usr DESTDIR=$(abspath $(PKG_DIR))/stage/inagg
-	strip --strip-unneeded $(PKG_DIR)/stage/inagg/usr/sbin/*
+	strip --strip-unneeded $(PKG_DIR)/stage/inagg/usr/sbin/* \
+		$$(find $(PKG_DIR)/stage/inagg -name 'libinagg.so.*' -type f)
 	@$(MAKE) --no-print-directory -s install-dkms PREFIX=/usr \
 		DESTDIR=$(abspath $(PKG_DIR))/stage/inagg-dkms
 	$(if $(DKMS_PREBUILT),packaging/mkdkmstar.sh $(PKG_DIR)/stage/inagg-dkms/usr/src/inagg-$(VERSION) \

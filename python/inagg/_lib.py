@@ -51,6 +51,7 @@ class Mismatch(InaggError):
 
 
 def _find_library():
+    # An installed package has no build/ beside it: the loader finds libinagg.so.1.
     env = os.environ.get("INAGG_LIB")
     if env:
         return env
@@ -74,7 +75,7 @@ def lib():
         so = ctypes.CDLL(path)
     except OSError as e:
         raise InaggError(errno.ENOENT, f"cannot load libinagg ({path}): {e}; run make "
-                         "or set INAGG_LIB") from None
+                         "(or make install) or set INAGG_LIB") from None
     so.ia_api_version.restype = ctypes.c_int
     if so.ia_api_version() != API_VERSION:
         raise InaggError(errno.EPROTO, f"{path}: API version {so.ia_api_version()}, "

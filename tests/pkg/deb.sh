@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # The packages of "make deb" (KTAP): metadata (dpkg-deb -I), contents
 # (dpkg-deb -c) against the INSTALLED FILES table of the man page they carry,
-# conffiles, maintainer scripts, and the DKMS source being this tree's module.
+# conffiles, maintainer scripts, and the DKMS source being this tree's module;
+# the package's libinagg.so.1, header and Python package serve a C program and
+# /usr/bin/python3 from the unpacked package alone.
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath -m "$BUILD")
 tmp=$(mktemp -d /tmp/ia-deb-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . "$here/tests/ktap.sh"
+. "$here/tests/pkg/api.bash"
 
 # PATH PACKAGE of each row of a man page's INSTALLED FILES table (stdin).
 manfiles() { awk -F '\t' -f "$here/tests/pkg/manfiles.awk"; }
@@ -77,6 +80,26 @@ runs() {
 	! readelf -S "$tmp/x/usr/sbin/inagg" | grep -q '\.debug_info'
 }
 
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+lib=/usr/lib/$ma
+
+unpacked() { [ -d "$tmp/x" ] || dpkg-deb -x "$deb" "$tmp/x"; }
+
+lib_stripped() {
+	unpacked && lib_installed "$tmp/x" "$lib" &&
+	! readelf -S "$tmp/x$lib/libinagg.so.1" | grep -q '\.debug_info'
+}
+
+# dpkg runs ldconfig once done (the trigger of Debian policy 8.1.1); shlibs lets
+# other packages' dpkg-shlibdeps depend on inagg; dh_python3's byte code handling.
+lib_metadata() {
+	dpkg-deb -e "$deb" "$tmp/lctl" &&
+	grep -qx 'activate-noawait ldconfig' "$tmp/lctl/triggers" &&
+	grep -qx "libinagg 1 inagg (>= $version)" "$tmp/lctl/shlibs" &&
+	grep -q '^	py3compile -p inagg$' "$tmp/lctl/postinst" &&
+	grep -q '^	py3clean -p inagg$' "$tmp/lctl/prerm"
+}
+
 dkms_metadata() {
 	[ "$(field "$dkms" Package)" = inagg-dkms ] &&
 	[ "$(field "$dkms" Version)" = "$version" ] &&
@@ -131,6 +154,15 @@ t "deb: files owned by root" owned_by_root
 t "deb: /etc/inagg files are conffiles" conffiles
 t "deb: maintainer scripts parse" scripts_parse
 t "deb: packaged binaries run, stripped" runs
+t "deb: libinagg.so.1 in $lib, soname libinagg.so.1, stripped, libinagg.so links it" \
+	lib_stripped
+t "deb: /usr/include/inagg/api.h and what it includes" headers_installed "$tmp/x" /usr/include
+t "deb: a C program builds with -linagg against the package and runs" \
+	c_program "$tmp/x" "$lib" /usr/include
+t "deb: /usr/bin/python3 imports the package's inagg, which loads the package's library" \
+	py_imports "$tmp/x" "$lib" /usr/lib/python3/dist-packages
+t "deb: ldconfig trigger, shlibs of libinagg.so.1, Python byte code compiled and cleaned" \
+	lib_metadata
 t "deb: inagg-dkms metadata" dkms_metadata
 t "deb: inagg-dkms holds this tree's module source and dkms.conf" dkms_contents
 t "deb: inagg-dkms's DKMS tarball: that source, this tree's inagg.ko for its kernel" dkms_tarball

@@ -4,13 +4,20 @@
 # man pages' INSTALLED FILES table says (PREFIX=/usr), or under another
 # prefix; the units name the installed binaries and pass systemd-analyze;
 # the man pages carry the docs' synopsis and render cleanly; an operator's
-# changed configuration survives install and uninstall.
+# changed configuration survives install and uninstall; libinagg.so.1, its
+# header and the Python package serve a C program and /usr/bin/python3 from
+# the installed tree alone, and ldconfig runs on an install without DESTDIR.
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath -m "$BUILD")
 tmp=$(mktemp -d /tmp/ia-inst-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . "$here/tests/ktap.sh"
+. "$here/tests/pkg/api.bash"
+
+# Debian's multiarch folder and the Python of /usr/local (/usr/local/lib/python3.N).
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 
 # PATH PACKAGE of each row of a man page's INSTALLED FILES table (stdin).
 manfiles() { awk -F '\t' -f "$here/tests/pkg/manfiles.awk"; }
@@ -32,6 +39,8 @@ same_as_table() {
 	: >"$want"
 	for row in $(rows "$page" inagg); do
 		case $row in
+		/usr/lib/python3/*) [ "$prefix" != /usr ] &&
+			row=$prefix/lib/python$pyver/${row#/usr/lib/python3/} ;;
 		/usr/*) row=$prefix${row#/usr} ;;
 		/lib/systemd/*) [ "$prefix" != /usr ] && row=$prefix$row ;;
 		esac
@@ -74,7 +83,8 @@ units_vars_set() {
 # systemd-analyze verify, with the binaries where the units say (no DESTDIR).
 units_verify() {
 	local p=$tmp/direct u out
-	mk install PREFIX="$p" >/dev/null || return 1
+	# LDCONFIG: this machine's loader cache is not the test's to rewrite.
+	mk install PREFIX="$p" LDCONFIG=true >/dev/null || return 1
 	cp "$p/lib/systemd/system/inagg-attach@.service" "$tmp/inagg-attach@eth1.service"
 	for u in "$p/lib/systemd/system/inaggd.service" "$tmp/inagg-attach@eth1.service"; do
 		out=$(systemd-analyze verify --man=no "$u" 2>&1) || { echo "$out"; return 1; }
@@ -117,6 +127,25 @@ uninstalls() {
 		{ echo "left: $left"; return 1; }
 }
 
+# What python3 writes beside the installed package when it may (as root), which
+# uninstall must remove with it.
+bytecode() {
+	/usr/bin/python3 -m compileall -q "$1" && compgen -G "$1/__pycache__/*.pyc"
+}
+
+# ldconfig runs after install and uninstall on the system itself, never for a DESTDIR.
+runs_ldconfig() {
+	local p=$tmp/ld
+	# CONFDIR too, so as not to touch this machine's /etc/inagg.
+	mk install PREFIX="$p" CONFDIR="$p/etc" LDCONFIG="touch $tmp/ld-install" >/dev/null &&
+	mk uninstall PREFIX="$p" CONFDIR="$p/etc" LDCONFIG="touch $tmp/ld-uninstall" >/dev/null &&
+	mk install PREFIX=/usr DESTDIR="$p" LDCONFIG="touch $tmp/ld-destdir" >/dev/null &&
+	mk uninstall PREFIX=/usr DESTDIR="$p" LDCONFIG="touch $tmp/ld-destdir" >/dev/null || return 1
+	[ -e "$tmp/ld-install" ] || { echo "no ldconfig after install"; return 1; }
+	[ -e "$tmp/ld-uninstall" ] || { echo "no ldconfig after uninstall"; return 1; }
+	[ ! -e "$tmp/ld-destdir" ] || { echo "ldconfig with DESTDIR"; return 1; }
+}
+
 dkms_tree() {
 	local d=$tmp/dkms v
 	v=$("$build/inagg" --version | awk '{ print $2 }')
@@ -144,6 +173,13 @@ u=$tmp/usr l=$tmp/local
 t "install: make install PREFIX=/usr DESTDIR=..." mk install PREFIX=/usr DESTDIR="$u"
 t "install: the files are those of inagg(8)'s INSTALLED FILES" same_as_table "$u" /usr
 t "install: inagg(8) and inaggd(8) list the same files" both_pages_agree "$u"
+t "install: libinagg.so.1 in /usr/lib/$ma, soname libinagg.so.1, libinagg.so links it" \
+	lib_installed "$u" "/usr/lib/$ma"
+t "install: /usr/include/inagg/api.h and what it includes" headers_installed "$u" /usr/include
+t "install: a C program builds with -linagg against the installed tree and runs" \
+	c_program "$u" "/usr/lib/$ma" /usr/include
+t "install: /usr/bin/python3 imports the installed inagg, which loads the installed library" \
+	py_imports "$u" "/usr/lib/$ma" /usr/lib/python3/dist-packages
 t "install: the docs' pictures are installed with them" doc_links "$u"
 t "install: units name the installed binaries" units_name_binaries "$u" lib/systemd/system
 t "install: the units' variables are set in /etc/inagg" units_vars_set "$u"
@@ -159,8 +195,18 @@ t "install: uninstall keeps only the changed configuration" uninstalls "$u" /usr
 	/etc/inagg/attach.conf
 t "install: PREFIX=/usr/local" mk install PREFIX=/usr/local DESTDIR="$l"
 t "install: PREFIX=/usr/local puts the table's /usr files under it" same_as_table "$l" /usr/local
+t "install: PREFIX=/usr/local libinagg.so.1 in /usr/local/lib/$ma" \
+	lib_installed "$l" "/usr/local/lib/$ma"
+t "install: PREFIX=/usr/local a C program builds with -linagg and runs" \
+	c_program "$l" "/usr/local/lib/$ma" /usr/local/include
+t "install: PREFIX=/usr/local /usr/bin/python3 imports inagg from python$pyver/dist-packages" \
+	py_imports "$l" "/usr/local/lib/$ma" "/usr/local/lib/python$pyver/dist-packages"
 t "install: PREFIX=/usr/local units name the installed binaries" units_name_binaries "$l" \
 	usr/local/lib/systemd/system
-t "install: uninstall PREFIX=/usr/local removes everything" uninstalls "$l" /usr/local ""
+t "install: python3's byte code of the installed inagg" \
+	bytecode "$l/usr/local/lib/python$pyver/dist-packages/inagg"
+t "install: uninstall PREFIX=/usr/local removes everything, byte code too" \
+	uninstalls "$l" /usr/local ""
+t "install: ldconfig after (un)install without DESTDIR, not with one" runs_ldconfig
 t "install: make install-dkms: the DKMS source tree of this version" dkms_tree
 finish
