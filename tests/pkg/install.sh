@@ -83,8 +83,8 @@ units_vars_set() {
 # systemd-analyze verify, with the binaries where the units say (no DESTDIR).
 units_verify() {
 	local p=$tmp/direct u out
-	# LDCONFIG: this machine's loader cache is not the test's to rewrite.
-	mk install PREFIX="$p" LDCONFIG=true >/dev/null || return 1
+	# CONFDIR and LDCONFIG: neither this machine's /etc/inagg nor its loader cache.
+	mk install PREFIX="$p" CONFDIR="$p/etc" LDCONFIG=true >/dev/null || return 1
 	cp "$p/lib/systemd/system/inagg-attach@.service" "$tmp/inagg-attach@eth1.service"
 	for u in "$p/lib/systemd/system/inaggd.service" "$tmp/inagg-attach@eth1.service"; do
 		out=$(systemd-analyze verify --man=no "$u" 2>&1) || { echo "$out"; return 1; }
