@@ -16,6 +16,11 @@ static __always_inline int result_in(struct ia_pkt *k)
 		return drop(k->p, k->j, IA_C_DROP_TYPE);
 	ctr(k->p, IA_C_RESULT);
 	ctr(k->j, IA_C_RESULT);
+	/* Results minus these are the chunks the job completed (inagg stats show). */
+	if (k->h->flags & (IA_F_RETX | IA_F_NACK)) {
+		ctr(k->p, IA_C_RESULT_EXTRA);
+		ctr(k->j, IA_C_RESULT_EXTRA);
+	}
 	return bpf_redirect_map(&ia_dports, 0, BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS);
 }
 

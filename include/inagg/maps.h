@@ -271,6 +271,7 @@ enum ia_ctr {
 	IA_C_REEMIT,		/* blue: stored aggregate re-sent after completion */
 	IA_C_DUP,		/* blue: duplicate of a contribution already added */
 	IA_C_RESULT,		/* results received for replication */
+	IA_C_RESULT_EXTRA,	/* of which no chunk's first: sent again (IA_F_RETX) or NACKs */
 	IA_C_PASS,		/* not inagg's: passed to the kernel */
 	/*
 	 * Loss recovery, counted apart so that first transmissions can be

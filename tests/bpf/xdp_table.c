@@ -526,6 +526,38 @@ TEST_F(dp, result_replication)
 		close(fd[i]);
 }
 
+/*
+ * A result the destination sends again (IA_F_RETX) and a NACK are replicated
+ * like a first result and counted apart (results_extra): results less those
+ * are the chunks the job completed (inagg stats show of a PS job).
+ */
+TEST_F(dp, results_sent_again_counted_apart)
+{
+	static const __u8 flags[] = { 0, IA_F_RETX, IA_F_NACK, IA_F_RETX | IA_F_MARK, IA_F_MARK };
+	struct frame_spec f;
+	unsigned int i;
+	__u32 olen;
+	int len;
+
+	ASSERT_EQ(0, add_job(&self->t, 12, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	for (i = 0; i < sizeof(flags); i++) {
+		f = contrib(12, 0, i, 8, NULL);
+		f.type = IA_MSG_RESULT;
+		f.nworkers = 2;
+		f.flags = flags[i];
+		memcpy(f.smac, mac_up_d, 6);
+		memcpy(f.dmac, mac_up_s, 6);
+		f.saddr = IP_PS;
+		f.daddr = IP_SW;
+		len = build_frame(self->in, &f);
+		ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[0], self->in, len, self->out,
+					    &olen));
+	}
+	ASSERT_EQ(5, jctr(self->t.x, 12, IA_C_RESULT));
+	ASSERT_EQ(3, jctr(self->t.x, 12, IA_C_RESULT_EXTRA));
+	ASSERT_EQ(3, pctr(self->t.x, self->t.port[0], IA_C_RESULT_EXTRA));
+}
+
 /* Frames that are not inagg's: passed untouched, nothing counted but "passed". */
 TEST_F(dp, foreign_passed)
 {

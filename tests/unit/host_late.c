@@ -113,18 +113,22 @@ static int send_contrib(int fd, uint16_t port, uint32_t seq, uint32_t sender, ui
 }
 
 /* Results of chunk seq coming down within ms. */
-static int results_within(int fd, int ms, uint32_t seq)
+/* Results of chunk seq coming down within ms; *again: of which flagged sent again. */
+static int results_within(int fd, int ms, uint32_t seq, int *again)
 {
 	uint8_t buf[IA_IO_MSG_MAX];
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int n = 0;
 
+	*again = 0;
 	while (poll(&p, 1, ms) == 1) {
 		const struct ia_hdr *h = (const struct ia_hdr *)buf;
 		ssize_t len = recv(fd, buf, sizeof(buf), 0);
 
-		if (len >= IA_HDR_LEN && h->type == IA_MSG_RESULT && ntohl(h->seq) == seq)
+		if (len >= IA_HDR_LEN && h->type == IA_MSG_RESULT && ntohl(h->seq) == seq) {
 			n++;
+			*again += !!(h->flags & IA_F_RETX);
+		}
 	}
 	return n;
 }
@@ -147,7 +151,7 @@ TEST(burst_of_late_messages_answered)
 	struct ia_ps_stats st;
 	pthread_t th;
 	uint16_t port = 20000 + getpid() % 20000;
-	int fd, down, n;
+	int fd, down, n, again;
 
 	cfg.port = port;
 	ASSERT_EQ(0, ia_ps_open(&cfg, &r.ps, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
@@ -158,12 +162,15 @@ TEST(burst_of_late_messages_answered)
 	ASSERT_EQ(0, pthread_create(&th, NULL, ps_thread, &r));
 	ASSERT_EQ(0, send_contrib(fd, port, 0, 1, 0));
 	ASSERT_EQ(0, send_contrib(fd, port, 0, 2, 0));
-	ASSERT_EQ(1, results_within(down, 1000, 0));
+	ASSERT_EQ(1, results_within(down, 1000, 0, &again));
+	/* The first result is the chunk's; the answers are flagged (switches count them apart). */
+	EXPECT_EQ(0, again);
 	for (int i = 0; i < 5; i++)
 		ASSERT_EQ(0, send_contrib(fd, port, 0, 1 + i % 2, IA_F_RETX));
-	n = results_within(down, 300, 0);
+	n = results_within(down, 300, 0, &again);
 	EXPECT_LE(1, n);
 	EXPECT_GE(3, n);
+	EXPECT_EQ(n, again);
 	stop = 1;
 	pthread_join(th, NULL);
 	ia_ps_stats(r.ps, &st);

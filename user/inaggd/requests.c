@@ -372,11 +372,11 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 	/*
 	 * Received counts the results coming down and loss recovery too. A job
 	 * that aggregates in tails has no fixed number of messages per chunk
-	 * reaching the root: there, the results the root passed down count the
-	 * chunks (its receptions over its members gave 11 of 100).
+	 * reaching the root: there, the first results the root passed down count
+	 * the chunks (its receptions over its members gave 11 of 100).
 	 */
 	if (!chunks && job_has_tail(t, j))
-		chunks = c[t->root].c[IA_C_RESULT];
+		chunks = c[t->root].c[IA_C_RESULT] - c[t->root].c[IA_C_RESULT_EXTRA];
 	else if (!chunks && j->plan.sw[t->root].nmembers)
 		chunks = (c[t->root].c[IA_C_RX] - c[t->root].c[IA_C_RESULT] -
 			  c[t->root].c[IA_C_RECOVERY_RX]) / j->plan.sw[t->root].nmembers;

@@ -206,9 +206,12 @@ int ia_ps_send_result(struct ia_ps *ps, uint64_t idx, const struct sockaddr_in *
 	uint32_t i;
 	int ret;
 
+	/* Sent again: flagged, so that the switches count each chunk once (IA_C_RESULT_EXTRA). */
 	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_RESULT, ps->cfg.job,
 		    ps->cfg.base_seq + (uint32_t)idx, ps->cfg.id, ps->cfg.nworkers, len,
-		    ps->ch[idx].flags & (IA_F_MARK | IA_F_COLL));
+		    (ps->ch[idx].flags & (IA_F_MARK | IA_F_COLL)) |
+		    (ps->ch[idx].down ? IA_F_RETX : 0));
+	ps->ch[idx].down = 1;
 	ia_io_payload_put(buf + IA_HDR_LEN, ps->sum + idx * ps->cfg.chunk, len);
 	if (ps->cfg.down_mode == IA_PS_DOWN_ADDR) {
 		ps->st.results++;

@@ -24,6 +24,7 @@ struct pchunk {
 	uint8_t nacked;		/* NACKed (once at most) */
 	uint8_t answers;	/* done: late messages answered (saturating) */
 	uint8_t pending;	/* done: a late message waits for the quiet time's end */
+	uint8_t down;		/* done: its result went down (later ones flagged IA_F_RETX) */
 	union {
 		uint32_t *senders;	/* open: freed on completion, anything later is "late" */
 		uint64_t sent_at;	/* done: when the result was last sent down */

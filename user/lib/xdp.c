@@ -39,6 +39,7 @@ static const char *const ctr_names[IA_C__COUNT] = {
 	[IA_C_REEMIT]		= "reemitted",
 	[IA_C_DUP]		= "duplicates",
 	[IA_C_RESULT]		= "results",
+	[IA_C_RESULT_EXTRA]	= "results_extra",
 	[IA_C_PASS]		= "passed",
 	[IA_C_RECOVERY_RX]	= "recovery_rx",
 	[IA_C_RECOVERY_TX]	= "recovery_tx",
