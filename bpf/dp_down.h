@@ -24,6 +24,39 @@ static __always_inline int result_in(struct ia_pkt *k)
 	return bpf_redirect_map(&ia_dports, 0, BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS);
 }
 
+/*
+ * A blue switch answers a member's resend of a chunk whose result it holds
+ * (dp_head.h): the frame, whose payload is now that result, goes back out
+ * of the port it came in by as a RESULT flagged sent again (IA_F_RETX),
+ * rewritten as result_out() would for that port. Below, a red switch
+ * replicates it to its workers like any result.
+ */
+static __always_inline int send_answer(struct ia_pkt *k, __u32 nworkers, __u8 flags)
+{
+	struct ia_down_key dk = { .job = k->job, .ifindex = k->ctx->ingress_ifindex };
+	struct iphdr *ip = k->ip;
+	struct ia_hdr *h = k->h;
+	struct ia_down *d;
+	__be32 from = ip->saddr;
+
+	d = bpf_map_lookup_elem(&ia_down, &dk);
+	if (!d)
+		return drop(k->p, k->j, IA_C_DROP_TYPE);	/* a member where no result goes */
+	h->type = IA_MSG_RESULT;
+	HDR32(h, sender) = bpf_htonl(k->cfg->self_id);
+	HDR32(h, nworkers) = bpf_htonl(nworkers);
+	h->flags = flags | IA_F_RETX;
+	set_macs(k->eth, d->smac, d->dmac);
+	ip->saddr = ip->daddr;
+	ip->daddr = d->daddr ? d->daddr : from;
+	ip_csum(ip);
+	k->udp->check = 0;
+	mark_egress(ip, k->udp, h, dk.ifindex, k->cfg->flags);
+	ctr(k->j, IA_C_TX);
+	ctr(k->p, IA_C_TX);
+	return XDP_TX;
+}
+
 static __always_inline int result_out(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;

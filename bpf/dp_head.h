@@ -8,6 +8,7 @@
 #ifndef INAGG_DP_HEAD_H
 #define INAGG_DP_HEAD_H
 
+#include "dp_down.h"
 #include "dp_flush.h"
 #include "dp_sum.h"
 
@@ -15,6 +16,7 @@ enum blue_verdict {
 	BV_ADDED,	/* consumed */
 	BV_EMIT,	/* chunk complete: packet now holds the aggregate */
 	BV_REEMIT,	/* chunk was complete: packet now holds the stored aggregate */
+	BV_ANSWER,	/* its result went down: packet now holds the result (held) */
 	BV_DUP,
 	BV_WINDOW,
 	BV_NELEM,
@@ -74,9 +76,9 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 			goto out;
 		}
 		BLUE_SUM(OP_OUT);
-		c->nworkers = s->nworkers;
+		c->nworkers = s->held ? s->hworkers : s->nworkers;
 		c->flags = s->flags;
-		v = BV_REEMIT;
+		v = s->held ? BV_ANSWER : BV_REEMIT;
 		goto out;
 	}
 	if (s->state == IA_SLOT_OPEN && s->seq == seq) {
@@ -119,6 +121,7 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 		s->nworkers = 0;
 		s->nelem = n;
 		s->flags = 0;
+		s->held = 0;
 		/* Bits beyond expected are never set. */
 		for (i = 0; i < IA_MAX_FANIN / 64 && i < (cfg->expected + 63) / 64; i++)
 			s->seen[i] = 0;
@@ -175,12 +178,74 @@ static __always_inline int blue_result(struct ia_pkt *k, int v, __u32 nworkers, 
 		ctr(k->j, IA_C_AGGREGATED);
 		ctr(k->j, IA_C_EMIT);
 		break;
+	case BV_ANSWER:
+		ctr(k->j, IA_C_ANSWER);
+		return send_answer(k, nworkers, flags);
 	default:
 		ctr(k->j, IA_C_REEMIT);
 		flags |= IA_F_REEMIT;
 		break;
 	}
 	return send_aggregate(k, nworkers, flags);
+}
+
+/*
+ * Chunk seq's head slot of a blue job, and its lock; NULL if there is none,
+ * *why the drop counter: the job has no slots, or not this one.
+ */
+static __always_inline struct ia_slot *head_slot(const struct ia_job_cfg *cfg, __u32 seq,
+						 struct ia_slot_lock **lock, int *why)
+{
+	__u32 idx = cfg->slot;
+	struct ia_slot *s;
+	void *slots;
+
+	*why = IA_C_DROP_JOB;
+	slots = bpf_map_lookup_elem(&ia_slots, &idx);
+	if (!slots || !cfg->window)
+		return NULL;
+	*why = IA_C_DROP_WINDOW;
+	/* A division costs more than the rest of the slot lookup. */
+	if (cfg->window & (cfg->window - 1))
+		idx = seq % cfg->window;
+	else
+		idx = seq & (cfg->window - 1);
+	s = bpf_map_lookup_elem(slots, &idx);
+	idx = ia_lock_index(cfg->slot, idx);
+	*lock = bpf_map_lookup_elem(&ia_locks, &idx);
+	return *lock ? s : NULL;
+}
+
+/*
+ * A result going down through a blue switch: the slot of its chunk, still
+ * holding the aggregate sent up (DONE), holds the result instead, so that a
+ * member that missed it and resends is answered from here (BV_ANSWER), as
+ * SwitchML's switch does, not by the destination and a copy to every
+ * worker. Once the result went down nothing needs the aggregate: the
+ * destination has every piece. Not for sparse jobs (their slots hold masks).
+ */
+static __always_inline void head_hold(struct ia_pkt *k)
+{
+	const struct ia_job_cfg *cfg = k->cfg;
+	__u32 seq = bpf_ntohl(HDR32(k->h, seq));
+	struct ia_slot_lock *lock;
+	struct ia_slot *s;
+	int why;
+
+	if (cfg->role != IA_ROLE_BLUE || cfg->flags & IA_JOB_F_SPARSE ||
+	    k->h->flags & IA_F_NACK || k->ctx->ingress_ifindex != cfg->up_ifindex)
+		return;
+	s = head_slot(cfg, seq, &lock, &why);
+	if (!s)
+		return;
+	bpf_spin_lock(&lock->lock);
+	if (s->state == IA_SLOT_DONE && s->seq == seq && s->nelem == k->nelem && !s->held) {
+		sum_apply((__u32 *)s->sum, k->pl, k->end, k->nelem, OP_COPY);
+		s->held = 1;
+		s->hworkers = bpf_ntohl(HDR32(k->h, nworkers));
+		s->flags = k->h->flags & (IA_F_MARK | IA_F_COLL);
+	}
+	bpf_spin_unlock(&lock->lock);
 }
 
 /*
@@ -196,28 +261,15 @@ static __always_inline int head_aggregate(struct ia_pkt *k, const struct ia_memb
 	struct ia_slot_lock *lock;
 	struct contrib c;
 	struct ia_slot *s;
-	__u32 idx;
-	void *slots;
 	int v;
 
 	c.seq = bpf_ntohl(HDR32(k->h, seq));
 	c.flags = k->h->flags;
 	if (c.flags & IA_F_SET)
 		return drop(k->p, k->j, IA_C_DROP_SET);	/* a PS job's partial: not ours */
-	idx = cfg->slot;
-	slots = bpf_map_lookup_elem(&ia_slots, &idx);
-	if (!slots || !cfg->window)
-		return drop(k->p, k->j, IA_C_DROP_JOB);
-	/* A division costs more than the rest of the slot lookup. */
-	if (cfg->window & (cfg->window - 1))
-		idx = c.seq % cfg->window;
-	else
-		idx = c.seq & (cfg->window - 1);
-	s = bpf_map_lookup_elem(slots, &idx);
-	idx = ia_lock_index(cfg->slot, idx);
-	lock = bpf_map_lookup_elem(&ia_locks, &idx);
-	if (!s || !lock)
-		return drop(k->p, k->j, IA_C_DROP_WINDOW);
+	s = head_slot(cfg, c.seq, &lock, &v);
+	if (!s)
+		return drop(k->p, k->j, v);
 	/* A PS partial lent here may leave in this frame: room for it first. */
 	c.room = 0;
 	if (!evict && s->state == IA_SLOT_TAIL)

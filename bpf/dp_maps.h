@@ -84,7 +84,8 @@ struct {
 /*
  * Programs ia_xdp tail-calls, each verified on its own (the verifier's
  * budget): IA_TAIL_SPARSE ia_sparse (dp_sparse.h), IA_PROGS_TAIL ia_tail
- * (PS jobs), IA_PROGS_EVICT ia_evict (blue jobs taking a lent slot back).
+ * (PS jobs), IA_PROGS_EVICT ia_evict (blue jobs taking a lent slot back),
+ * IA_PROGS_HOLD ia_hold (a result a blue switch holds, dp_head.h).
  * Filled by the loader.
  */
 struct {

@@ -65,6 +65,7 @@ static __always_inline void tail_tag(struct ia_slot *s, struct tail_in *c, __u32
 	s->state = IA_SLOT_TAIL;
 	s->nelem = c->nelem;
 	s->flags = c->flags & TAIL_KEEP;
+	s->held = 0;		/* the sums become a PS partial's: no result to answer with */
 	s->t.job = c->job;
 	s->t.seq = c->seq;
 	s->t.set = c->set;

@@ -25,7 +25,8 @@
  *   dp_tail.h    PS jobs: aggregation in the tail and lent head slots, in
  *                inagg_tail.bpf.c (ia_tail, ia_evict: tail-called, loaded only
  *                by switches that use the tail)
- *   dp_down.h    results: broadcast and per-port egress rewrite
+ *   dp_down.h    results: broadcast and per-port egress rewrite, and a blue
+ *                switch's answer from a result it holds (ia_hold, tail-called)
  *   dp_btf.h     the inner maps' value types whole in BTF (never loaded)
  *
  * Adding a way of handling a job's messages (a role, e.g. an application's
@@ -74,8 +75,12 @@ int ia_xdp(struct xdp_md *ctx)
 		bpf_tail_call(ctx, &ia_progs, IA_PROGS_OTHER);
 	if (v != IA_OURS)
 		return v;
-	if (k.h->type == IA_MSG_RESULT)
+	if (k.h->type == IA_MSG_RESULT) {
+		/* A blue switch keeps it for its members' resends first (ia_hold). */
+		if (k.cfg->role == IA_ROLE_BLUE)
+			bpf_tail_call(ctx, &ia_progs, IA_PROGS_HOLD);
 		return result_in(&k);
+	}
 	/*
 	 * A PS job's message: ia_tail (loaded with the tail, inagg_tail.bpf.c)
 	 * checks the sender, once; without it the job is red here.
@@ -86,6 +91,22 @@ int ia_xdp(struct xdp_md *ctx)
 	if (!m)
 		return v;
 	return up_dispatch(&k, m);
+}
+
+/*
+ * Tail-called by ia_xdp (ia_progs) with a result for a blue job: held in
+ * its chunk's slot (head_hold()), then sent down. Its own program: on 6.1
+ * the element loop took ia_xdp past the verifier's budget.
+ */
+SEC("xdp")
+int ia_hold(struct xdp_md *ctx)
+{
+	struct ia_pkt k;
+
+	if (parse_tailed(ctx, &k) != IA_OURS || k.h->type != IA_MSG_RESULT)
+		return XDP_DROP;
+	head_hold(&k);
+	return result_in(&k);
 }
 
 /*

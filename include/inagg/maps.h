@@ -12,7 +12,7 @@
  *   ia_slots     ARRAY_OF_MAPS  job slot -> ARRAY[window] of struct ia_slot (blue only);
  *                              IA_TAIL_SLOT -> ARRAY[tail] of struct ia_slot (the tail pool)
  *   ia_tdir      ARRAY_OF_MAPS  0 -> ARRAY[1] of struct ia_tail_dir (tail directory)
- *   ia_progs     PROG_ARRAY     IA_PROGS_* -> ia_tail, ia_evict, ia_other (tail-called by ia_xdp)
+ *   ia_progs     PROG_ARRAY     IA_PROGS_* -> ia_tail, ia_evict, ia_other, ia_hold (tail-called by ia_xdp)
  *   ia_locks     ARRAY          lock of aggregator slot (job slot, index): ia_lock_index()
  *   ia_jstats    PERCPU_ARRAY   job slot -> struct ia_counters
  *   ia_ports     ARRAY          ifindex < IA_PORT_DIRECT -> port index (0: none)
@@ -57,7 +57,8 @@
 #define IA_PROGS_TAIL	1	/* ia_progs: ia_tail, PS jobs' messages */
 #define IA_PROGS_EVICT	2	/* ia_progs: ia_evict, a blue job's lent slot taken back */
 #define IA_PROGS_OTHER	3	/* ia_progs: ia_other, traffic not inagg's into its egress queue */
-#define IA_PROGS__N	4	/* and IA_TAIL_SPARSE (0): ia_sparse */
+#define IA_PROGS_HOLD	4	/* ia_progs: ia_hold, a result through a blue switch */
+#define IA_PROGS__N	5	/* and IA_TAIL_SPARSE (0): ia_sparse */
 
 enum ia_role {
 	IA_ROLE_RED	= 1,	/* forward every upward message to the parent */
@@ -166,7 +167,7 @@ struct ia_down {
 enum ia_slot_state {
 	IA_SLOT_EMPTY	= 0,
 	IA_SLOT_OPEN	= 1,	/* collecting contributions for seq */
-	IA_SLOT_DONE	= 2,	/* aggregate sent; kept for re-emission */
+	IA_SLOT_DONE	= 2,	/* aggregate sent; kept for re-emission (or the result, held) */
 	IA_SLOT_TAIL	= 3,	/* holds a PS job's partial aggregate (tag in ia_slot.t) */
 };
 
@@ -194,9 +195,9 @@ struct ia_slot {
 	__u32	nseen;		/* distinct members added */
 	__u32	nworkers;	/* sum of their nworkers */
 	__u16	nelem;
-	__u8	flags;		/* IA_F_MARK if any contribution carried it */
-	__u8	rsvd;
-	__u32	rsvd2;
+	__u8	flags;		/* IA_F_MARK if any contribution carried it; held: the result's */
+	__u8	held;		/* DONE: sum is the chunk's result, held as it went down */
+	__u32	hworkers;	/* held: the result's nworkers */
 	union {
 		__u64	seen[IA_MAX_FANIN / 64];	/* head */
 		struct ia_tail_tag t;			/* IA_SLOT_TAIL */
@@ -270,6 +271,7 @@ enum ia_ctr {
 	IA_C_EMIT,		/* blue: aggregates sent up on completion */
 	IA_C_REEMIT,		/* blue: stored aggregate re-sent after completion */
 	IA_C_DUP,		/* blue: duplicate of a contribution already added */
+	IA_C_ANSWER,		/* blue: a member's resend answered with the result held here */
 	IA_C_RESULT,		/* results received for replication */
 	IA_C_RESULT_EXTRA,	/* of which no chunk's first: sent again (IA_F_RETX) or NACKs */
 	IA_C_PASS,		/* not inagg's: passed to the kernel */

@@ -343,6 +343,80 @@ TEST_F(dp, retransmission_reemits)
 	ASSERT_EQ(1, jctr(self->t.x, 8, IA_C_DROP_NELEM));
 }
 
+/*
+ * Chunk 2 done, its result (7 workers' sum, marked) comes down from the up
+ * port: the slot holds it, and a member's resend is answered with it out
+ * of the port it came by (XDP_TX), a RESULT flagged sent again and
+ * rewritten as results are for that port, not re-emitted up. A NACK holds
+ * nothing. Once the slot is taken by chunk 6, a resend of 6 re-emits again.
+ */
+TEST_F(dp, result_held_answers_a_resend)
+{
+	__s32 v[IA_MAX_ELEMS], r[IA_MAX_ELEMS];
+	struct frame_spec f, res, w;
+	__u32 olen;
+	int len, e;
+
+	ASSERT_EQ(0, add_job(&self->t, 8, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	chunk(_metadata, self, 8, 2, 1, 2, IA_MAX_ELEMS);
+	for (e = 0; e < IA_MAX_ELEMS; e++) {
+		v[e] = contrib_val(1, 2, e);
+		r[e] = e * 5 + 1;
+	}
+	res = contrib(8, 2, 0, IA_MAX_ELEMS, r);
+	res.type = IA_MSG_RESULT;
+	res.nworkers = 7;
+	memcpy(res.smac, mac_up_d, 6);
+	memcpy(res.dmac, mac_up_s, 6);
+	res.saddr = IP_PS;
+	res.daddr = IP_SW;
+	/* A NACK for the chunk is no result: nothing held, the resend re-emits. */
+	res.flags = IA_F_NACK;
+	len = build_frame(self->in, &res);
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[0], self->in, len, self->out, &olen));
+	f = contrib(8, 2, 1, IA_MAX_ELEMS, v);
+	f.flags = IA_F_RETX;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(1, jctr(self->t.x, 8, IA_C_REEMIT));
+
+	res.flags = IA_F_MARK;
+	len = build_frame(self->in, &res);
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[0], self->in, len, self->out, &olen));
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_TX, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	w = res;
+	memcpy(w.smac, mac_sw, 6);
+	memcpy(w.dmac, mac_w, 6);
+	w.dmac[5] = 0x10;		/* port 1's hop (add_job) */
+	w.saddr = IP_PS;		/* the resend's destination */
+	w.daddr = IP(10, 9, 0, 10);
+	w.sender = SELF_ID;
+	w.flags = IA_F_MARK | IA_F_RETX;
+	ASSERT_EQ(build_frame(self->want, &w), (int)olen);
+	((struct udphdr *)(self->want + 34))->check = 0;
+	ASSERT_EQ(0, memcmp(self->want, self->out, olen));
+	ASSERT_EQ(1, jctr(self->t.x, 8, IA_C_ANSWER));
+	ASSERT_EQ(1, jctr(self->t.x, 8, IA_C_REEMIT));
+	ASSERT_EQ(1, pctr(self->t.x, self->t.port[1], IA_C_TX));
+
+	/* Chunk 6 takes the slot: nothing held for it, its resend goes up. */
+	chunk(_metadata, self, 8, 6, 1, 2, IA_MAX_ELEMS);
+	for (e = 0; e < IA_MAX_ELEMS; e++)
+		v[e] = contrib_val(1, 6, e);
+	f = contrib(8, 6, 1, IA_MAX_ELEMS, v);
+	f.flags = IA_F_RETX;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(2, jctr(self->t.x, 8, IA_C_REEMIT));
+	ASSERT_EQ(1, jctr(self->t.x, 8, IA_C_ANSWER));
+	/* And a resend of chunk 2 now is outside the slot's window. */
+	f = contrib(8, 2, 1, IA_MAX_ELEMS, NULL);
+	f.flags = IA_F_RETX;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
+}
+
 TEST_F(dp, slot_reuse)
 {
 	__s32 v[4] = { 1, 2, 3, 4 };

@@ -38,6 +38,7 @@ static const char *const ctr_names[IA_C__COUNT] = {
 	[IA_C_EMIT]		= "emitted",
 	[IA_C_REEMIT]		= "reemitted",
 	[IA_C_DUP]		= "duplicates",
+	[IA_C_ANSWER]		= "answered",
 	[IA_C_RESULT]		= "results",
 	[IA_C_RESULT_EXTRA]	= "results_extra",
 	[IA_C_PASS]		= "passed",
@@ -296,6 +297,7 @@ static const char *const prog_pin[IA_PROG__N] = {
 	[IA_PROG_EGRESS] = "prog_ia_egress",
 	[IA_PROG_PASS]	 = "prog_ia_pass",
 	[IA_PROG_SPARSE] = "prog_ia_sparse",
+	[IA_PROG_HOLD]	 = "prog_ia_hold",
 };
 
 /* dir/name, which fits: dir is a pin_dir() and names are short. */
@@ -496,15 +498,20 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 		x->prog_fd[IA_PROG_EGRESS] = dup(bpf_program__fd(x->skel->progs.ia_egress));
 		x->prog_fd[IA_PROG_PASS] = dup(bpf_program__fd(x->skel->progs.ia_pass));
 		x->prog_fd[IA_PROG_SPARSE] = dup(bpf_program__fd(x->skel->progs.ia_sparse));
+		x->prog_fd[IA_PROG_HOLD] = dup(bpf_program__fd(x->skel->progs.ia_hold));
 		for (i = 0; i < IA_PROG__N; i++)
 			if (x->prog_fd[i] < 0) {
 				err = -errno;
 				goto err;
 			}
-		/* ia_xdp tail-calls the sparse datapath (bpf/dp_sparse.h). */
+		/* ia_xdp tail-calls the sparse datapath (bpf/dp_sparse.h) and ia_hold. */
 		err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs),
 					  &(__u32){ IA_TAIL_SPARSE }, &x->prog_fd[IA_PROG_SPARSE],
 					  BPF_ANY);
+		if (!err)
+			err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs),
+						  &(__u32){ IA_PROGS_HOLD },
+						  &x->prog_fd[IA_PROG_HOLD], BPF_ANY);
 		if (err)
 			goto err;
 		if (sw) {

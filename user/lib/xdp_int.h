@@ -20,7 +20,7 @@ struct ia_xdp_inner {
 enum { IA_INNER_SLOTS, IA_INNER_MTAB, IA_INNER_JFAST, IA_INNER_TDIR, IA_INNER__N };
 
 /* The programs of a switch (ia_sparse: tail-called by ia_xdp); one pinned instance each. */
-enum { IA_PROG_XDP, IA_PROG_EGRESS, IA_PROG_PASS, IA_PROG_SPARSE, IA_PROG__N };
+enum { IA_PROG_XDP, IA_PROG_EGRESS, IA_PROG_PASS, IA_PROG_SPARSE, IA_PROG_HOLD, IA_PROG__N };
 
 struct ia_xdp {
 	struct inagg *skel;	/* its maps; its programs only if loaded here */
