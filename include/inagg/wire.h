@@ -32,7 +32,8 @@ enum ia_msg_type {
 /* ia_hdr.flags */
 #define IA_F_MARK	0x01	/* congestion mark: set by anyone, ORed into aggregates */
 #define IA_F_RETX	0x02	/* sender retransmission (after a timeout); on a RESULT:
-				 * the destination sends the chunk's result again */
+				 * not the chunk's first (an answer to a resend, from
+				 * the destination or a blue switch holding it) */
 #define IA_F_REEMIT	0x04	/* aggregate re-sent from a completed slot */
 #define IA_F_RECOVERY	(IA_F_RETX | IA_F_REEMIT)	/* sent again to recover a loss */
 /* PS jobs' tail aggregation (docs/memory.md, "Tail aggregation and exactly-once"): */
