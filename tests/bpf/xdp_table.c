@@ -57,6 +57,22 @@ static struct frame_spec agg_of(struct frame_spec f, __u32 nworkers, __u8 flags,
 	return f;
 }
 
+/* A result of chunk seq coming down from the PS into the up port. */
+static struct frame_spec result_of(__u32 job, __u32 seq, __u16 nelem, const __s32 *v,
+				   __u32 nworkers, __u8 flags)
+{
+	struct frame_spec f = contrib(job, seq, 0, nelem, v);
+
+	f.type = IA_MSG_RESULT;
+	f.nworkers = nworkers;
+	f.flags = flags;
+	memcpy(f.smac, mac_up_d, 6);
+	memcpy(f.dmac, mac_up_s, 6);
+	f.saddr = IP_PS;
+	f.daddr = IP_SW;
+	return f;
+}
+
 static __u64 pctr(struct ia_xdp *x, int ifindex, int c)
 {
 	struct ia_counters v;
@@ -363,15 +379,8 @@ TEST_F(dp, result_held_answers_a_resend)
 		v[e] = contrib_val(1, 2, e);
 		r[e] = e * 5 + 1;
 	}
-	res = contrib(8, 2, 0, IA_MAX_ELEMS, r);
-	res.type = IA_MSG_RESULT;
-	res.nworkers = 7;
-	memcpy(res.smac, mac_up_d, 6);
-	memcpy(res.dmac, mac_up_s, 6);
-	res.saddr = IP_PS;
-	res.daddr = IP_SW;
 	/* A NACK for the chunk is no result: nothing held, the resend re-emits. */
-	res.flags = IA_F_NACK;
+	res = result_of(8, 2, IA_MAX_ELEMS, r, 7, IA_F_NACK);
 	len = build_frame(self->in, &res);
 	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[0], self->in, len, self->out, &olen));
 	f = contrib(8, 2, 1, IA_MAX_ELEMS, v);
@@ -548,13 +557,7 @@ TEST_F(dp, result_replication)
 	ASSERT_EQ(0, add_job(&self->t, 12, IA_ROLE_BLUE, 2, 1, NULL, 4));
 	for (e = 0; e < IA_MAX_ELEMS; e++)
 		v[e] = e * 3 - 100;
-	f = contrib(12, 0, 0, IA_MAX_ELEMS, v);
-	f.type = IA_MSG_RESULT;
-	f.nworkers = 2;
-	memcpy(f.smac, mac_up_d, 6);
-	memcpy(f.dmac, mac_up_s, 6);
-	f.saddr = IP_PS;
-	f.daddr = IP_SW;
+	f = result_of(12, 0, IA_MAX_ELEMS, v, 2, 0);
 	len = build_frame(self->in, &f);
 
 	/* Verdict and bytes through test_run: broadcast, unchanged at ingress. */
@@ -615,14 +618,7 @@ TEST_F(dp, results_sent_again_counted_apart)
 
 	ASSERT_EQ(0, add_job(&self->t, 12, IA_ROLE_BLUE, 2, 1, NULL, 4));
 	for (i = 0; i < sizeof(flags); i++) {
-		f = contrib(12, 0, i, 8, NULL);
-		f.type = IA_MSG_RESULT;
-		f.nworkers = 2;
-		f.flags = flags[i];
-		memcpy(f.smac, mac_up_d, 6);
-		memcpy(f.dmac, mac_up_s, 6);
-		f.saddr = IP_PS;
-		f.daddr = IP_SW;
+		f = result_of(12, i, 8, NULL, 2, flags[i]);
 		len = build_frame(self->in, &f);
 		ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[0], self->in, len, self->out,
 					    &olen));

@@ -112,24 +112,30 @@ static int send_contrib(int fd, uint16_t port, uint32_t seq, uint32_t sender, ui
 	return send_to(fd, 1, port, buf, IA_HDR_LEN + 4 * NE);
 }
 
-/* Results of chunk seq coming down within ms. */
-/* Results of chunk seq coming down within ms; *again: of which flagged sent again. */
+#define ANY_SEQ	UINT32_MAX
+
+/*
+ * Results of chunk seq (ANY_SEQ: of every chunk) coming down within ms;
+ * *again, if given: of which flagged sent again.
+ */
 static int results_within(int fd, int ms, uint32_t seq, int *again)
 {
 	uint8_t buf[IA_IO_MSG_MAX];
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int n = 0;
+	int n = 0, a = 0;
 
-	*again = 0;
 	while (poll(&p, 1, ms) == 1) {
 		const struct ia_hdr *h = (const struct ia_hdr *)buf;
 		ssize_t len = recv(fd, buf, sizeof(buf), 0);
 
-		if (len >= IA_HDR_LEN && h->type == IA_MSG_RESULT && ntohl(h->seq) == seq) {
+		if (len >= IA_HDR_LEN && h->type == IA_MSG_RESULT &&
+		    (seq == ANY_SEQ || ntohl(h->seq) == seq)) {
 			n++;
-			*again += !!(h->flags & IA_F_RETX);
+			a += !!(h->flags & IA_F_RETX);
 		}
 	}
+	if (again)
+		*again = a;
 	return n;
 }
 
@@ -183,23 +189,6 @@ TEST(burst_of_late_messages_answered)
 	close(down);
 }
 
-/* Every result coming down within ms. */
-static int all_results_within(int fd, int ms)
-{
-	uint8_t buf[IA_IO_MSG_MAX];
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int n = 0;
-
-	while (poll(&p, 1, ms) == 1) {
-		const struct ia_hdr *h = (const struct ia_hdr *)buf;
-		ssize_t len = recv(fd, buf, sizeof(buf), 0);
-
-		if (len >= IA_HDR_LEN && h->type == IA_MSG_RESULT)
-			n++;
-	}
-	return n;
-}
-
 /*
  * A PS of one worker and 40 chunks, results down to 127.0.0.2, every
  * message queued before it runs: each chunk's contribution, and for chunks
@@ -234,9 +223,9 @@ TEST(late_queued_before_the_result_not_answered)
 			ASSERT_EQ(0, send_contrib(fd, port, i, 1, IA_F_RETX));
 	}
 	ASSERT_EQ(0, pthread_create(&th, NULL, ps_thread, &r));
-	EXPECT_EQ(40, all_results_within(down, 300));
+	EXPECT_EQ(40, results_within(down, 300, ANY_SEQ, NULL));
 	ASSERT_EQ(0, send_contrib(fd, port, 0, 1, IA_F_RETX));
-	EXPECT_EQ(1, all_results_within(down, 300));
+	EXPECT_EQ(1, results_within(down, 300, ANY_SEQ, NULL));
 	stop = 1;
 	pthread_join(th, NULL);
 	ia_ps_stats(r.ps, &st);
