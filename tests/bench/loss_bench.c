@@ -176,7 +176,7 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	json_object *resp = request(&net, "{\"cmd\": \"submit\", \"k\": 2}");
 	struct run *r = new_run();
 	struct impair_counts ic, sum = { 0 };
-	uint64_t retx = 0, timeouts = 0, fresh = 0, nacks = 0, srtt = 0, min_rtt = 0;
+	uint64_t retx = 0, timeouts = 0, fresh = 0, nacks = 0, srtt = 0, min_rtt = 0, answer = 0;
 	uint32_t max_retx = 0;
 	char waits[160];
 	int ret = -1;
@@ -209,13 +209,14 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 			max_retx = r->wst[i].max_retx;
 		srtt += r->wst[i].srtt_us;
 		min_rtt += r->wst[i].min_rtt_us;
+		answer += r->wst[i].answer_rtt_us;
 	}
 	*seconds = r->seconds;
 	*exact = run_exact(r);
 	trace_summary(chunks, r->nworkers, round, c, waits, sizeof(waits));
 	printf("round %d  %-11s %7.3f s  %s  frames %llu dropped %llu (%.1f%%)  resent %llu "
 	       "(timer %llu, of chunks sent once %llu, NACKed %llu, most of one chunk %u)  "
-	       "rtt mean %.1f ms, min %.1f ms  "
+	       "rtt mean %.1f ms, min %.1f ms, answer %.2f ms  "
 	       "PS late %llu (stale %llu, quiet %llu, deferred answers %llu), "
 	       "results sent %llu, "
 	       "NACKs %llu  %s\n",
@@ -224,7 +225,7 @@ static int one_run(int chunks, int round, int c, struct impair *im, int *nim, do
 	       sum.seen ? 100.0 * sum.dropped / sum.seen : 0, (unsigned long long)retx,
 	       (unsigned long long)timeouts, (unsigned long long)fresh, (unsigned long long)nacks,
 	       max_retx,
-	       srtt / 1e3 / r->nworkers, min_rtt / 1e3 / r->nworkers,
+	       srtt / 1e3 / r->nworkers, min_rtt / 1e3 / r->nworkers, answer / 1e3 / r->nworkers,
 	       (unsigned long long)r->pst.late, (unsigned long long)r->pst.late_stale,
 	       (unsigned long long)r->pst.late_quiet,
 	       (unsigned long long)r->pst.late_deferred,

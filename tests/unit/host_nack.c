@@ -313,4 +313,66 @@ TEST(worker_probes_newest_chunk)
 	close(ps);
 }
 
+/*
+ * A resent chunk's wait follows the answers to resends, not only the
+ * shortest round trip: results that waited 15 ms for the other workers
+ * (min_rtt 15 ms) would space a resent chunk's resends 30-60 ms apart,
+ * while a result lost on the way down is answered from a blue switch
+ * within a millisecond. Window 1, floor 2 ms: chunk 0's result after
+ * 15 ms (its timer before any sample: 20 ms), chunk 1's resend answered at once (flagged RETX), then chunk 2's
+ * resends come 2 answer_rtt (the floor) apart, doubled once.
+ */
+TEST(worker_resent_wait_follows_answers)
+{
+	struct ia_worker_cfg cfg = {
+		.job = JOB, .id = 7, .addr = lo(5), .ps = lo(4), .chunk = NE, .window = 1,
+		.timeout_ms = 2,
+	};
+	struct ia_worker_stats st;
+	struct ia_hdr h;
+	int32_t vec[NE * NCH] = { 0 };
+	struct worker_run r = { .vec = vec, .n = NE * NCH };
+	pthread_t th;
+	uint16_t port = 20000 + (getpid() + 3) % 20000;
+	uint64_t t1;
+	int ps;
+
+	cfg.port = port;
+	ps = bound(4, port);
+	ASSERT_LE(0, ps);
+	ASSERT_EQ(0, ia_worker_open(&cfg, &r.w, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
+	ASSERT_EQ(0, pthread_create(&th, NULL, worker_thread, &r));
+	ASSERT_LT(0, recv_msg(ps, 1000, &h));
+	ASSERT_EQ(0, ntohl(h.seq));
+	usleep(15000);
+	ASSERT_EQ(0, send_msg(ps, 5, port, IA_MSG_RESULT, 0, IA_SENDER_DEST, 1, 0, 9));
+	ASSERT_LT(0, recv_msg(ps, 1000, &h));
+	ASSERT_EQ(1, ntohl(h.seq));
+	EXPECT_EQ(0, h.flags & IA_F_RETX);
+	ASSERT_LT(0, recv_msg(ps, 1000, &h)) TH_LOG("chunk 1 never resent");
+	ASSERT_EQ(1, ntohl(h.seq));
+	EXPECT_EQ(IA_F_RETX, h.flags & IA_F_RETX);
+	ASSERT_EQ(0, send_msg(ps, 5, port, IA_MSG_RESULT, 1, IA_SENDER_DEST, 1, IA_F_RETX, 9));
+	ASSERT_LT(0, recv_msg(ps, 1000, &h));
+	ASSERT_EQ(2, ntohl(h.seq));
+	ASSERT_LT(0, recv_msg(ps, 1000, &h)) TH_LOG("chunk 2 never resent");
+	ASSERT_EQ(2, ntohl(h.seq));
+	t1 = ia_io_now_ns();
+	/* 2 ms doubled once: 4 ms (2 min_rtt would be 30, doubled 60). */
+	ASSERT_LT(0, recv_msg(ps, 1000, &h));
+	EXPECT_EQ(2, ntohl(h.seq));
+	EXPECT_GT(25000000ull, ia_io_now_ns() - t1) TH_LOG("resent after %llu ms",
+		(unsigned long long)(ia_io_now_ns() - t1) / 1000000);
+	ASSERT_EQ(0, send_msg(ps, 5, port, IA_MSG_RESULT, 2, IA_SENDER_DEST, 1, IA_F_RETX, 9));
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, r.ret) TH_LOG("%s", r.err);
+	ia_worker_stats(r.w, &st);
+	EXPECT_LE(14000, st.min_rtt_us);
+	EXPECT_GT(10000, st.answer_rtt_us);
+	EXPECT_LT(0, st.answer_rtt_us);
+	EXPECT_EQ(NCH, st.results);
+	ia_worker_close(r.w);
+	close(ps);
+}
+
 TEST_HARNESS_MAIN

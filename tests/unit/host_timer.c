@@ -6,7 +6,11 @@
  * the others the backstop), of resent chunks, and the job's last chunk,
  * which once the window waits for it gets the resent chunks' short wait
  * (nothing sent after it can reveal its loss; the fresh wait, at least
- * 10 ms, was a sixth of a clean run on Fig. 1).
+ * 10 ms, was a sixth of a clean run on Fig. 1). The first open chunk's
+ * fresh wait runs from its own send, not again from each fresh result, and
+ * resent chunks wait twice the shortest answer to a resend when that is
+ * shorter than the shortest round trip (both collapsed Fig. 1 at 10 %
+ * loss into one chunk per 80-190 ms).
  */
 #include <errno.h>
 #include <string.h>
@@ -75,9 +79,19 @@ TEST(waits_of_chunks_sent_once_and_resent)
 	state(&r, ch, 4);
 	EXPECT_EQ(10 * MS, ia_wt_fresh_base(&r));
 	EXPECT_EQ(2 * MS, ia_wt_resent_base(&r));
-	/* The first open one and the probe (the newest): the fresh wait from 101 ms. */
-	EXPECT_EQ(111 * MS, ia_wt_timer_at(&r, 0, 4));
+	/* The probe (the newest): the fresh wait from the latest fresh result, 101 ms. */
 	EXPECT_EQ(111 * MS, ia_wt_timer_at(&r, 3, 4));
+	/* The first open one: the fresh wait from its own send at 100 ms... */
+	EXPECT_EQ(110 * MS, ia_wt_timer_at(&r, 0, 4));
+	/*
+	 * ...and after that only the resent wait (2 ms) after the latest fresh
+	 * result: a result of the chunk before it at 130 ms does not restart
+	 * its 10 ms.
+	 */
+	r.last_fresh = 130 * MS;
+	EXPECT_EQ(132 * MS, ia_wt_timer_at(&r, 0, 4));
+	EXPECT_EQ(140 * MS, ia_wt_timer_at(&r, 3, 4));
+	r.last_fresh = 101 * MS;
 	/* The others: the backstop, 8 fresh waits. */
 	EXPECT_EQ(181 * MS, ia_wt_timer_at(&r, 1, 4));
 	EXPECT_EQ(181 * MS, ia_wt_timer_at(&r, 2, 4));
@@ -118,12 +132,40 @@ TEST(last_chunk_short_wait_once_first_open)
 	/* The wait is never below the floor: cfg.timeout_ms 5. */
 	r.floor = 5 * MS;
 	EXPECT_EQ(107 * MS, ia_wt_timer_at(&r, 3, 4));
-	/* Not the job's last chunk (one more unsent): the fresh wait. */
+	/* Not the job's last chunk (one more unsent): the fresh wait from its send. */
 	state(&r, ch, 4);
 	r.nchunks = 5;
 	r.lo = 3;
 	ch[0].state = ch[1].state = ch[2].state = CH_DONE;
-	EXPECT_EQ(111 * MS, ia_wt_timer_at(&r, 3, 4));
+	EXPECT_EQ(110 * MS, ia_wt_timer_at(&r, 3, 4));
+}
+
+TEST(answers_to_resends_shorten_the_resent_wait)
+{
+	struct wrun r;
+	struct wchunk ch[4];
+
+	state(&r, ch, 4);
+	ch[1].sends = 2;
+	ch[1].xmit = 104 * MS;
+	/* No answer yet: 2 min_rtt = 2 ms after its send. */
+	EXPECT_EQ(106 * MS, ia_wt_timer_at(&r, 1, 4));
+	/* min_rtt 9 ms (every sample waited for a slower worker): 18 ms. */
+	r.min_rtt = 9 * MS;
+	EXPECT_EQ(18 * MS, ia_wt_resent_base(&r));
+	EXPECT_EQ(122 * MS, ia_wt_timer_at(&r, 1, 4));
+	/* An answer to a resend came 1.5 ms after it: 3 ms. */
+	r.answer_rtt = 1500 * US;
+	EXPECT_EQ(3 * MS, ia_wt_resent_base(&r));
+	EXPECT_EQ(107 * MS, ia_wt_timer_at(&r, 1, 4));
+	/* Never below the floor (cfg.timeout_ms), never above 2 min_rtt. */
+	r.answer_rtt = 100 * US;
+	EXPECT_EQ(2 * MS, ia_wt_resent_base(&r));
+	r.answer_rtt = 20 * MS;
+	EXPECT_EQ(18 * MS, ia_wt_resent_base(&r));
+	/* Before any sample: RTO_INIT_NS. */
+	r.srtt = 0;
+	EXPECT_EQ(RTO_INIT_NS, ia_wt_resent_base(&r));
 }
 
 TEST_HARNESS_MAIN

@@ -111,6 +111,7 @@ struct ia_worker_stats {
 	uint64_t nacks;			/* NACKs of chunks in flight received */
 	uint32_t srtt_us;		/* smoothed round-trip time at the end */
 	uint32_t min_rtt_us;		/* shortest round trip */
+	uint32_t answer_rtt_us;		/* shortest answer to a resend (0: none) */
 	uint32_t rto_us;		/* retransmission timeout at the end */
 	/* The window policy (cc.h): windows at the end, their smallest, and cuts. */
 	uint32_t cwnd, awnd, min_cwnd, min_awnd;

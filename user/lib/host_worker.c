@@ -19,16 +19,19 @@
  *   then resent at once, unless sent so recently that the NACK may have
  *   crossed that send.
  * - Timers, for what no later result can reveal (the chunks at the end, a
- *   resend lost again). The newest chunk in flight and the first, if sent
- *   once, are resent when no chunk sent once had its result for
- *   ia_wt_fresh_base() (TCP's timer, restarted as the queue drains, so a
- *   long queue is not mistaken for loss): the newest is a probe (RACK's
- *   tail loss probe), whose result shows every older one lost. Other chunks
- *   sent once wait BACKSTOP times as long. The job's last chunk, once the
- *   window waits for it, waits only as long as a resent chunk: nothing sent
- *   after it can reveal its loss. A resent chunk, known lost once,
+ *   resend lost again). The newest chunk in flight, if sent once, is
+ *   resent when no chunk sent once had its result for ia_wt_fresh_base()
+ *   (TCP's timer, restarted as the queue drains, so a long queue is not
+ *   mistaken for loss): it is a probe (RACK's tail loss probe), whose
+ *   result shows every older one lost. The first open chunk, sent once,
+ *   waits that long from its own send, then only a resent chunk's wait
+ *   after the latest such result. Other chunks sent once wait BACKSTOP
+ *   times as long. The job's last chunk, once the window waits for it,
+ *   waits only as long as a resent chunk: nothing sent after it can reveal
+ *   its loss. A resent chunk, known lost once,
  *   has its own timer, ia_wt_resent_base() after its latest send, so that
- *   many chunks recover at once; it doubles with each timer resend, at most
+ *   many chunks recover at once (twice the shortest round trip, or of the
+ *   shortest answer to a resend if shorter); it doubles with each timer resend, at most
  *   PROGRESS_BACKOFF times while other results come (the first open chunk
  *   once: host_wtimer.c), and beyond that up to 2^BACKOFF_MAX after
  *   BACKOFF_FREE resends with no result at all. Timer resends other than of
@@ -121,7 +124,7 @@ static int worker_send(struct wrun *r, uint64_t idx, uint8_t flags, uint64_t now
 	c->sends++;
 	c->nack = 0;
 	c->state = CH_INFLIGHT;
-	c->xmit = now;
+	c->xmit = c->sent = now;
 	c->order = ++r->sends;
 	if (c->sends == 1)
 		c->first = c->order;
@@ -239,8 +242,13 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce,
 	}
 	/*
 	 * Only chunks sent once give an RTT sample (Karn): a resent chunk's
-	 * result may answer any of its sends.
+	 * result may answer any of its sends. An answer to a resend (RETX)
+	 * bounds how fast a lost result comes back: a blue switch holding it
+	 * answers in well under a millisecond (docs/hosts.md).
 	 */
+	if (c->sends > 1 && (h->flags & IA_F_RETX) && now > c->sent &&
+	    (!r->answer_rtt || now - c->sent < r->answer_rtt))
+		r->answer_rtt = now - c->sent;
 	if (c->sends == 1) {
 		r->last_fresh = now;
 		if (now > c->xmit)
@@ -414,6 +422,7 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 	}
 	w->st.srtt_us = r.srtt / 1000;
 	w->st.min_rtt_us = r.min_rtt / 1000;
+	w->st.answer_rtt_us = r.answer_rtt / 1000;
 	w->st.rto_us = r.rto / 1000;
 out:
 	ia_wreport_stop(&r.rep);

@@ -32,6 +32,7 @@ enum { CH_UNSENT, CH_INFLIGHT, CH_DONE };
 
 struct wchunk {
 	uint64_t xmit;		/* time of the latest send (plus jitter on a resend) */
+	uint64_t sent;		/* time of the latest send */
 	uint64_t timer_sent;	/* when last resent by its timer, if it was */
 	uint64_t order;		/* place of the latest send among all sends */
 	uint64_t first;		/* place of the first send */
@@ -66,6 +67,12 @@ struct wrun {
 	uint64_t t0;
 	/* Round-trip time (RFC 6298); srtt 0: no sample yet. */
 	uint64_t srtt, rttvar, min_rtt, rto;
+	/*
+	 * The shortest time from a resend to an answer (a result flagged
+	 * IA_F_RETX): 0 before the first. min_rtt also holds the wait for the
+	 * slowest worker, an answer from a held result does not.
+	 */
+	uint64_t answer_rtt;
 	uint64_t sends;			/* messages sent so far: the order of the next */
 	/* RACK: the latest first send among chunks with a result, and when. */
 	uint64_t rack_order, rack_time;
