@@ -81,16 +81,32 @@ TEST(waits_of_chunks_sent_once_and_resent)
 	EXPECT_EQ(2 * MS, ia_wt_resent_base(&r));
 	/* The probe (the newest): the fresh wait from the latest fresh result, 101 ms. */
 	EXPECT_EQ(111 * MS, ia_wt_timer_at(&r, 3, 4));
-	/* The first open one: the fresh wait from its own send at 100 ms... */
-	EXPECT_EQ(110 * MS, ia_wt_timer_at(&r, 0, 4));
 	/*
-	 * ...and after that only the resent wait (2 ms) after the latest fresh
-	 * result: a result of the chunk before it at 130 ms does not restart
-	 * its 10 ms.
+	 * The first open one: the fresh wait from its own send at 100 ms (110),
+	 * then the resent wait raised to RTO_MIN_NS after the latest fresh
+	 * result (111), whichever is later...
+	 */
+	EXPECT_EQ(111 * MS, ia_wt_timer_at(&r, 0, 4));
+	/*
+	 * ...and after that only the resent wait (2 ms, raised to RTO_MIN_NS)
+	 * after the latest fresh result: a result of the chunk before it at
+	 * 130 ms does not restart the fresh wait (min_rtt 5 ms: 40 ms)...
 	 */
 	r.last_fresh = 130 * MS;
-	EXPECT_EQ(132 * MS, ia_wt_timer_at(&r, 0, 4));
-	EXPECT_EQ(140 * MS, ia_wt_timer_at(&r, 3, 4));
+	r.min_rtt = 5 * MS;
+	r.srtt = 30 * MS;
+	r.rto = 60 * MS;
+	EXPECT_EQ(40 * MS, ia_wt_fresh_base(&r));
+	EXPECT_EQ(140 * MS, ia_wt_timer_at(&r, 0, 4));
+	/* ...as it does the probe's. */
+	EXPECT_EQ(170 * MS, ia_wt_timer_at(&r, 3, 4));
+	/* A resent wait above RTO_MIN_NS counts whole: min_rtt 8 ms, 16 ms (fresh 30 ms). */
+	r.min_rtt = 8 * MS;
+	r.srtt = 15 * MS;
+	EXPECT_EQ(146 * MS, ia_wt_timer_at(&r, 0, 4));
+	r.srtt = 8 * MS;
+	r.rto = 12 * MS;
+	r.min_rtt = 1 * MS;
 	r.last_fresh = 101 * MS;
 	/* The others: the backstop, 8 fresh waits. */
 	EXPECT_EQ(181 * MS, ia_wt_timer_at(&r, 1, 4));
@@ -132,12 +148,12 @@ TEST(last_chunk_short_wait_once_first_open)
 	/* The wait is never below the floor: cfg.timeout_ms 5. */
 	r.floor = 5 * MS;
 	EXPECT_EQ(107 * MS, ia_wt_timer_at(&r, 3, 4));
-	/* Not the job's last chunk (one more unsent): the fresh wait from its send. */
+	/* Not the job's last chunk (one more unsent): a first open chunk's wait. */
 	state(&r, ch, 4);
 	r.nchunks = 5;
 	r.lo = 3;
 	ch[0].state = ch[1].state = ch[2].state = CH_DONE;
-	EXPECT_EQ(110 * MS, ia_wt_timer_at(&r, 3, 4));
+	EXPECT_EQ(111 * MS, ia_wt_timer_at(&r, 3, 4));
 }
 
 TEST(answers_to_resends_shorten_the_resent_wait)

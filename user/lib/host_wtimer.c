@@ -97,10 +97,11 @@ uint64_t ia_wt_resent_base(const struct wrun *r)
  * of a chunk merely queued behind them.
  *
  * Any other first open chunk sent once waits the fresh wait from its own
- * send, and then only the resent chunks' wait after the latest fresh
- * result. Under heavy loss the chunk before it often completes long after
- * it was sent, and restarting its whole fresh wait there made every chunk
- * wait that long in turn, one chunk per 80-190 ms on Fig. 1 at 10 % loss.
+ * send, and then only the resent chunks' wait (at least RTO_MIN_NS: results
+ * pause that long on a busy host) after the latest fresh result. Under
+ * heavy loss the chunk before it often completes long after it was sent,
+ * and restarting its whole fresh wait there made every chunk wait that
+ * long in turn, one chunk per 80-190 ms on Fig. 1 at 10 % loss.
  */
 uint64_t ia_wt_timer_at(const struct wrun *r, uint64_t idx, uint64_t top)
 {
@@ -112,7 +113,8 @@ uint64_t ia_wt_timer_at(const struct wrun *r, uint64_t idx, uint64_t top)
 		return from + ia_wt_resent_base(r);
 	if (c->sends == 1 && first) {
 		from = c->xmit + ia_wt_fresh_base(r);
-		t = r->last_fresh + ia_wt_resent_base(r);
+		t = ia_wt_resent_base(r);
+		t = r->last_fresh + (t < RTO_MIN_NS ? RTO_MIN_NS : t);
 		return from > t ? from : t;
 	}
 	if (c->sends == 1)
