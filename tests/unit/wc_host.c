@@ -28,11 +28,14 @@ struct rig {
 	struct ia_corpus c;
 	struct ia_host_faults faults;
 	volatile sig_atomic_t stop;
+	volatile sig_atomic_t reduced;	/* the reducer is done: the replicator drains and ends */
 	int rc[NMAP];
 	char err[NMAP][IA_ERRLEN];
 	struct ia_wc_mapper_stats st[NMAP];
 	int i;
 	pthread_mutex_t lock;
+	/* Results the reducer sent down: first ones, and again (flagged RETX). */
+	uint64_t results_first, results_again;
 };
 
 static struct in_addr lo(int host)
@@ -52,10 +55,19 @@ static void *replicate(void *arg)
 	if (fd < 0)
 		return NULL;
 	ia_io_rx_init(&rx);
-	while (!r->stop) {
+	for (;;) {
 		int k = ia_io_rx_wait(fd, &rx, 10000000);
 
-		for (int i = 0; i < k; i++)
+		if (k <= 0 && r->reduced)
+			break;
+
+		for (int i = 0; i < k; i++) {
+			const struct ia_hdr *h = (const struct ia_hdr *)rx.buf[i];
+
+			if (rx.mm[i].msg_len >= IA_HDR_LEN && h->type == IA_MSG_RESULT) {
+				r->results_again += !!(h->flags & IA_F_RETX);
+				r->results_first += !(h->flags & IA_F_RETX);
+			}
 			for (int m = 0; m < NMAP; m++) {
 				struct sockaddr_in to = { .sin_family = AF_INET,
 							  .sin_port = htons(PORT),
@@ -64,6 +76,7 @@ static void *replicate(void *arg)
 				sendto(fd, rx.buf[i], rx.mm[i].msg_len, 0, (void *)&to,
 				       sizeof(to));
 			}
+		}
 	}
 	close(fd);
 	return NULL;
@@ -139,6 +152,7 @@ static void run(struct __test_metadata *_metadata, struct rig *r)
 		pthread_join(map[i], NULL);
 	r->stop = 1;
 	pthread_join(red, NULL);
+	r->reduced = 1;
 	pthread_join(rep, NULL);
 	ASSERT_EQ(0, a.rc) TH_LOG("reducer: %s", err);
 	for (int i = 0; i < NMAP; i++) {
@@ -152,6 +166,9 @@ static void run(struct __test_metadata *_metadata, struct rig *r)
 	ASSERT_EQ(NMAP * ia_wc_nann(r->c.nvocab) + blocks, st.accepted);
 	ASSERT_EQ(st.blocks, st.done);
 	ASSERT_EQ(0u, st.dropped);
+	/* A chunk's result once unflagged; sent again for late messages, flagged RETX. */
+	ASSERT_EQ(st.results - st.late, r->results_first);
+	ASSERT_EQ(st.late, r->results_again);
 	free(counts);
 	ia_corpus_free(&r->c);
 }

@@ -48,7 +48,8 @@ static int member_index(const struct reducer *r, uint32_t sender, uint32_t nwork
 	return -1;
 }
 
-static int send_result(struct reducer *r, uint32_t chunk)
+/* again: for a message that missed it, flagged so that switches count each chunk once. */
+static int send_result(struct reducer *r, uint32_t chunk, bool again)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
 	uint32_t len = ia_wc_chunk_len(r->cfg.nvocab, chunk);
@@ -58,7 +59,7 @@ static int send_result(struct reducer *r, uint32_t chunk)
 		   (const int32_t *)r->counts + (size_t)(chunk - r->nann) * IA_WC_KEYS,
 	       len * sizeof(*pl));
 	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_RESULT, r->cfg.job, r->cfg.base_seq + chunk,
-		    IA_SENDER_DEST, r->nworkers, IA_MAX_ELEMS, 0);
+		    IA_SENDER_DEST, r->nworkers, IA_MAX_ELEMS, again ? IA_F_RETX : 0);
 	ia_io_payload_put(buf + IA_HDR_LEN, pl, IA_MAX_ELEMS);
 	r->st->results++;
 	return ia_io_tx_send(&r->tx, buf, IA_HDR_LEN + 4 * IA_MAX_ELEMS, &r->down);
@@ -111,7 +112,7 @@ static int recv_one(struct reducer *r, const uint8_t *buf, size_t len)
 	}
 	if (c->done) {
 		r->st->late++;
-		return send_result(r, chunk);
+		return send_result(r, chunk, true);
 	}
 	if (*seen & bit) {
 		r->st->dup++;
@@ -141,7 +142,7 @@ static int recv_one(struct reducer *r, const uint8_t *buf, size_t len)
 		announced(r, chunk);
 	else
 		r->st->done++;
-	return send_result(r, chunk);
+	return send_result(r, chunk, false);
 drop:
 	r->st->dropped++;
 	return 0;
