@@ -145,6 +145,41 @@ TEST_F(ps, duplicate_and_overlap)
 	ASSERT_EQ(1, st.pieces);
 }
 
+/*
+ * A partial overlapping pieces merged before is split if each of them lies
+ * wholly inside it: their values subtracted, the rest merged (a member's
+ * retransmission came raw, then the tail flushed the partial holding it).
+ * One straddling a piece merged before cannot be split and is dropped.
+ */
+TEST_F(ps, overlap_split_by_pieces_inside)
+{
+	int32_t p[NE];
+	struct ia_ps_stats st;
+
+	PIECE(IA_MSG_CONTRIB, 1, 1, 0, 0);	/* rank 0, raw */
+	/* T's partial of ranks 0, 1, 2: less rank 0's piece, ranks 1, 2 merged. */
+	memset(p, 0, sizeof(p));
+	add(p, self->v[0]);
+	add(p, self->v[1]);
+	add(p, self->v[2]);
+	ASSERT_EQ(0, send_piece(self->fd, self->port, IA_MSG_AGG, SW_T, 3, 0x07, p, 0));
+	/* T's partial of ranks 2, 3 straddles the piece of ranks 1, 2: dropped. */
+	memset(p, 0, sizeof(p));
+	add(p, self->v[2]);
+	add(p, self->v[5]);
+	ASSERT_EQ(0, send_piece(self->fd, self->port, IA_MSG_AGG, SW_T, 2, 0x0c, p, 0));
+	PIECE(IA_MSG_AGG, SW_S, 2, 0, 4);	/* S complete: ranks 3, 4 */
+	add(self->want, self->v[0]);
+	add(self->want, self->v[1]);
+	add(self->want, self->v[2]);
+	add(self->want, self->v[4]);
+	DONE();
+	ASSERT_EQ(1, st.split);
+	ASSERT_EQ(1, st.overlap);
+	ASSERT_EQ(1, st.pieces);
+	ASSERT_EQ(1, st.done);
+}
+
 TEST_F(ps, validation)
 {
 	struct ia_ps_stats st;

@@ -210,6 +210,7 @@ struct ia_ps_stats {
 	uint64_t colls;			/* accepted messages carrying IA_F_COLL */
 	uint64_t pieces;		/* by set: partial aggregates (IA_F_SET) merged */
 	uint64_t overlap;		/* by set: dropped, overlapping the chunk's set in part */
+	uint64_t split;			/* by set: overlapping, merged less the pieces inside */
 	uint64_t drop[IA_PS_DROP__COUNT];
 	uint32_t chunks;		/* chunks of the job */
 	uint32_t done;			/* chunks completed */

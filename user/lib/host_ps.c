@@ -126,9 +126,14 @@ void ia_ps_close(struct ia_ps *ps)
 	if (!ps)
 		return;
 	close(ps->tx.fd);
-	for (i = 0; i < ps->nchunks; i++)
-		if (ps->ch[i].state != PC_DONE)
+	for (i = 0; i < ps->nchunks; i++) {
+		if (ps->ch[i].state == PC_DONE)
+			continue;
+		if (ps->sets)
+			ia_ps_pieces_free(&ps->ch[i]);
+		else
 			free(ps->ch[i].senders);
+	}
 	free(ps->waddr);
 	free(ps->pend);
 	free(ps->src);
@@ -243,6 +248,7 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 	const struct ia_hdr *h = (const struct ia_hdr *)buf;
 	const struct ia_sender *m;
 	uint32_t sender, nw, nelem, i, tlen;
+	int32_t val[IA_MAX_ELEMS];
 	uint64_t set = 0;
 	struct pchunk *c;
 	bool unicast = ps->cfg.down_mode == IA_PS_DOWN_UNICAST;
@@ -310,21 +316,32 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 			return ia_ps_late(ps, idx, ia_io_now_ns());
 		return ia_ps_send_result(ps, idx, h->type == IA_MSG_CONTRIB ? from : NULL);
 	}
+	for (i = 0; i < nelem; i++)
+		val[i] = (int32_t)ia_io_payload_get(buf + IA_HDR_LEN, i);
 	if (ps->sets) {
 		/*
-		 * Exactly once by member set: a piece is merged only if none of its
-		 * members is in yet. A subset is a duplicate; a partial overlap is
-		 * dropped whole, and its missing members' retransmissions (never
-		 * aggregated on the way) fill the gap (docs/memory.md).
+		 * Exactly once by member set: a piece is merged only for members
+		 * not in yet. A subset is a duplicate. A partial overlap is split
+		 * where what the chunk merged lies wholly inside or outside it
+		 * (host_ps_sets.c), else dropped whole, and its missing members'
+		 * retransmissions (never aggregated on the way) fill the gap
+		 * (docs/memory.md).
 		 */
 		if (!(set & ~c->uset)) {
 			ps->st.dup++;
 			return 0;
 		}
 		if (set & c->uset) {
-			ps->st.overlap++;
-			return 0;
+			if (!ia_ps_pieces_split(c, &set, val, nelem)) {
+				ps->st.overlap++;
+				return 0;
+			}
+			ps->st.split++;
+			nw = __builtin_popcountll(set);
 		}
+		ret = ia_ps_pieces_keep(c, set, val, nelem);
+		if (ret)
+			return ret;
 		c->uset |= set;
 		if (h->flags & IA_F_SET)
 			ps->st.pieces++;
@@ -369,11 +386,14 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 	}
 	dst = ps->sum + idx * ps->cfg.chunk;
 	for (i = 0; i < nelem; i++)
-		dst[i] = (int32_t)((uint32_t)dst[i] + ia_io_payload_get(buf + IA_HDR_LEN, i));
+		dst[i] = (int32_t)((uint32_t)dst[i] + (uint32_t)val[i]);
 	if (c->nworkers < ps->cfg.nworkers)
 		return 0;
 	c->state = PC_DONE;
-	free(c->senders);
+	if (ps->sets)
+		ia_ps_pieces_free(c);
+	else
+		free(c->senders);
 	c->sent_at = ia_io_now_ns();
 	if (ps->cfg.t_done)
 		ps->cfg.t_done[idx] = c->sent_at;

@@ -27,9 +27,20 @@ struct pchunk {
 	uint8_t down;		/* done: its result went down (later ones flagged IA_F_RETX) */
 	union {
 		uint32_t *senders;	/* open: freed on completion, anything later is "late" */
+		struct ps_pieces *pieces;	/* open, by set: what it merged (host_ps_sets.c) */
 		uint64_t sent_at;	/* done: when the result was last sent down */
 	};
 };
+
+/*
+ * By set (host_ps_sets.c): keep a merged piece (0 or -ENOMEM); split a piece
+ * overlapping what c merged, if every piece c merged lies wholly inside or
+ * outside it: *set becomes its new members, v their sum (true), else false;
+ * free what c kept.
+ */
+int ia_ps_pieces_keep(struct pchunk *c, uint64_t set, const int32_t *v, uint32_t nelem);
+bool ia_ps_pieces_split(const struct pchunk *c, uint64_t *set, int32_t *v, uint32_t nelem);
+void ia_ps_pieces_free(struct pchunk *c);
 
 /*
  * Late messages (for a completed chunk: a worker missed its result), results
