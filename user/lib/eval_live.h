@@ -36,6 +36,8 @@
  * "Resends").
  */
 #define IA_LIVE_TIMEOUT_MS	50
+/* inaggd's samples of the heads (-m): lends follow them (job_lend.h). */
+#define IA_LIVE_SAMPLE_MS	20
 
 struct ia_live_cfg {
 	uint32_t jobs;		/* concurrent jobs, job i on leaf i % leaves */
@@ -105,6 +107,7 @@ struct ia_live_res {
 	double lent_mean;	/* head slots lent per INA job, mean over the daemon's samples */
 	double cpu_other;	/* share of the host's CPU other work took during the run */
 	double reports;		/* the INA jobs' workers' window reports the daemon accepted */
+	double first;		/* s from the start to a job's first result, mean over jobs */
 	struct ia_live_job job[IA_LIVE_MAX_JOBS];
 };
 

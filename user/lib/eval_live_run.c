@@ -177,6 +177,13 @@ static void tput_all(struct ia_live *L, struct live_shm *sh, uint64_t t_go, stru
 
 	for (uint32_t k = 0; k < L->c.jobs; k++) {
 		struct live_j *lj = &sh->j[k];
+		uint64_t t1 = 0;
+
+		/* The first window's wait: how long the start's queue held a job back. */
+		for (uint32_t i = 0; i < lj->nworkers; i++)
+			if (lj->w[i].t_done[0] > t_go && (!t1 || lj->w[i].t_done[0] < t1))
+				t1 = lj->w[i].t_done[0];
+		r->first += t1 ? (t1 - t_go) / 1e9 / L->c.jobs : 0;
 
 		if (r->job[k].jct > 0 && (!first || r->job[k].jct < first))
 			first = r->job[k].jct;
