@@ -135,6 +135,12 @@ TEST(config_checked)
 	c.rate = 0;
 	ASSERT_EQ(-EINVAL, ia_sim_run(&c, IA_SIM_FLEXINA, &r, NULL));
 	small(&c, 0.5);
+	c.wake = -1e-3;
+	ASSERT_EQ(-EINVAL, ia_sim_run(&c, IA_SIM_FLEXINA, &r, NULL));
+	small(&c, 0.5);
+	c.tail_age = -1;
+	ASSERT_EQ(-EINVAL, ia_sim_run(&c, IA_SIM_FLEXINA, &r, NULL));
+	small(&c, 0.5);
 	ASSERT_EQ(-EINVAL, ia_sim_run(&c, IA_SIM__COUNT, &r, NULL));
 	for (int i = 0; i < IA_SIM__COUNT; i++) {
 		ASSERT_EQ(0, ia_sim_scheme_parse(ia_sim_scheme_name(i), &s));
@@ -243,6 +249,41 @@ TEST(lent_slots_are_the_only_tail)
 	ASSERT_EQ(0, ia_sim_run(&c, IA_SIM_FLEXINA, &r, NULL));
 	ASSERT_LT(r.up, notail.up);
 	ASSERT_LT(0, r.coll_rate);
+	/* What the heads lent before the start (the daemon's samples while set up) is a tail. */
+	c.lend_hold = 100000;
+	c.lent_start = 24;
+	ASSERT_EQ(0, ia_sim_run(&c, IA_SIM_FLEXINA, &r, NULL));
+	ASSERT_LT(r.up, notail.up);
+	ASSERT_LT(0, r.coll_rate);
+}
+
+/*
+ * At the start every window queues at once, and the first results come
+ * after the workers' timers fired for the first chunk: a result then
+ * answers its first send, and the next chunk's timer has long run out.
+ * Taking in results one by one, the worker resends that chunk before its
+ * result, which comes one message later, and so on through the window
+ * (each resend lengthening the queue); taking in what came meanwhile, as a
+ * worker does that runs only now and then, its later results restart the
+ * timer first.
+ */
+TEST(results_taken_in_batches_spare_the_queue)
+{
+	struct ia_sim_res one, batch;
+	struct ia_sim_mixjob mix[8];
+	struct ia_sim_cfg c;
+
+	given(&c, mix, 10e-3);
+	c.rate = 2000;		/* the first windows' queue outlasts the timer */
+	c.buffer = 100000;
+	ASSERT_EQ(0, ia_sim_run(&c, IA_SIM_NETPACK_ATP, &one, NULL));
+	c.wake = 1e-3;
+	ASSERT_EQ(0, ia_sim_run(&c, IA_SIM_NETPACK_ATP, &batch, NULL));
+	TH_LOG("timer resends per result %.3f / %.3f, waste %.2f / %.2f", one.tmo_rate,
+	       batch.tmo_rate, one.waste, batch.waste);
+	ASSERT_LT(2 * batch.tmo_rate, one.tmo_rate);
+	ASSERT_LT(2 * batch.waste, one.waste);
+	ASSERT_LT(one.tput, batch.tput);
 }
 
 /*

@@ -30,14 +30,14 @@
  */
 enum { M_TPUT, M_RATIO, M_RATIO2, M_TALL, M_RALL, M_RALL2, M_TSUM, M_RSUM, M_RSUM2, M_JCT_INA,
        M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M_LENDS, M_LENT, M_UP, M_BYPASS, M_RETX, M_TMO,
-       M_WASTE, M_SRTT, M_OTHER, M_REPORTS, M_FIRST, M__N };
+       M_WASTE, M_SRTT, M_OTHER, M_REPORTS, M_FIRST, M_LENT0, M_BATCH, M__N };
 
 static const char *const m_key[M__N] = {
 	"tput", "vs_netpack_atp", "vs_netpack_a2tp", "tput_all", "all_vs_netpack_atp",
 	"all_vs_netpack_a2tp", "tput_sum", "sum_vs_netpack_atp", "sum_vs_netpack_a2tp",
 	"jct_ina_ms", "jct_ps_ms", "util", "mark_rate", "coll_rate", "jain", "lends", "lent", "up",
 	"bypass", "retx", "timeouts", "waste", "srtt_ms", "cpu_other", "window_reports",
-	"first_ms",
+	"first_ms", "lent_start", "batch_ms",
 };
 
 /* The text table's format of each figure (throughputs are in bytes/s, shown in MB/s). */
@@ -47,7 +47,7 @@ static const char *const m_fmt[M__N] = {
 	[M_UTIL] = " %5.3f", [M_MARK] = " %5.3f", [M_COLL] = " %5.3f", [M_JAIN] = " %5.3f",
 	[M_LENDS] = " %5.0f", [M_LENT] = " %5.1f", [M_UP] = " %5.2f", [M_BYPASS] = " %5.3f",
 	[M_RETX] = " %5.2f", [M_TMO] = " %5.2f", [M_WASTE] = " %5.2f",
-	[M_SRTT] = " %5.1f", [M_OTHER] = " %5.3f",	/* M_REPORTS, M_FIRST: JSON only */
+	[M_SRTT] = " %5.1f", [M_OTHER] = " %5.3f",	/* the rest: JSON only */
 };
 
 /* One point's figures: [scheme][metric][round], per job [scheme][job][round]. */
@@ -275,7 +275,7 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 	enum { S_RATIO, S_UP, S_WASTE, S_COLL, S_RETX, S_TMO, S_FIRST, S__N };
 	static const int live_m[S__N] = { M_RATIO, M_UP, M_WASTE, M_COLL, M_RETX, M_TMO, M_FIRST };
 	const double frame = IA_FRAME_LEN(IA_MAX_ELEMS);	/* bytes the tbf counts */
-	double v[IA_SIM__COUNT][S__N][TENANTS_MAX_ROUNDS], worst = 0;
+	double v[IA_SIM__COUNT][S__N][TENANTS_MAX_ROUNDS], med[IA_SIM__COUNT], worst = 0;
 	struct ia_sim_mixjob mix[IA_LIVE_MAX_JOBS];
 	struct ia_live_mixjob lm[IA_LIVE_MAX_JOBS];
 	struct ia_live_cfg lc = a->lc;
@@ -298,6 +298,14 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 	c.rtt = 100e-6;		/* namespaces, the kernel forwarding upward */
 	c.rto = a->lc.timeout_ms / 1e3;	/* the workers' shortest timer */
 	c.lend_period = IA_LIVE_SAMPLE_MS / 1e3;	/* inaggd -m */
+	/* What the daemon had lent when the workers started (the runs' median): set-up time. */
+	for (int s = 0; s < IA_SIM__COUNT; s++)
+		med[s] = median_of(f->v[s][M_LENT0], a->rounds);
+	c.lent_start = (uint32_t)lround(median_of(med, IA_SIM__COUNT));
+	/* How the live workers took their results in (the runs' median): the host's scheduling. */
+	for (int s = 0; s < IA_SIM__COUNT; s++)
+		med[s] = median_of(f->v[s][M_BATCH], a->rounds);
+	c.wake = median_of(med, IA_SIM__COUNT) / 1e3;
 	c.mix = mix;
 	for (int k = 0; k < a->rounds; k++) {
 		double base = 0;
@@ -328,6 +336,9 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 		}
 	}
 	out_obj_open("compare");
+	out_uint("lent_start", "  the live runs' medians, given to the simulator: head slots each INA"
+		 " job had lent at the start %llu,", c.lent_start);
+	out_double("wake_ms", " a worker's result batches %.3f ms apart\n", c.wake * 1e3);
 	out_double("tolerance", "  sim vs live on each round's mix, median of rounds; throughput /"
 		   " netpack-atp's, tolerance %.0f %%; live/sim: messages the PSs merged (up) and got"
 		   " in vain per chunk, tail collisions per try, resends (of them by timer) per"
@@ -427,6 +438,8 @@ static int run_round(struct ia_live *L, const struct tenants_args *a, int k, str
 		f->v[s][M_OTHER][k] = r.cpu_other;
 		f->v[s][M_REPORTS][k] = r.reports;
 		f->v[s][M_FIRST][k] = r.first * 1e3;
+		f->v[s][M_LENT0][k] = r.lent_start;
+		f->v[s][M_BATCH][k] = r.batch * 1e3;
 		f->exact[s] += r.exact;
 		for (uint32_t j = 0; j < a->lc.jobs; j++) {
 			f->jt[s][j][k] = r.job[j].jct > 0 ? r.job[j].bytes / r.job[j].jct / 1e6 : 0;

@@ -105,9 +105,16 @@ struct ia_live_res {
 	uint64_t lends;		/* head lends the daemon made during the run (all switches) */
 	uint64_t lent_slots;	/* slots those lends lent, summed */
 	double lent_mean;	/* head slots lent per INA job, mean over the daemon's samples */
+	/* per INA job at the start: what the daemon lent while the endpoints got ready */
+	double lent_start;
 	double cpu_other;	/* share of the host's CPU other work took during the run */
 	double reports;		/* the INA jobs' workers' window reports the daemon accepted */
 	double first;		/* s from the start to a job's first result, mean over jobs */
+	/*
+	 * s between a worker's successive result batches while results stream
+	 * (median): a process on this busy host takes in what came meanwhile.
+	 */
+	double batch;
 	struct ia_live_job job[IA_LIVE_MAX_JOBS];
 };
 

@@ -22,7 +22,9 @@
  *   the first send of a chunk with a result, still open a reordering
  *   allowance later, is resent) and timers that restart with results; the
  *   window is cut by ia_cc_timeout() only when no result came for a timer.
- *   Every worker resends, unaggregated in the tails.
+ *   Every worker resends, unaggregated in the tails. A worker on a busy host
+ *   takes its results in cfg->wake after the first that found it idle, with
+ *   whatever came meanwhile, and only then looks at its timers.
  */
 #include <errno.h>
 #include <math.h>
@@ -261,10 +263,11 @@ static double reo(const struct sjob *j)
 	return j->min_rtt / 4 > 200e-6 ? j->min_rtt / 4 : 200e-6;
 }
 
-static void result(struct sim *s, const struct ev *e)
+static void result(struct sim *s, uint32_t job, uint32_t cseq)
 {
-	struct sjob *j = &s->j[e->job];
-	struct chunk *c = chunk_of(s, j, e->cseq);
+	struct sjob *j = &s->j[job];
+	struct chunk *c = chunk_of(s, j, cseq);
+	const struct ev ev = { .job = job, .cseq = cseq }, *e = &ev;
 	double gap = INFINITY;
 	uint32_t i;
 
@@ -326,6 +329,44 @@ static void result(struct sim *s, const struct ev *e)
 	}
 }
 
+/* The workers take in every result that came meanwhile, in chunk order. */
+static void take_in(struct sim *s, uint32_t job)
+{
+	struct sjob *j = &s->j[job];
+	uint32_t it = j->iter, hi = j->next;
+
+	j->wake_at = 0;
+	for (uint32_t i = j->lo; i < hi && j->iter == it; i++) {
+		if (j->ch[i].arrived) {
+			j->ch[i].arrived = 0;
+			result(s, job, it * j->pub->chunks + i);
+		}
+	}
+}
+
+/*
+ * A result reaches the workers. A worker on a busy host takes it in only
+ * when it next runs, wake after the first result that found it idle, with
+ * whatever came meanwhile; only then does it look at its timers (cfg->wake).
+ */
+static void arrive_result(struct sim *s, const struct ev *e)
+{
+	struct sjob *j = &s->j[e->job];
+	struct chunk *c = chunk_of(s, j, e->cseq);
+
+	if (!c || c->state != CH_FLIGHT)
+		return;
+	if (!(s->cfg->wake > 0)) {
+		result(s, e->job, e->cseq);
+		return;
+	}
+	c->arrived = 1;
+	if (!j->wake_at) {
+		j->wake_at = s->now + s->cfg->wake;
+		ia_sim_push(s, j->wake_at, EV_WAKE, e->job, 0, 0, 0, 0, 0);
+	}
+}
+
 static void timeout(struct sim *s, const struct ev *e)
 {
 	struct sjob *j = &s->j[e->job];
@@ -335,6 +376,16 @@ static void timeout(struct sim *s, const struct ev *e)
 	if (!c || c->gen != e->gen || c->state != CH_FLIGHT || c->tmo_at != e->t)
 		return;
 	c->tmo_at = 0;
+	/* Woken by its timer, the worker first takes in the results that came. */
+	if (j->wake_at) {
+		take_in(s, e->job);
+		c = chunk_of(s, j, e->cseq);
+		if (!c || c->state != CH_FLIGHT)
+			return;
+		if (c->tmo_at) {
+			return;		/* re-armed by a result: that check decides */
+		}
+	}
 	/* Only what the window allows now is resent. */
 	if (idx >= j->lo + ia_cc_window(&j->cc)) {
 		c->tmo_at = s->now + s->rto;
@@ -360,7 +411,15 @@ static void rack(struct sim *s, const struct ev *e)
 	struct sjob *j = &s->j[e->job];
 	struct chunk *c = chunk_of(s, j, e->cseq);
 
-	if (!c || c->gen != e->gen || c->state != CH_FLIGHT || c->order >= j->rack_order)
+	if (!c || c->gen != e->gen || c->state != CH_FLIGHT)
+		return;
+	if (j->wake_at) {
+		take_in(s, e->job);
+		c = chunk_of(s, j, e->cseq);
+		if (!c || c->gen != e->gen || c->state != CH_FLIGHT)
+			return;
+	}
+	if (c->order >= j->rack_order)
 		return;
 	if (j->rack_time + reo(j) > s->now)
 		return;		/* a later result scheduled its own check */
@@ -381,7 +440,11 @@ static void dispatch(struct sim *s, const struct ev *e)
 		psrx(s, e);
 		break;
 	case EV_RESULT:
-		result(s, e);
+		arrive_result(s, e);
+		break;
+	case EV_WAKE:
+		if (s->j[e->job].wake_at == e->t)
+			take_in(s, e->job);
 		break;
 	case EV_TIMEOUT:
 		timeout(s, e);

@@ -51,6 +51,8 @@ struct ia_sim_cfg {
 	double tail_age;	/* a tail holder older than this is flushed by a new claim, s; 0: 1 ms */
 	double lend_period;	/* the daemon's samples of the heads (lends), s; 0: 0.1 s */
 	uint32_t lend_hold;	/* samples before a lend (ia_lend_decide()); 0: IA_LEND_HOLD_DEFAULT */
+	uint32_t lent_start;	/* head slots each INA job lends at its start (lent while set up) */
+	double wake;		/* a worker takes results in this long after the first came, s; 0: at once */
 	uint64_t seed;
 	/* The jobs (cfg->jobs of them, leaves below 2^depth), all starting at 0; NULL: drawn. */
 	const struct ia_sim_mixjob *mix;

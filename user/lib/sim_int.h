@@ -16,7 +16,7 @@
 
 #define CHUNK_BYTES	(4.0 * 256)	/* payload of a full chunk */
 
-enum { EV_SEND, EV_ARRIVE, EV_PSRX, EV_RESULT, EV_TIMEOUT, EV_RACK, EV_SAMPLE };
+enum { EV_SEND, EV_ARRIVE, EV_PSRX, EV_RESULT, EV_WAKE, EV_TIMEOUT, EV_RACK, EV_SAMPLE };
 enum { CH_IDLE, CH_FLIGHT, CH_DONE };
 enum { HS_EMPTY, HS_OPEN, HS_DONE };	/* a head slot's own state (bpf: IA_SLOT_*) */
 
@@ -35,6 +35,7 @@ struct chunk {
 	uint32_t gen;		/* sends so far (a timer or RACK check of an older one is stale) */
 	uint32_t order, first;	/* the job's send count at its latest and first send (RACK) */
 	uint8_t state, flags, agg, sent_once, tmo;	/* tmo: timer resends */
+	uint8_t arrived;	/* its result reached the workers, not taken in yet */
 	uint64_t got;		/* members the PS merged (exactly once by member set) */
 	double t_sent;		/* its latest send (the last worker's) */
 	double tmo_at;		/* its pending timer check; 0: none */
@@ -65,6 +66,7 @@ struct sjob {
 	double rack_time, min_rtt;
 	double last_result, last_fresh;	/* the latest result, of a chunk sent once */
 	double first;		/* its first result after t0; 0: none yet */
+	double wake_at;		/* when its workers take in the results that came; 0: none */
 	double *spread, *gap, t0, t_iter, last_cut;
 	bool running;		/* an iteration is under way (its window counts for lends) */
 	struct chunk *ch;

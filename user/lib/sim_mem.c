@@ -7,6 +7,7 @@
  * aggregation"), and the lends themselves, decided by the daemon's policy
  * (ia_lend_decide(), job_lend.h) on its samples.
  */
+#include "job.h"
 #include "sim_int.h"
 
 /* A PS partial leaves its slot: up as one message (a flush), or lost. */
@@ -173,7 +174,12 @@ void ia_sim_lend_sample(struct sim *s)
 
 			for (uint32_t x = 0; x < h; x++)
 				open += l->slot[ij->head + x].hstate == HS_OPEN;
-			/* The senders' window: each worker reports its own, 0 once its run ended. */
+			/*
+			 * The senders' window: each worker reports its own, 0 once
+			 * its run ended; before any report, the worker window.
+			 */
+			if (!ij->running && !ij->iter && !ij->next)
+				win = ia_job_worker_window(h);
 			ia_lend_commit(&ij->lend, ia_lend_decide(&pol, &ij->lend, h, win, open));
 		}
 	}

@@ -80,7 +80,7 @@ int ia_sim_check(const struct ia_sim_cfg *c)
 	    c->wmax > 64 || !c->cmin || c->cmin > c->cmax || c->cmax > 65536 || !c->iters ||
 	    !c->window || c->window > IA_MAX_WINDOW || !c->per_leaf || !(c->mem >= 0) || !(c->rate > 0) ||
 	    !(c->rtt > 0) || !(c->spread >= 0) || !(c->gap >= 0) || !c->buffer ||
-	    !(c->rto >= 0) || !(c->tail_age >= 0) || !(c->lend_period >= 0))
+	    !(c->rto >= 0) || !(c->tail_age >= 0) || !(c->lend_period >= 0) || !(c->wake >= 0))
 		return -EINVAL;
 	return 0;
 }
@@ -169,6 +169,7 @@ int ia_sim_build(struct sim *s, struct ia_sim_job *pub)
 			j->head = l->heads;
 			l->heads += c->window;
 			l->ina[l->nina++] = i;
+			j->lend.lent = c->lent_start < c->window ? c->lent_start : c->window;
 		} else {
 			pub[i].ps = 1;
 		}
