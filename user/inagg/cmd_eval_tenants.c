@@ -76,7 +76,7 @@ static const struct opt tenants_opts[] = {
 	OPT_INT(0, "other-repeats", "N", struct tenants_args, keep.repeats, 0,
 		IA_LIVE_MAX_REPEATS, 0, "live: with --max-other, at most N runs more per run"),
 	OPT_FLAG(0, "compare", struct tenants_args, compare, 0,
-		 "live: also simulate each point's mix parameters and compare (tolerance 25 %)"),
+		 "live: also simulate each round's mix and compare (tolerance 25 %)"),
 	OPT_STR(0, "plot", "DIR", struct tenants_args, plot, 0,
 		"live: gnuplot PNGs of throughput and PS JCTs in DIR"),
 	OPT_END
