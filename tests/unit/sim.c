@@ -169,7 +169,8 @@ static void given(struct ia_sim_cfg *c, struct ia_sim_mixjob *mix, double stragg
 	c->rto = 50e-3;
 	c->mix = mix;
 	for (uint32_t i = 0; i < 8; i++) {
-		mix[i] = (struct ia_sim_mixjob){ .leaf = i % 2, .workers = 3, .chunks = 48 + 8 * i };
+		mix[i] = (struct ia_sim_mixjob){ .leaf = i % 2, .workers = 3,
+						 .chunks = 48 + 8 * i };
 		mix[i].gap[0] = straggle;
 	}
 }

@@ -251,7 +251,8 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 {
 	double sx = 0, sxx = 0;
 	uint64_t results = 0, marks = 0, tries = 0, colls = 0, msgs = 0, chunks = 0;
-	uint64_t byp = 0, ps_sends = 0, retx = 0, tmo = 0, waste = 0, nw = 0;
+	uint64_t byp = 0, ps_sends = 0, retx = 0, tmo = 0, waste = 0, nw = 0, flushes = 0;
+	uint64_t ps_chunks = 0;
 
 	r->exact = true;
 	for (uint32_t k = 0; k < L->c.jobs; k++) {
@@ -292,6 +293,7 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 		waste += lj->ps_waste;
 		chunks += (uint64_t)lj->chunks * L->c.iters;
 		if (lj->ps) {
+			ps_chunks += (uint64_t)lj->chunks * L->c.iters;
 			byp += o->bypassed;
 			ps_sends += (uint64_t)lj->chunks * L->c.iters * lj->nworkers;
 		}
@@ -302,6 +304,7 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 			o->tail_colls = num(st, "tail.tail_collisions");
 			o->tail_tries = num(st, "tail.tail_claims") + num(st, "tail.tail_hits") +
 					o->tail_colls;
+			o->tail_flushes = num(st, "tail.tail_flushes");
 		} else if (st) {
 			o->reports = num(st, "window_reports");
 			r->reports += o->reports;
@@ -323,6 +326,7 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 		tmo += o->timeouts;
 		tries += o->tail_tries;
 		colls += o->tail_colls;
+		flushes += o->tail_flushes;
 		if (o->jct > 0) {
 			r->tput_sum += o->bytes / o->jct;
 			sx += o->bytes / o->jct;
@@ -342,6 +346,7 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 	r->up = chunks ? (double)msgs / chunks : 0;
 	r->waste = chunks ? (double)waste / chunks : 0;
 	r->bypass = ps_sends ? (double)byp / ps_sends : 0;
+	r->flushes = ps_chunks ? (double)flushes / ps_chunks : 0;
 	r->cross_sent = sh->cross_sent;
 	tput_all(L, sh, t_go, r);
 }

@@ -108,7 +108,8 @@ static double timer_at(const struct sim *s, const struct sjob *j, uint32_t idx)
 	double base = 2 * j->min_rtt > s->rto ? 2 * j->min_rtt : s->rto;
 
 	if (!c->sent_once)
-		return c->t_sent + base * (1u << (c->tmo < PROGRESS_BACKOFF ? c->tmo : PROGRESS_BACKOFF));
+		return c->t_sent +
+		       base * (1u << (c->tmo < PROGRESS_BACKOFF ? c->tmo : PROGRESS_BACKOFF));
 	return (j->last_fresh > c->t_sent ? j->last_fresh : c->t_sent) +
 	       (idx == j->lo || idx + 1 == j->next ? 1 : BACKSTOP) * s->rto;
 }
@@ -233,7 +234,8 @@ static void psrx(struct sim *s, const struct ev *e)
 	}
 	c->got |= e->set;
 	s->accepted++;
-	c->flags |= (e->flags & IA_F_MARK ? IA_CC_MARK : 0) | (e->flags & IA_F_COLL ? IA_CC_COLL : 0);
+	c->flags |= e->flags & IA_F_MARK ? IA_CC_MARK : 0;
+	c->flags |= e->flags & IA_F_COLL ? IA_CC_COLL : 0;
 	if (c->got == ia_sim_full(j))
 		ia_sim_push(s, s->now + s->cfg->rtt / 2, EV_RESULT, e->job, e->cseq, 0, 0, 0, 0);
 }

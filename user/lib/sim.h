@@ -47,12 +47,12 @@ struct ia_sim_cfg {
 	double gap;		/* compute time between iterations, at most, s */
 	uint32_t thresh;	/* bottleneck marking threshold, messages queued */
 	uint32_t buffer;	/* bottleneck buffer, messages (more are dropped) */
-	double rto;		/* the workers' resend timer, s; 0: 2 (rtt + spread + buffer / rate) */
-	double tail_age;	/* a tail holder older than this is flushed by a new claim, s; 0: 1 ms */
-	double lend_period;	/* the daemon's samples of the heads (lends), s; 0: 0.1 s */
-	uint32_t lend_hold;	/* samples before a lend (ia_lend_decide()); 0: IA_LEND_HOLD_DEFAULT */
-	uint32_t lent_start;	/* head slots each INA job lends at its start (lent while set up) */
-	double wake;		/* a worker takes results in this long after the first came, s; 0: at once */
+	double rto;		/* workers' resend timer, s; 0: 2 (rtt + spread + buffer / rate) */
+	double tail_age;	/* an older tail holder is flushed by a claim, s (0: 1 ms) */
+	double lend_period;	/* the daemon's samples of the heads, s; 0: 0.1 s */
+	uint32_t lend_hold;	/* samples before a lend; 0: IA_LEND_HOLD_DEFAULT */
+	uint32_t lent_start;	/* head slots each INA job lends at its start (while set up) */
+	double wake;		/* a worker takes results in this long after the first, s */
 	uint64_t seed;
 	/* The jobs (cfg->jobs of them, leaves below 2^depth), all starting at 0; NULL: drawn. */
 	const struct ia_sim_mixjob *mix;
@@ -73,13 +73,13 @@ struct ia_sim_res {
 	double tput;		/* aggregated payload bytes per second, all jobs (total / makespan) */
 	double makespan;	/* s */
 	double jct_ina, jct_ps;	/* mean JCT of each class, s */
-	double util;		/* slot-time holding partial aggregates / slot-time of all leaf memory */
+	double util;		/* slot-time holding partials / slot-time of all leaf memory */
 	double mark_rate;	/* marked results / results */
-	/* PS jobs' first sends that met a taken tail slot / those that tried one (as live counts) */
+	/* PS jobs' first sends that met a taken tail slot / those that tried one */
 	double coll_rate;
 	double up;		/* messages the PSs merged per chunk (1: all aggregated) */
-	double waste;		/* messages the PSs got in vain per chunk (a member again, a chunk done) */
-	double flushes;		/* PS partials sent up unfinished (flushed, evicted) per PS chunk */
+	double waste;		/* messages the PSs got in vain per chunk */
+	double flushes;		/* PS partials sent up unfinished per PS chunk */
 	double retx_rate;	/* chunks resent (timer or RACK) per result; every worker resends */
 	double tmo_rate;	/* of them by timer */
 	double first;		/* s from a job's start to its first result, mean over jobs */

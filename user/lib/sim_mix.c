@@ -78,8 +78,8 @@ int ia_sim_check(const struct ia_sim_cfg *c)
 {
 	if (!c->jobs || c->jobs > 100000 || c->depth > 16 || !c->wmin || c->wmin > c->wmax ||
 	    c->wmax > 64 || !c->cmin || c->cmin > c->cmax || c->cmax > 65536 || !c->iters ||
-	    !c->window || c->window > IA_MAX_WINDOW || !c->per_leaf || !(c->mem >= 0) || !(c->rate > 0) ||
-	    !(c->rtt > 0) || !(c->spread >= 0) || !(c->gap >= 0) || !c->buffer ||
+	    !c->window || c->window > IA_MAX_WINDOW || !c->per_leaf || !(c->mem >= 0) ||
+	    !(c->rate > 0) || !(c->rtt > 0) || !(c->spread >= 0) || !(c->gap >= 0) || !c->buffer ||
 	    !(c->rto >= 0) || !(c->tail_age >= 0) || !(c->lend_period >= 0) || !(c->wake >= 0))
 		return -EINVAL;
 	return 0;
