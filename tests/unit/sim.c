@@ -259,6 +259,37 @@ TEST(lent_slots_are_the_only_tail)
 }
 
 /*
+ * A partial taken out by a claim (or an eviction) leaves in the claiming
+ * frame only if the frame can grow by the member set's trailer; where none
+ * can, every such partial is dropped: nothing is flushed, its members'
+ * contributions come again by RACK or timer (raw), and every chunk still
+ * completes exactly once.
+ */
+TEST(partials_dropped_without_room)
+{
+	struct ia_sim_mixjob mix[8];
+	struct ia_sim_job jobs[8];
+	struct ia_sim_res r, some;
+	struct ia_sim_cfg c;
+
+	given(&c, mix, 10e-3);
+	ASSERT_EQ(0, ia_sim_run(&c, IA_SIM_HT_ATP, &some, NULL));
+	c.noroom = 1;
+	ASSERT_EQ(0, ia_sim_run(&c, IA_SIM_HT_ATP, &r, jobs));
+	TH_LOG("flushes %.3f / %.3f, dropped %.3f / %.3f, retx %.3f / %.3f", some.flushes,
+	       r.flushes, some.discards, r.discards, some.retx_rate, r.retx_rate);
+	ASSERT_LT(0, some.flushes);
+	ASSERT_EQ(0, some.discards);
+	ASSERT_EQ(0, r.flushes);
+	ASSERT_LT(0, r.discards);
+	ASSERT_LT(some.retx_rate, r.retx_rate);
+	for (uint32_t i = 0; i < 8; i++)
+		ASSERT_EQ(3 * jobs[i].chunks * c.iters * 1024.0, jobs[i].bytes);
+	c.noroom = 1.5;
+	ASSERT_EQ(-EINVAL, ia_sim_run(&c, IA_SIM_HT_ATP, &r, NULL));
+}
+
+/*
  * At the start every window queues at once, and the first results come
  * after the workers' timers fired for the first chunk: a result then
  * answers its first send, and the next chunk's timer has long run out.

@@ -30,14 +30,15 @@
  */
 enum { M_TPUT, M_RATIO, M_RATIO2, M_TALL, M_RALL, M_RALL2, M_TSUM, M_RSUM, M_RSUM2, M_JCT_INA,
        M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M_LENDS, M_LENT, M_UP, M_BYPASS, M_RETX, M_TMO,
-       M_WASTE, M_SRTT, M_OTHER, M_REPORTS, M_FIRST, M_LENT0, M_BATCH, M_FLUSH, M__N };
+       M_WASTE, M_SRTT, M_OTHER, M_REPORTS, M_FIRST, M_LENT0, M_BATCH, M_FLUSH,
+       M_DISCARD, M__N };
 
 static const char *const m_key[M__N] = {
 	"tput", "vs_netpack_atp", "vs_netpack_a2tp", "tput_all", "all_vs_netpack_atp",
 	"all_vs_netpack_a2tp", "tput_sum", "sum_vs_netpack_atp", "sum_vs_netpack_a2tp",
 	"jct_ina_ms", "jct_ps_ms", "util", "mark_rate", "coll_rate", "jain", "lends", "lent", "up",
 	"bypass", "retx", "timeouts", "waste", "srtt_ms", "cpu_other", "window_reports",
-	"first_ms", "lent_start", "batch_ms", "flushes",
+	"first_ms", "lent_start", "batch_ms", "flushes", "discards",
 };
 
 /* The text table's format of each figure (throughputs are in bytes/s, shown in MB/s). */
@@ -272,11 +273,11 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 
 static int compare(const struct tenants_args *a, const struct point *p, struct figs *f)
 {
-	enum { S_RATIO, S_UP, S_WASTE, S_COLL, S_FLUSH, S_RETX, S_TMO, S_FIRST, S__N };
-	static const int live_m[S__N] = { M_RATIO, M_UP, M_WASTE, M_COLL, M_FLUSH, M_RETX, M_TMO,
-					  M_FIRST };
+	enum { S_RATIO, S_UP, S_WASTE, S_COLL, S_FLUSH, S_DISCARD, S_RETX, S_TMO, S_FIRST, S__N };
+	static const int live_m[S__N] = { M_RATIO, M_UP, M_WASTE, M_COLL, M_FLUSH, M_DISCARD,
+					  M_RETX, M_TMO, M_FIRST };
 	const double frame = IA_FRAME_LEN(IA_MAX_ELEMS);	/* bytes the tbf counts */
-	double v[IA_SIM__COUNT][S__N][TENANTS_MAX_ROUNDS], med[IA_SIM__COUNT], worst = 0;
+	double v[IA_SIM__COUNT][S__N][TENANTS_MAX_ROUNDS], med[IA_SIM__COUNT], worst = 0, fl, dc;
 	struct ia_sim_mixjob mix[IA_LIVE_MAX_JOBS];
 	struct ia_live_mixjob lm[IA_LIVE_MAX_JOBS];
 	struct ia_live_cfg lc = a->lc;
@@ -307,6 +308,15 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 	for (int s = 0; s < IA_SIM__COUNT; s++)
 		med[s] = median_of(f->v[s][M_BATCH], a->rounds);
 	c.wake = median_of(med, IA_SIM__COUNT) / 1e3;
+	/*
+	 * Of the partials a claim or an eviction took out, the share dropped
+	 * because the frame had no room to carry them (the tail schemes' runs).
+	 */
+	fl = median_of(f->v[IA_SIM_FLEXINA][M_FLUSH], a->rounds) +
+	     median_of(f->v[IA_SIM_HT_ATP][M_FLUSH], a->rounds);
+	dc = median_of(f->v[IA_SIM_FLEXINA][M_DISCARD], a->rounds) +
+	     median_of(f->v[IA_SIM_HT_ATP][M_DISCARD], a->rounds);
+	c.noroom = fl + dc > 0 ? dc / (fl + dc) : 0;
 	c.mix = mix;
 	for (int k = 0; k < a->rounds; k++) {
 		double base = 0;
@@ -333,6 +343,7 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 			v[s][S_WASTE][k] = r.waste;
 			v[s][S_COLL][k] = r.coll_rate;
 			v[s][S_FLUSH][k] = r.flushes;
+			v[s][S_DISCARD][k] = r.discards;
 			v[s][S_RETX][k] = r.retx_rate;
 			v[s][S_TMO][k] = r.tmo_rate;
 			v[s][S_FIRST][k] = r.first * 1e3;
@@ -341,12 +352,13 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 	out_obj_open("compare");
 	out_uint("lent_start", "  the live runs' medians, given to the simulator: head slots"
 		 " each INA job had lent at the start %llu,", c.lent_start);
-	out_double("wake_ms", " a worker's result batches %.3f ms apart\n", c.wake * 1e3);
+	out_double("wake_ms", " a worker's result batches %.3f ms apart,", c.wake * 1e3);
+	out_double("noroom", " partials taken out dropped for want of room %.2f\n", c.noroom);
 	out_double("tolerance", "  sim vs live on each round's mix, median of rounds; throughput /"
 		   " netpack-atp's, tolerance %.0f %%; live/sim: messages the PSs merged (up)"
-		   " and got in vain per chunk, tail collisions per try, PS partials flushed per"
-		   " PS chunk, resends (of them by timer) per result, ms to a job's first"
-		   " result:\n", COMPARE_TOL * 100);
+		   " and got in vain per chunk, tail collisions per try, PS partials flushed"
+		   " (dropped) per PS chunk, resends (of them by timer) per result, ms to a job's"
+		   " first result:\n", COMPARE_TOL * 100);
 	out_arr_open("schemes");
 	for (int s = 0; s < IA_SIM__COUNT; s++) {
 		double sim[S__N], live[S__N], d;
@@ -371,6 +383,8 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 		out_double("colls_sim", "/%5.3f", sim[S_COLL]);
 		out_double("flush_live", "  flush %4.2f", live[S_FLUSH]);
 		out_double("flush_sim", "/%4.2f", sim[S_FLUSH]);
+		out_double("discard_live", " (dropped %4.2f", live[S_DISCARD]);
+		out_double("discard_sim", "/%4.2f)", sim[S_DISCARD]);
 		out_double("retx_live", "  retx %4.2f", live[S_RETX]);
 		out_double("retx_sim", "/%4.2f", sim[S_RETX]);
 		out_double("tmo_live", " (%4.2f", live[S_TMO]);
@@ -447,6 +461,7 @@ static int run_round(struct ia_live *L, const struct tenants_args *a, int k, str
 		f->v[s][M_LENT0][k] = r.lent_start;
 		f->v[s][M_BATCH][k] = r.batch * 1e3;
 		f->v[s][M_FLUSH][k] = r.flushes;
+		f->v[s][M_DISCARD][k] = r.discards;
 		f->exact[s] += r.exact;
 		for (uint32_t j = 0; j < a->lc.jobs; j++) {
 			f->jt[s][j][k] = r.job[j].jct > 0 ? r.job[j].bytes / r.job[j].jct / 1e6 : 0;

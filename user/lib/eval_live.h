@@ -73,6 +73,7 @@ struct ia_live_job {
 	uint64_t results, marks;	/* workers' results, of them marked */
 	uint64_t tail_tries, tail_colls;	/* PS jobs: tail claims + hits + collisions; collisions */
 	uint64_t tail_flushes;	/* PS jobs: its partials sent up unfinished (flushed, evicted) */
+	uint64_t tail_discards;	/* PS jobs: its partials dropped (the frame could not carry them) */
 	uint64_t retx;		/* resends (by timer, RACK or NACK) */
 	uint64_t timeouts;	/* of which by timer */
 	uint64_t sent, bypassed;	/* workers' sends; first sends past switch memory */
@@ -101,6 +102,7 @@ struct ia_live_res {
 	double waste;		/* messages the PSs got in vain per chunk (resends not needed) */
 	double bypass;		/* PS jobs' first sends past switch memory / their chunks */
 	double flushes;		/* PS jobs' partials sent up unfinished / their chunks */
+	double discards;	/* PS jobs' partials dropped / their chunks */
 	uint32_t n_ina, n_ps;
 	bool exact;
 	uint64_t cross_sent;	/* cross traffic datagrams sent */

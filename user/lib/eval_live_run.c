@@ -252,6 +252,7 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 	double sx = 0, sxx = 0;
 	uint64_t results = 0, marks = 0, tries = 0, colls = 0, msgs = 0, chunks = 0;
 	uint64_t byp = 0, ps_sends = 0, retx = 0, tmo = 0, waste = 0, nw = 0, flushes = 0;
+	uint64_t discards = 0;
 	uint64_t ps_chunks = 0;
 
 	r->exact = true;
@@ -305,6 +306,7 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 			o->tail_tries = num(st, "tail.tail_claims") + num(st, "tail.tail_hits") +
 					o->tail_colls;
 			o->tail_flushes = num(st, "tail.tail_flushes");
+			o->tail_discards = num(st, "tail.tail_discards");
 		} else if (st) {
 			o->reports = num(st, "window_reports");
 			r->reports += o->reports;
@@ -327,6 +329,7 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 		tries += o->tail_tries;
 		colls += o->tail_colls;
 		flushes += o->tail_flushes;
+		discards += o->tail_discards;
 		if (o->jct > 0) {
 			r->tput_sum += o->bytes / o->jct;
 			sx += o->bytes / o->jct;
@@ -347,6 +350,7 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 	r->waste = chunks ? (double)waste / chunks : 0;
 	r->bypass = ps_sends ? (double)byp / ps_sends : 0;
 	r->flushes = ps_chunks ? (double)flushes / ps_chunks : 0;
+	r->discards = ps_chunks ? (double)discards / ps_chunks : 0;
 	r->cross_sent = sh->cross_sent;
 	tput_all(L, sh, t_go, r);
 }

@@ -480,6 +480,7 @@ int ia_sim_run(const struct ia_sim_cfg *cfg, enum ia_sim_scheme scheme, struct i
 	s.rto = cfg->rto > 0 ? cfg->rto : 2 * (cfg->rtt + cfg->spread + cfg->buffer / cfg->rate);
 	s.age = cfg->tail_age > 0 ? cfg->tail_age : IA_TAIL_AGE_NS / 1e9;
 	s.lend_period = cfg->lend_period > 0 ? cfg->lend_period : 0.1;
+	s.rng = cfg->seed ^ 0x6e6f726f6f6dull;
 	err = ia_sim_build(&s, pub);
 	while (!err && s.n) {
 		struct ev e = pop(&s);

@@ -53,6 +53,7 @@ struct ia_sim_cfg {
 	uint32_t lend_hold;	/* samples before a lend; 0: IA_LEND_HOLD_DEFAULT */
 	uint32_t lent_start;	/* head slots each INA job lends at its start (while set up) */
 	double wake;		/* a worker takes results in this long after the first, s */
+	double noroom;		/* share of flushes whose frame cannot carry them: dropped */
 	uint64_t seed;
 	/* The jobs (cfg->jobs of them, leaves below 2^depth), all starting at 0; NULL: drawn. */
 	const struct ia_sim_mixjob *mix;
@@ -80,6 +81,7 @@ struct ia_sim_res {
 	double up;		/* messages the PSs merged per chunk (1: all aggregated) */
 	double waste;		/* messages the PSs got in vain per chunk */
 	double flushes;		/* PS partials sent up unfinished per PS chunk */
+	double discards;	/* PS partials dropped (no room to carry them) per PS chunk */
 	double retx_rate;	/* chunks resent (timer or RACK) per result; every worker resends */
 	double tmo_rate;	/* of them by timer */
 	double first;		/* s from a job's start to its first result, mean over jobs */

@@ -88,7 +88,8 @@ struct sim {
 	struct leaf *leaf;
 	uint32_t nleaves, left;	/* jobs not finished */
 	double busy, rto, age, lend_period, slot_time, now;
-	uint64_t results, marked, claims, hits, collided, accepted, wasted, flushes, ps_chunks;
+	uint64_t results, marked, claims, hits, collided, accepted, wasted, flushes, discards;
+	uint64_t rng;		/* whether a flush finds room (cfg->noroom) */
 	int err;
 };
 

@@ -10,12 +10,27 @@
 #include "job.h"
 #include "sim_int.h"
 
-/* A PS partial leaves its slot: up as one message (a flush), or lost. */
+/*
+ * Whether the frame that takes a slot can carry the old partial out: the
+ * flush grows it by the member set's trailer, which the driver's tailroom
+ * may not allow (bpf/dp_flush.h flush_room()); a share cfg->noroom of
+ * frames cannot (measured live), their partial is dropped.
+ */
+static bool room(struct sim *s)
+{
+	if (!(s->cfg->noroom > 0))
+		return true;
+	return (ia_splitmix64(&s->rng) >> 11) * (1.0 / 9007199254740992.0) >= s->cfg->noroom;
+}
+
+/* A PS partial leaves its slot: up as one message (a flush), or dropped. */
 static void tail_out(struct sim *s, struct slot *sl, bool send)
 {
-	if (send) {
+	if (send && room(s)) {
 		ia_sim_up(s, sl->tjob, sl->tseq, sl->tset, sl->tflags);
 		s->flushes++;
+	} else {
+		s->discards++;
 	}
 	s->slot_time += s->now - sl->born;
 	sl->tail = 0;

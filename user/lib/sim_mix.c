@@ -80,7 +80,8 @@ int ia_sim_check(const struct ia_sim_cfg *c)
 	    c->wmax > 64 || !c->cmin || c->cmin > c->cmax || c->cmax > 65536 || !c->iters ||
 	    !c->window || c->window > IA_MAX_WINDOW || !c->per_leaf || !(c->mem >= 0) ||
 	    !(c->rate > 0) || !(c->rtt > 0) || !(c->spread >= 0) || !(c->gap >= 0) || !c->buffer ||
-	    !(c->rto >= 0) || !(c->tail_age >= 0) || !(c->lend_period >= 0) || !(c->wake >= 0))
+	    !(c->rto >= 0) || !(c->tail_age >= 0) || !(c->lend_period >= 0) || !(c->wake >= 0) ||
+	    !(c->noroom >= 0) || c->noroom > 1)
 		return -EINVAL;
 	return 0;
 }
@@ -248,6 +249,7 @@ void ia_sim_summarise(struct sim *s, const struct ia_sim_job *pub, struct ia_sim
 	r->up = chunks > 0 ? s->accepted / chunks : 0;
 	r->waste = chunks > 0 ? s->wasted / chunks : 0;
 	r->flushes = ps_chunks > 0 ? s->flushes / ps_chunks : 0;
+	r->discards = ps_chunks > 0 ? s->discards / ps_chunks : 0;
 	r->retx_rate = s->results ? (tmo + racks) / s->results : 0;
 	r->tmo_rate = s->results ? tmo / s->results : 0;
 	r->jain = sxx > 0 ? sx * sx / (s->cfg->jobs * sxx) : 0;
