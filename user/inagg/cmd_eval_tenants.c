@@ -76,7 +76,7 @@ static const struct opt tenants_opts[] = {
 	OPT_INT(0, "other-repeats", "N", struct tenants_args, keep.repeats, 0,
 		IA_LIVE_MAX_REPEATS, 0, "live: with --max-other, at most N runs more per run"),
 	OPT_FLAG(0, "compare", struct tenants_args, compare, 0,
-		 "live: also simulate each point's mix parameters and compare (tolerance 25 %)"),
+		 "live: also simulate each round's mix and compare (tolerance 25 %)"),
 	OPT_STR(0, "plot", "DIR", struct tenants_args, plot, 0,
 		"live: gnuplot PNGs of throughput and PS JCTs in DIR"),
 	OPT_END
@@ -102,11 +102,12 @@ const struct opt_cmd eval_tenants_cmd = {
 	"rates and Jain's fairness. docs/cc.md describes the model.\n",
 };
 
-enum { M_TPUT, M_RATIO, M_JCT_INA, M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M__N };
+enum { M_TPUT, M_RATIO, M_JCT_INA, M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M_UP, M_WASTE,
+       M_FLUSH, M_RETX, M__N };
 
 static const char *const m_key[M__N] = {
 	"tput", "vs_netpack_atp", "jct_ina_ms", "jct_ps_ms", "util", "mark_rate", "coll_rate",
-	"jain",
+	"jain", "up", "waste", "flushes", "retx",
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -134,8 +135,9 @@ static void print_point(double mem, double (*v)[M__N][MAX_ROUNDS], int rounds,
 	out_double("mem", "memory %.2f of the heads' demand", mem);
 	out_uint("ina", ": %llu INA", last->n_ina);
 	out_uint("ps", " and %llu PS jobs\n", last->n_ps);
-	out_text("  %-15s %10s %-17s %8s %8s %8s %6s %6s %6s %6s\n", "scheme", "MB/s",
-		 "(range)", "x atp", "JCT ina", "JCT ps", "util", "marks", "colls", "jain");
+	out_text("  %-15s %10s %-17s %8s %8s %8s %6s %6s %6s %6s %6s %6s %6s %6s\n", "scheme",
+		 "MB/s", "(range)", "x atp", "JCT ina", "JCT ps", "util", "marks", "colls", "jain",
+		 "up", "waste", "flush", "retx");
 	out_arr_open("schemes");
 	for (int s = 0; s < IA_SIM__COUNT; s++) {
 		out_obj_open(NULL);
@@ -243,6 +245,10 @@ int cmd_eval_tenants(int argc, char **argv)
 				v[s][M_MARK][k] = r.mark_rate;
 				v[s][M_COLL][k] = r.coll_rate;
 				v[s][M_JAIN][k] = r.jain;
+				v[s][M_UP][k] = r.up;
+				v[s][M_WASTE][k] = r.waste;
+				v[s][M_FLUSH][k] = r.flushes;
+				v[s][M_RETX][k] = r.retx_rate;
 			}
 		}
 		if (!ret)

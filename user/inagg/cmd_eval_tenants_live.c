@@ -30,13 +30,15 @@
  */
 enum { M_TPUT, M_RATIO, M_RATIO2, M_TALL, M_RALL, M_RALL2, M_TSUM, M_RSUM, M_RSUM2, M_JCT_INA,
        M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M_LENDS, M_LENT, M_UP, M_BYPASS, M_RETX, M_TMO,
-       M_WASTE, M_SRTT, M_OTHER, M_REPORTS, M__N };
+       M_WASTE, M_SRTT, M_OTHER, M_REPORTS, M_FIRST, M_LENT0, M_BATCH, M_FLUSH,
+       M_DISCARD, M__N };
 
 static const char *const m_key[M__N] = {
 	"tput", "vs_netpack_atp", "vs_netpack_a2tp", "tput_all", "all_vs_netpack_atp",
 	"all_vs_netpack_a2tp", "tput_sum", "sum_vs_netpack_atp", "sum_vs_netpack_a2tp",
 	"jct_ina_ms", "jct_ps_ms", "util", "mark_rate", "coll_rate", "jain", "lends", "lent", "up",
 	"bypass", "retx", "timeouts", "waste", "srtt_ms", "cpu_other", "window_reports",
+	"first_ms", "lent_start", "batch_ms", "flushes", "discards",
 };
 
 /* The text table's format of each figure (throughputs are in bytes/s, shown in MB/s). */
@@ -46,7 +48,7 @@ static const char *const m_fmt[M__N] = {
 	[M_UTIL] = " %5.3f", [M_MARK] = " %5.3f", [M_COLL] = " %5.3f", [M_JAIN] = " %5.3f",
 	[M_LENDS] = " %5.0f", [M_LENT] = " %5.1f", [M_UP] = " %5.2f", [M_BYPASS] = " %5.3f",
 	[M_RETX] = " %5.2f", [M_TMO] = " %5.2f", [M_WASTE] = " %5.2f",
-	[M_SRTT] = " %5.1f", [M_OTHER] = " %5.3f",	/* M_REPORTS: JSON only */
+	[M_SRTT] = " %5.1f", [M_OTHER] = " %5.3f",	/* the rest: JSON only */
 };
 
 /* One point's figures: [scheme][metric][round], per job [scheme][job][round]. */
@@ -260,17 +262,25 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 }
 
 /*
- * --compare: the simulator on the same mix parameters (docs/cc-live.md
- * "Simulation against live"), each scheme's throughput over netpack-atp's,
- * median of rounds, side by side with live; they agree when every ratio is
- * within COMPARE_TOL.
+ * --compare: the simulator on each round's live mix (the same jobs, leaves,
+ * workers, chunks and compute times; docs/cc-live.md "Simulation against
+ * live"), each scheme's throughput over netpack-atp's, median of rounds,
+ * side by side with live; they agree when every ratio is within
+ * COMPARE_TOL. The messages the PSs merged and got in vain per chunk and
+ * the tails' collision rate are printed beside: where the two part.
  */
 #define COMPARE_TOL	0.25
 
 static int compare(const struct tenants_args *a, const struct point *p, struct figs *f)
 {
+	enum { S_RATIO, S_UP, S_WASTE, S_COLL, S_FLUSH, S_DISCARD, S_RETX, S_TMO, S_FIRST, S__N };
+	static const int live_m[S__N] = { M_RATIO, M_UP, M_WASTE, M_COLL, M_FLUSH, M_DISCARD,
+					  M_RETX, M_TMO, M_FIRST };
 	const double frame = IA_FRAME_LEN(IA_MAX_ELEMS);	/* bytes the tbf counts */
-	double v[IA_SIM__COUNT][TENANTS_MAX_ROUNDS], med, lo, hi, live, worst = 0;
+	double v[IA_SIM__COUNT][S__N][TENANTS_MAX_ROUNDS], med[IA_SIM__COUNT], worst = 0, fl, dc;
+	struct ia_sim_mixjob mix[IA_LIVE_MAX_JOBS];
+	struct ia_live_mixjob lm[IA_LIVE_MAX_JOBS];
+	struct ia_live_cfg lc = a->lc;
 	struct ia_sim_cfg c;
 	struct ia_sim_res r;
 	bool agree = true;
@@ -281,22 +291,46 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 	while ((1u << c.depth) < a->lc.leaves)
 		c.depth++;
 	c.per_leaf = (a->lc.jobs + a->lc.leaves - 1) / a->lc.leaves;
-	c.wmin = a->lc.wmin;
-	c.wmax = a->lc.wmax;
-	c.cmin = a->lc.cmin;
-	c.cmax = a->lc.cmax;
 	c.iters = a->lc.iters;
 	c.window = a->lc.window;
 	c.mem = p->mem;
 	c.rate = p->rate * 1e6 / 8 / frame;
 	c.thresh = a->lc.mark_kb * 1024 / frame > 1 ? a->lc.mark_kb * 1024 / frame : 1;
 	c.buffer = c.rate > 1024 ? c.rate : 1024;	/* tbf latency 1 s */
-	c.gap = a->lc.gap_ms / 1e3;
 	c.rtt = 100e-6;		/* namespaces, the kernel forwarding upward */
+	c.rto = a->lc.timeout_ms / 1e3;	/* the workers' shortest timer */
+	c.lend_period = IA_LIVE_SAMPLE_MS / 1e3;	/* inaggd -m */
+	/* What the daemon had lent when the workers started (the runs' median): set-up time. */
+	for (int s = 0; s < IA_SIM__COUNT; s++)
+		med[s] = median_of(f->v[s][M_LENT0], a->rounds);
+	c.lent_start = (uint32_t)lround(median_of(med, IA_SIM__COUNT));
+	/* How the live workers took their results in (the runs' median): the host's scheduling. */
+	for (int s = 0; s < IA_SIM__COUNT; s++)
+		med[s] = median_of(f->v[s][M_BATCH], a->rounds);
+	c.wake = median_of(med, IA_SIM__COUNT) / 1e3;
+	/*
+	 * Of the partials a claim or an eviction took out, the share dropped
+	 * because the frame had no room to carry them (the tail schemes' runs).
+	 */
+	fl = median_of(f->v[IA_SIM_FLEXINA][M_FLUSH], a->rounds) +
+	     median_of(f->v[IA_SIM_HT_ATP][M_FLUSH], a->rounds);
+	dc = median_of(f->v[IA_SIM_FLEXINA][M_DISCARD], a->rounds) +
+	     median_of(f->v[IA_SIM_HT_ATP][M_DISCARD], a->rounds);
+	c.noroom = fl + dc > 0 ? dc / (fl + dc) : 0;
+	c.mix = mix;
 	for (int k = 0; k < a->rounds; k++) {
 		double base = 0;
 
-		c.seed = a->lc.seed + k;
+		lc.seed = a->lc.seed + k;
+		ia_live_mix(&lc, lm);
+		for (uint32_t i = 0; i < lc.jobs; i++) {
+			mix[i] = (struct ia_sim_mixjob){ .leaf = lm[i].leaf,
+							 .workers = lm[i].workers,
+							 .chunks = lm[i].chunks };
+			for (uint32_t w = 0; w < lm[i].workers; w++)
+				mix[i].gap[w] = lm[i].gap_ms[w] / 1e3;
+		}
+		c.seed = lc.seed;
 		for (int s = 0; s < IA_SIM__COUNT; s++) {
 			int ret = ia_sim_run(&c, s, &r, NULL);
 
@@ -304,26 +338,59 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 				return out_err("--compare: simulation: %s", strerror(-ret));
 			if (s == IA_SIM_NETPACK_ATP)
 				base = r.tput;
-			v[s][k] = base > 0 ? r.tput / base : 0;
+			v[s][S_RATIO][k] = base > 0 ? r.tput / base : 0;
+			v[s][S_UP][k] = r.up;
+			v[s][S_WASTE][k] = r.waste;
+			v[s][S_COLL][k] = r.coll_rate;
+			v[s][S_FLUSH][k] = r.flushes;
+			v[s][S_DISCARD][k] = r.discards;
+			v[s][S_RETX][k] = r.retx_rate;
+			v[s][S_TMO][k] = r.tmo_rate;
+			v[s][S_FIRST][k] = r.first * 1e3;
 		}
 	}
 	out_obj_open("compare");
-	out_double("tolerance", "  sim vs live, throughput / netpack-atp's (median), tolerance"
-		   " %.0f %%:\n", COMPARE_TOL * 100);
+	out_uint("lent_start", "  the live runs' medians, given to the simulator: head slots"
+		 " each INA job had lent at the start %llu,", c.lent_start);
+	out_double("wake_ms", " a worker's result batches %.3f ms apart,", c.wake * 1e3);
+	out_double("noroom", " partials taken out dropped for want of room %.2f\n", c.noroom);
+	out_double("tolerance", "  sim vs live on each round's mix, median of rounds; throughput /"
+		   " netpack-atp's, tolerance %.0f %%; live/sim: messages the PSs merged (up)"
+		   " and got in vain per chunk, tail collisions per try, PS partials flushed"
+		   " (dropped) per PS chunk, resends (of them by timer) per result, ms to a job's"
+		   " first result:\n", COMPARE_TOL * 100);
 	out_arr_open("schemes");
 	for (int s = 0; s < IA_SIM__COUNT; s++) {
-		double d;
+		double sim[S__N], live[S__N], d;
 
-		tenants_stats(v[s], a->rounds, &med, &lo, &hi);
-		tenants_stats(f->v[s][M_RATIO], a->rounds, &live, &lo, &hi);
-		d = med > 0 ? fabs(live - med) / med : 1;
+		for (int m = 0; m < S__N; m++) {
+			sim[m] = median_of(v[s][m], a->rounds);
+			live[m] = median_of(f->v[s][live_m[m]], a->rounds);
+		}
+		d = sim[S_RATIO] > 0 ? fabs(live[S_RATIO] - sim[S_RATIO]) / sim[S_RATIO] : 1;
 		worst = d > worst ? d : worst;
 		agree &= d <= COMPARE_TOL;
 		out_obj_open(NULL);
 		out_str("scheme", "    %-15s", ia_sim_scheme_name(s));
-		out_double("live", " live %5.2f", live);
-		out_double("sim", "  sim %5.2f", med);
-		out_double("diff", "  diff %5.1f %%\n", d * 100);
+		out_double("live", " live %5.2f", live[S_RATIO]);
+		out_double("sim", "  sim %5.2f", sim[S_RATIO]);
+		out_double("diff", "  diff %5.1f %%", d * 100);
+		out_double("up_live", "  up %4.2f", live[S_UP]);
+		out_double("up_sim", "/%4.2f", sim[S_UP]);
+		out_double("waste_live", "  waste %4.2f", live[S_WASTE]);
+		out_double("waste_sim", "/%4.2f", sim[S_WASTE]);
+		out_double("colls_live", "  colls %5.3f", live[S_COLL]);
+		out_double("colls_sim", "/%5.3f", sim[S_COLL]);
+		out_double("flush_live", "  flush %4.2f", live[S_FLUSH]);
+		out_double("flush_sim", "/%4.2f", sim[S_FLUSH]);
+		out_double("discard_live", " (dropped %4.2f", live[S_DISCARD]);
+		out_double("discard_sim", "/%4.2f)", sim[S_DISCARD]);
+		out_double("retx_live", "  retx %4.2f", live[S_RETX]);
+		out_double("retx_sim", "/%4.2f", sim[S_RETX]);
+		out_double("tmo_live", " (%4.2f", live[S_TMO]);
+		out_double("tmo_sim", "/%4.2f)", sim[S_TMO]);
+		out_double("first_live", "  first %4.1f", live[S_FIRST]);
+		out_double("first_sim", "/%4.1f\n", sim[S_FIRST]);
 		out_obj_close();
 	}
 	out_arr_close();
@@ -390,6 +457,11 @@ static int run_round(struct ia_live *L, const struct tenants_args *a, int k, str
 		f->v[s][M_BYPASS][k] = r.bypass;
 		f->v[s][M_OTHER][k] = r.cpu_other;
 		f->v[s][M_REPORTS][k] = r.reports;
+		f->v[s][M_FIRST][k] = r.first * 1e3;
+		f->v[s][M_LENT0][k] = r.lent_start;
+		f->v[s][M_BATCH][k] = r.batch * 1e3;
+		f->v[s][M_FLUSH][k] = r.flushes;
+		f->v[s][M_DISCARD][k] = r.discards;
 		f->exact[s] += r.exact;
 		for (uint32_t j = 0; j < a->lc.jobs; j++) {
 			f->jt[s][j][k] = r.job[j].jct > 0 ? r.job[j].bytes / r.job[j].jct / 1e6 : 0;

@@ -36,6 +36,8 @@
  * "Resends").
  */
 #define IA_LIVE_TIMEOUT_MS	50
+/* inaggd's samples of the heads (-m): lends follow them (job_lend.h). */
+#define IA_LIVE_SAMPLE_MS	20
 
 struct ia_live_cfg {
 	uint32_t jobs;		/* concurrent jobs, job i on leaf i % leaves */
@@ -70,6 +72,8 @@ struct ia_live_job {
 	double bytes;		/* aggregated payload: workers x chunks x iterations x 1 KiB */
 	uint64_t results, marks;	/* workers' results, of them marked */
 	uint64_t tail_tries, tail_colls;	/* PS jobs: tail claims + hits + collisions; collisions */
+	uint64_t tail_flushes;	/* PS jobs: its partials sent up unfinished (flushed, evicted) */
+	uint64_t tail_discards;	/* PS jobs: its partials dropped (the frame could not carry them) */
 	uint64_t retx;		/* resends (by timer, RACK or NACK) */
 	uint64_t timeouts;	/* of which by timer */
 	uint64_t sent, bypassed;	/* workers' sends; first sends past switch memory */
@@ -97,14 +101,24 @@ struct ia_live_res {
 	double up;		/* messages the PSs accepted per chunk (1: all aggregated) */
 	double waste;		/* messages the PSs got in vain per chunk (resends not needed) */
 	double bypass;		/* PS jobs' first sends past switch memory / their chunks */
+	double flushes;		/* PS jobs' partials sent up unfinished / their chunks */
+	double discards;	/* PS jobs' partials dropped / their chunks */
 	uint32_t n_ina, n_ps;
 	bool exact;
 	uint64_t cross_sent;	/* cross traffic datagrams sent */
 	uint64_t lends;		/* head lends the daemon made during the run (all switches) */
 	uint64_t lent_slots;	/* slots those lends lent, summed */
 	double lent_mean;	/* head slots lent per INA job, mean over the daemon's samples */
+	/* per INA job at the start: what the daemon lent while the endpoints got ready */
+	double lent_start;
 	double cpu_other;	/* share of the host's CPU other work took during the run */
 	double reports;		/* the INA jobs' workers' window reports the daemon accepted */
+	double first;		/* s from the start to a job's first result, mean over jobs */
+	/*
+	 * s between a worker's successive result batches while results stream
+	 * (median): a process on this busy host takes in what came meanwhile.
+	 */
+	double batch;
 	struct ia_live_job job[IA_LIVE_MAX_JOBS];
 };
 

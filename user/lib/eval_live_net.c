@@ -101,10 +101,11 @@ static int write_topo(struct ia_live *L, char *err, size_t errlen)
 
 static int start_daemon(struct ia_live *L, char *err, size_t errlen)
 {
-	char bin[512];
+	char bin[512], ms[16];
 	int ret;
 
 	snprintf(bin, sizeof(bin), "%s/inaggd", L->c.bindir);
+	snprintf(ms, sizeof(ms), "%d", IA_LIVE_SAMPLE_MS);
 	L->daemon = fork();
 	if (L->daemon < 0)
 		return ia_fail(err, errlen, -errno, "fork: %s", strerror(errno));
@@ -116,7 +117,7 @@ static int start_daemon(struct ia_live *L, char *err, size_t errlen)
 			dup2(fd, 2);
 		/* -K: upward messages through the kernel, so that the bottleneck's tbf applies. */
 		execl(bin, "inaggd", "-t", L->topo, "-n", L->tag, "-s", L->sock, "-S", L->state,
-		      "-K", "-m", "20", "-q", (char *)NULL);
+		      "-K", "-m", ms, "-q", (char *)NULL);
 		_exit(127);
 	}
 	/* Ready when it answers; its start verifies the tail programs (seconds on a busy host). */

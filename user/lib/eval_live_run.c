@@ -29,6 +29,7 @@ struct mem_snap {
 	double util[IA_LIVE_MAX_LEAVES + 1], slots[IA_LIVE_MAX_LEAVES + 1];
 	long long samples;
 	long long lends, lent_slots;	/* the daemon's lends and slots lent so far, all switches */
+	long long lent;			/* head slots lent now, all switches */
 };
 
 static int mem_snap(struct ia_live *L, struct mem_snap *m, char *err, size_t errlen)
@@ -47,6 +48,7 @@ static int mem_snap(struct ia_live *L, struct mem_snap *m, char *err, size_t err
 		m->slots[v] = num(o, "slots");
 		m->lends += num(o, "tail.lends");
 		m->lent_slots += num(o, "tail.lent_slots_total");
+		m->lent += num(o, "lent_slots");
 	}
 	json_object_put(st);
 	return 0;
@@ -168,6 +170,53 @@ double ia_live_tput_all(const struct ia_live_done *d, size_t nd, double chunk_by
 	return n * chunk_bytes / ((t1 - t0) / 1e9);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * How a worker takes its results in (eval_live.h, batch): the median gap
+ * between its successive distinct result times while they stream (gaps
+ * under 2 ms; equal times are one batch).
+ */
+static double result_batch(struct ia_live *L, struct live_shm *sh)
+{
+	size_t n = 0, cap = 0;
+	uint64_t *gap, *t;
+	double med = 0;
+
+	for (uint32_t k = 0; k < L->c.jobs; k++)
+		cap += (size_t)sh->j[k].nworkers * sh->j[k].chunks * L->c.iters;
+	gap = malloc(cap * sizeof(*gap));
+	t = malloc((size_t)L->c.cmax * L->c.iters * sizeof(*t));
+	for (uint32_t k = 0; gap && t && k < L->c.jobs; k++) {
+		struct live_j *lj = &sh->j[k];
+		uint32_t nc = lj->chunks * L->c.iters;
+
+		for (uint32_t i = 0; i < lj->nworkers; i++) {
+			uint32_t m = 0;
+
+			for (uint32_t c = 0; c < nc; c++)
+				if (lj->w[i].t_done[c])
+					t[m++] = lj->w[i].t_done[c];
+			qsort(t, m, sizeof(*t), cmp_u64);
+			for (uint32_t c = 1; c < m; c++)
+				if (t[c] > t[c - 1] + 5000 && t[c] - t[c - 1] < 2000000)
+					gap[n++] = t[c] - t[c - 1];
+		}
+	}
+	if (n) {
+		qsort(gap, n, sizeof(*gap), cmp_u64);
+		med = gap[n / 2] / 1e9;
+	}
+	free(gap);
+	free(t);
+	return med;
+}
+
 /* The throughput while every job runs (eval_live.h), from the workers' result times. */
 static void tput_all(struct ia_live *L, struct live_shm *sh, uint64_t t_go, struct ia_live_res *r)
 {
@@ -177,6 +226,13 @@ static void tput_all(struct ia_live *L, struct live_shm *sh, uint64_t t_go, stru
 
 	for (uint32_t k = 0; k < L->c.jobs; k++) {
 		struct live_j *lj = &sh->j[k];
+		uint64_t t1 = 0;
+
+		/* The first window's wait: how long the start's queue held a job back. */
+		for (uint32_t i = 0; i < lj->nworkers; i++)
+			if (lj->w[i].t_done[0] > t_go && (!t1 || lj->w[i].t_done[0] < t1))
+				t1 = lj->w[i].t_done[0];
+		r->first += t1 ? (t1 - t_go) / 1e9 / L->c.jobs : 0;
 
 		if (r->job[k].jct > 0 && (!first || r->job[k].jct < first))
 			first = r->job[k].jct;
@@ -185,6 +241,7 @@ static void tput_all(struct ia_live *L, struct live_shm *sh, uint64_t t_go, stru
 							 .n = lj->chunks * L->c.iters };
 	}
 	r->t_all = first;
+	r->batch = result_batch(L, sh);
 	r->tput_all = ia_live_tput_all(d, nd, IA_MAX_ELEMS * 4, t_go,
 				       t_go + (uint64_t)(first * 1e9));
 }
@@ -194,7 +251,9 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 {
 	double sx = 0, sxx = 0;
 	uint64_t results = 0, marks = 0, tries = 0, colls = 0, msgs = 0, chunks = 0;
-	uint64_t byp = 0, ps_sends = 0, retx = 0, tmo = 0, waste = 0, nw = 0;
+	uint64_t byp = 0, ps_sends = 0, retx = 0, tmo = 0, waste = 0, nw = 0, flushes = 0;
+	uint64_t discards = 0;
+	uint64_t ps_chunks = 0;
 
 	r->exact = true;
 	for (uint32_t k = 0; k < L->c.jobs; k++) {
@@ -235,6 +294,7 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 		waste += lj->ps_waste;
 		chunks += (uint64_t)lj->chunks * L->c.iters;
 		if (lj->ps) {
+			ps_chunks += (uint64_t)lj->chunks * L->c.iters;
 			byp += o->bypassed;
 			ps_sends += (uint64_t)lj->chunks * L->c.iters * lj->nworkers;
 		}
@@ -245,6 +305,8 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 			o->tail_colls = num(st, "tail.tail_collisions");
 			o->tail_tries = num(st, "tail.tail_claims") + num(st, "tail.tail_hits") +
 					o->tail_colls;
+			o->tail_flushes = num(st, "tail.tail_flushes");
+			o->tail_discards = num(st, "tail.tail_discards");
 		} else if (st) {
 			o->reports = num(st, "window_reports");
 			r->reports += o->reports;
@@ -266,6 +328,8 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 		tmo += o->timeouts;
 		tries += o->tail_tries;
 		colls += o->tail_colls;
+		flushes += o->tail_flushes;
+		discards += o->tail_discards;
 		if (o->jct > 0) {
 			r->tput_sum += o->bytes / o->jct;
 			sx += o->bytes / o->jct;
@@ -285,6 +349,8 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 	r->up = chunks ? (double)msgs / chunks : 0;
 	r->waste = chunks ? (double)waste / chunks : 0;
 	r->bypass = ps_sends ? (double)byp / ps_sends : 0;
+	r->flushes = ps_chunks ? (double)flushes / ps_chunks : 0;
+	r->discards = ps_chunks ? (double)discards / ps_chunks : 0;
 	r->cross_sent = sh->cross_sent;
 	tput_all(L, sh, t_go, r);
 }
@@ -419,6 +485,7 @@ int ia_live_run(struct ia_live *L, enum ia_sim_scheme s, struct ia_live_res *r, 
 		r->lends = m1.lends - m0.lends;
 		r->lent_slots = m1.lent_slots - m0.lent_slots;
 		r->lent_mean = r->n_ina ? lent_mean(L, m1.samples - m0.samples) / r->n_ina : 0;
+		r->lent_start = r->n_ina ? (double)m0.lent / r->n_ina : 0;
 		r->cpu_other = cpu_other;
 	}
 	for (uint32_t k = 0; k < L->c.jobs; k++) {

@@ -1,30 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The discrete-event simulator of sim.h. The model (docs/cc.md,
+ * The discrete-event simulator of sim.h: events, the hosts and the
+ * bottleneck; the switches' memory is sim_mem.c's. The model (docs/cc.md,
  * "Simulation"):
  *
  * - A complete binary tree; every job's workers hang off one leaf switch,
  *   where the job aggregates, and every aggregate or raw message crosses one
  *   bottleneck (the root's uplink to the PSs): a FIFO of `rate` messages/s
  *   with a buffer (more is dropped) and a marking threshold.
- * - Memory per leaf: `mem` times the heads its jobs would need. Selective
- *   INA in job order: a job whose head (`window` slots) still fits is INA,
- *   else PS. The rest of the leaf is its tail.
- * - A job's workers send each chunk together (one window, the worker's
- *   sliding rule: chunk i only while i < lo + cwnd); worker w's contribution
- *   reaches the leaf spread[w] after the first. An INA chunk takes head slot
- *   seq % H from its first contribution until its result (evicting a PS
- *   partial found there) and sends one aggregate. A PS chunk within the
- *   aggregator window, where the scheme gives PS jobs a tail, hashes into
- *   the tail plus the lent head slots (H - cwnd of each INA job at the leaf,
- *   the top of its head); a free slot is claimed until the last contribution
- *   (one aggregate goes up), a taken one is a collision (every contribution
- *   goes up raw, the result says COLL), an evicted partial sends its
- *   contributions raw. Otherwise PS chunks go up raw.
- * - The PS answers when every message of the chunk has crossed; the result
- *   carries MARK if any was marked. A chunk without result after the RTO is
- *   resent (raw for PS jobs: retransmissions never aggregate), and the window
- *   is cut by ia_cc_timeout() at most once per RTO.
+ * - A job's workers share one window (ia_cc, window / 2 at most, afresh
+ *   each iteration as the worker opens a new run): chunk i only while
+ *   i < lo + cwnd. Each worker sends each chunk itself, once its own compute
+ *   time since the iteration began is over (a straggler last), and its
+ *   message reaches the leaf as one message: sim_mem.c decides there, by the
+ *   datapath's rules, whether it is added, claims a slot, flushes another
+ *   chunk's partial or goes up as it is.
+ * - The PS merges pieces by member set (a subset or an overlap is in vain)
+ *   and answers every worker once all are in; the result carries MARK if a
+ *   piece was marked, COLL if one collided.
+ * - Loss recovery as the worker's (host_worker.c): RACK (a chunk sent before
+ *   the first send of a chunk with a result, still open a reordering
+ *   allowance later, is resent) and timers that restart with results; the
+ *   window is cut by ia_cc_timeout() only when no result came for a timer.
+ *   Every worker resends, unaggregated in the tails. A worker on a busy host
+ *   takes its results in cfg->wake after the first that found it idle, with
+ *   whatever came meanwhile, and only then looks at its timers.
  */
 #include <errno.h>
 #include <math.h>
@@ -40,10 +40,11 @@ static bool before(const struct ev *a, const struct ev *b)
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-void ia_sim_push(struct sim *s, double t, uint8_t type, uint32_t job, uint32_t chunk,
-		 uint32_t gen, uint8_t raw, uint16_t n)
+void ia_sim_push(struct sim *s, double t, uint8_t type, uint32_t job, uint32_t cseq,
+		 uint32_t gen, uint16_t w, uint8_t flags, uint64_t set)
 {
-	struct ev e = { t, s->seq++, job, chunk, gen, type, raw, n };
+	struct ev e = { .t = t, .seq = s->seq++, .set = set, .job = job, .cseq = cseq,
+			.gen = gen, .w = w, .type = type, .flags = flags };
 	size_t i;
 
 	if (s->n == s->cap) {
@@ -82,46 +83,75 @@ static struct ev pop(struct sim *s)
 	return top;
 }
 
-static void release(struct sim *s, uint32_t job, struct chunk *c)
+/* Chunk cseq of job j, if it belongs to the iteration under way; else NULL. */
+static struct chunk *chunk_of(struct sim *s, struct sjob *j, uint32_t cseq)
 {
-	struct leaf *l = &s->leaf[s->j[job].pub->leaf];
-	struct holder *h;
-
-	if (c->slot < 0)
-		return;
-	h = &l->hold[c->slot];
-	if (h->used && h->job == job && h->chunk == (uint32_t)(c - s->j[job].ch) && h->gen == c->gen) {
-		h->used = 0;
-		s->slot_time += s->now - c->t_hold;
-	}
-	c->slot = -1;
+	if (cseq / j->pub->chunks != j->iter)
+		return NULL;
+	return &j->ch[cseq % j->pub->chunks];
 }
 
-/* A PS chunk's slot in the leaf's tail and lent head slots; -1 if there is none. */
-static int32_t tail_slot(struct sim *s, struct leaf *l, uint32_t job, uint32_t seq)
+/*
+ * When chunk idx's timer fires, as the worker's (host_wtimer.c): sent once,
+ * from its send or the latest result of a chunk sent once, whichever is
+ * later (a draining queue is not loss), one timer for the first open chunk
+ * and the newest (the probes), BACKSTOP for the others; resent, from its
+ * send, the timer doubled with each timer resend, at most PROGRESS_BACKOFF
+ * times.
+ */
+#define BACKSTOP		8
+#define PROGRESS_BACKOFF	2
+
+static double timer_at(const struct sim *s, const struct sjob *j, uint32_t idx)
 {
-	uint32_t tail = l->slots - l->heads, total = tail, v, i;
+	const struct chunk *c = &j->ch[idx];
+	double base = 2 * j->min_rtt > s->rto ? 2 * j->min_rtt : s->rto;
 
-	for (i = 0; i < l->nina; i++) {
-		const struct sjob *ij = &s->j[l->ina[i]];
+	if (!c->sent_once)
+		return c->t_sent +
+		       base * (1u << (c->tmo < PROGRESS_BACKOFF ? c->tmo : PROGRESS_BACKOFF));
+	return (j->last_fresh > c->t_sent ? j->last_fresh : c->t_sent) +
+	       (idx == j->lo || idx + 1 == j->next ? 1 : BACKSTOP) * s->rto;
+}
 
-		total += ij->cc.cfg.wmax - ia_cc_window(&ij->cc);
+/* Chunk idx's timer, unless an earlier check is pending (it looks again). */
+static void arm(struct sim *s, uint32_t job, uint32_t idx)
+{
+	struct sjob *j = &s->j[job];
+	struct chunk *c = &j->ch[idx];
+	double at = timer_at(s, j, idx);
+
+	at = at > s->now ? at : s->now;
+	if (c->tmo_at > 0 && c->tmo_at <= at)
+		return;
+	c->tmo_at = at;
+	ia_sim_push(s, at, EV_TIMEOUT, job, j->iter * j->pub->chunks + idx, c->gen, 0, 0, 0);
+}
+
+/*
+ * Every worker sends chunk idx, each once its compute time since the
+ * iteration began is over (the straggler last); the timer runs from the
+ * last send.
+ */
+static void send_chunk(struct sim *s, uint32_t job, uint32_t idx, uint8_t flags)
+{
+	struct sjob *j = &s->j[job];
+	struct chunk *c = &j->ch[idx];
+	uint32_t cseq = j->iter * j->pub->chunks + idx;
+	double last = s->now;
+
+	c->gen++;
+	c->order = ++j->order;
+	for (uint32_t w = 0; w < j->pub->workers; w++) {
+		double t = j->t_iter + j->gap[w] > s->now ? j->t_iter + j->gap[w] : s->now;
+
+		last = t > last ? t : last;
+		ia_sim_push(s, t + s->cfg->rtt / 4 + j->spread[w], EV_ARRIVE, job, cseq, c->gen, w,
+			    flags, 0);
 	}
-	if (!total)
-		return -1;
-	v = ia_tail_hash(job, seq) % total;
-	if (v < tail)
-		return l->heads + v;
-	v -= tail;
-	for (i = 0; i < l->nina; i++) {
-		const struct sjob *ij = &s->j[l->ina[i]];
-		uint32_t h = ij->cc.cfg.wmax, k = h - ia_cc_window(&ij->cc);
-
-		if (v < k)
-			return ij->head + h - k + v;
-		v -= k;
-	}
-	return -1;
+	c->t_sent = last;
+	c->tmo_at = 0;
+	arm(s, job, idx);
 }
 
 static void try_send(struct sim *s, uint32_t job)
@@ -130,131 +160,122 @@ static void try_send(struct sim *s, uint32_t job)
 
 	while (j->next < j->pub->chunks && j->next < j->lo + ia_cc_window(&j->cc)) {
 		struct chunk *c = &j->ch[j->next];
+		uint8_t flags = 0;
 
-		c->gen++;
 		c->state = CH_FLIGHT;
 		c->flags = 0;
-		c->out = 0;
-		ia_sim_push(s, s->now + s->cfg->rtt / 4, EV_ARRIVE, job, j->next, c->gen, 0, 0);
-		ia_sim_push(s, s->now + s->rto, EV_TIMEOUT, job, j->next, c->gen, 0, 0);
+		c->got = 0;
+		c->sent_once = 1;
+		c->tmo = 0;
+		c->first = j->order + 1;	/* send_chunk()'s order */
+		/* As the worker: beyond its aggregator window a PS chunk bypasses the tails. */
+		if (j->pub->ps && ia_sim_scheme_tail(s->scheme)) {
+			if (j->agg_inflight >= ia_cc_agg_window(&j->cc)) {
+				flags = IA_F_BYPASS;
+			} else {
+				c->agg = 1;
+				j->agg_inflight++;
+			}
+		}
+		send_chunk(s, job, j->next, flags);
 		j->next++;
 	}
 }
 
-/* Every worker's contribution goes up raw, each when it reaches the leaf. */
-static void send_raw(struct sim *s, uint32_t job, uint32_t idx, struct chunk *c)
+/* A chunk found lost (timer or RACK): every worker sends it again, never aggregated in a tail. */
+static void resend(struct sim *s, uint32_t job, uint32_t idx)
 {
-	struct sjob *j = &s->j[job];
-
-	for (uint32_t w = 0; w < j->pub->workers; w++)
-		ia_sim_push(s, s->now + j->spread[w], EV_ENQ, job, idx, c->gen, 1, 1);
-	c->out += j->pub->workers;
+	s->j[job].ch[idx].sent_once = 0;
+	send_chunk(s, job, idx, IA_F_RETX);
 }
 
+/* Worker w's message reaches the leaf: a head, a tail, or on up as it is. */
 static void arrive(struct sim *s, const struct ev *e)
 {
 	struct sjob *j = &s->j[e->job];
-	struct leaf *l = &s->leaf[j->pub->leaf];
-	struct chunk *c = &j->ch[e->chunk];
-	uint32_t seq = j->iter * j->pub->chunks + e->chunk;
-	struct holder *h;
-	int32_t slot;
 
-	if (!j->pub->ps) {
-		/* INA: its head slot; a PS partial lent there is evicted. */
-		slot = j->head + seq % j->cc.cfg.wmax;
-		h = &l->hold[slot];
-		if (h->used && (h->job != e->job || h->chunk != e->chunk)) {
-			s->slot_time += s->now - s->j[h->job].ch[h->chunk].t_hold;
-			h->used = 0;
-		}
-		if (!h->used) {
-			*h = (struct holder){ e->job, e->chunk, c->gen, 1 };
-			c->slot = slot;
-			c->t_hold = s->now;
-		}
-		h->gen = c->gen;	/* a resend keeps the slot */
-		ia_sim_push(s, s->now + j->maxspread, EV_ENQ, e->job, e->chunk, c->gen, 0, 1);
-		c->out++;
-		return;
-	}
-	if (e->raw || !ia_sim_scheme_tail(s->scheme) || j->agg_inflight >= ia_cc_agg_window(&j->cc)) {
-		send_raw(s, e->job, e->chunk, c);
-		return;
-	}
-	s->tried++;
-	slot = tail_slot(s, l, e->job, seq);
-	if (slot < 0 || l->hold[slot].used) {
-		s->collided++;
-		c->flags |= IA_CC_COLL;
-		send_raw(s, e->job, e->chunk, c);
-		return;
-	}
-	l->hold[slot] = (struct holder){ e->job, e->chunk, c->gen, 1 };
-	c->slot = slot;
-	c->t_hold = s->now;
-	c->agg = 1;
-	j->agg_inflight++;
-	ia_sim_push(s, s->now + j->maxspread, EV_ENQ, e->job, e->chunk, c->gen, 0, 1);
-	c->out++;
+	if (!j->pub->ps)
+		ia_sim_head(s, e->job, e->cseq, e->w);
+	else if (e->flags & (IA_F_RETX | IA_F_BYPASS) || !ia_sim_scheme_tail(s->scheme))
+		ia_sim_up(s, e->job, e->cseq, 1ull << e->w, 0);
+	else
+		ia_sim_tail(s, e->job, e->cseq, e->w);
 }
 
-/* Messages reaching the bottleneck; a PS chunk's claimed slot completes here. */
-static void enqueue(struct sim *s, const struct ev *e)
+void ia_sim_up(struct sim *s, uint32_t job, uint32_t cseq, uint64_t set, uint8_t flags)
 {
-	struct sjob *j = &s->j[e->job];
-	struct chunk *c = &j->ch[e->chunk];
-	double q;
+	struct sjob *j = &s->j[job];
+	double q = s->busy > s->now ? (s->busy - s->now) * s->cfg->rate : 0;
 
-	if (c->gen != e->gen || c->state != CH_FLIGHT)
-		return;
-	if (j->pub->ps && !e->raw) {
-		struct holder *h = &s->leaf[j->pub->leaf].hold[c->slot];
-
-		if (!(h->used && h->job == e->job && h->chunk == e->chunk && h->gen == c->gen)) {
-			/* Evicted by the head's owner: the contributions go on raw. */
-			c->flags |= IA_CC_COLL;
-			c->out--;
-			c->slot = -1;
-			send_raw(s, e->job, e->chunk, c);
-			return;
-		}
-		release(s, e->job, c);
-	}
-	q = s->busy > s->now ? (s->busy - s->now) * s->cfg->rate : 0;
 	j->pub->msgs++;
 	if (q >= s->cfg->buffer)
-		return;		/* dropped: the chunk waits for its timeout */
+		return;		/* dropped: the chunk waits for its timer or RACK */
 	s->busy = (s->busy > s->now ? s->busy : s->now) + 1 / s->cfg->rate;
 	/* As the switches do: flexina's PS jobs are marked at the lower threshold. */
 	if (q > (ia_cc_marks_early(j->cc.cfg.policy, j->cc.cfg.ps) ?
 		 s->cfg->thresh >> IA_VQ_EARLY_SHIFT : s->cfg->thresh))
-		c->flags |= IA_CC_MARK;
-	ia_sim_push(s, s->busy + s->cfg->rtt / 4, EV_PSRX, e->job, e->chunk, c->gen, 0, 0);
+		flags |= IA_F_MARK;
+	ia_sim_push(s, s->busy + s->cfg->rtt / 4, EV_PSRX, job, cseq, 0, 0, flags, set);
+}
+
+/*
+ * The PS merges a piece whose member set is disjoint from what it has; a
+ * subset or a partial overlap is dropped (docs/memory.md "exactly-once").
+ * Every worker gets the result once every member is in.
+ */
+static void psrx(struct sim *s, const struct ev *e)
+{
+	struct sjob *j = &s->j[e->job];
+	struct chunk *c = chunk_of(s, j, e->cseq);
+
+	if (!c || c->state != CH_FLIGHT || (e->set & c->got)) {
+		s->wasted++;
+		return;
+	}
+	c->got |= e->set;
+	s->accepted++;
+	c->flags |= e->flags & IA_F_MARK ? IA_CC_MARK : 0;
+	c->flags |= e->flags & IA_F_COLL ? IA_CC_COLL : 0;
+	if (c->got == ia_sim_full(j))
+		ia_sim_push(s, s->now + s->cfg->rtt / 2, EV_RESULT, e->job, e->cseq, 0, 0, 0, 0);
 }
 
 static void iteration_start(struct sim *s, uint32_t job)
 {
 	struct sjob *j = &s->j[job];
 
-	for (uint32_t i = 0; i < j->pub->chunks; i++) {
+	struct ia_cc_cfg cc = j->cc.cfg;
+
+	for (uint32_t i = 0; i < j->pub->chunks; i++)
 		j->ch[i].state = CH_IDLE;
-		j->ch[i].slot = -1;
-	}
 	j->lo = j->next = 0;
+	j->running = true;
+	/* Each iteration is a new run of the worker: a fresh window and round trips. */
+	if (ia_cc_init(&j->cc, &cc, (uint64_t)(s->now * 1e9)))
+		s->err = -EINVAL;
+	j->min_rtt = 0;
+	j->last_cut = -1;
+	j->last_fresh = j->last_result = s->now;
 	try_send(s, job);
 }
 
-static void result(struct sim *s, const struct ev *e)
+/* RACK's reordering allowance (host_wtimer.c): a quarter of the shortest round trip, >= 200 us. */
+static double reo(const struct sjob *j)
 {
-	struct sjob *j = &s->j[e->job];
-	struct chunk *c = &j->ch[e->chunk];
+	return j->min_rtt / 4 > 200e-6 ? j->min_rtt / 4 : 200e-6;
+}
 
-	if (c->gen != e->gen || c->state != CH_FLIGHT)
+static void result(struct sim *s, uint32_t job, uint32_t cseq)
+{
+	struct sjob *j = &s->j[job];
+	struct chunk *c = chunk_of(s, j, cseq);
+	const struct ev ev = { .job = job, .cseq = cseq }, *e = &ev;
+	double gap = INFINITY;
+	uint32_t i;
+
+	if (!c || c->state != CH_FLIGHT)
 		return;
 	c->state = CH_DONE;
-	if (!j->pub->ps)
-		release(s, e->job, c);
 	if (c->agg) {
 		c->agg = 0;
 		j->agg_inflight--;
@@ -265,74 +286,178 @@ static void result(struct sim *s, const struct ev *e)
 	j->pub->colls += !!(c->flags & IA_CC_COLL);
 	j->pub->bytes += j->pub->workers * CHUNK_BYTES;
 	ia_cc_result(&j->cc, c->flags, (uint64_t)(s->now * 1e9));
+	j->last_result = s->now;
+	if (!j->first)
+		j->first = s->now - j->t0;
+	/* RACK: a chunk sent before this one and still open is lost once reo has passed. */
+	if (c->sent_once) {
+		j->last_fresh = s->now;
+		if (!j->min_rtt || s->now - c->t_sent < j->min_rtt)
+			j->min_rtt = s->now - c->t_sent;
+	}
+	/* Its first send is the reference: a resent chunk's result may answer any send. */
+	if (c->first > j->rack_order) {
+		j->rack_order = c->first;
+		j->rack_time = s->now;
+	}
+	for (i = j->lo; i < j->next; i++) {
+		struct chunk *o = &j->ch[i];
+
+		if (o->state == CH_FLIGHT && o->order < j->rack_order)
+			ia_sim_push(s, s->now + reo(j), EV_RACK, e->job,
+				    j->iter * j->pub->chunks + i, o->gen, 0, 0, 0);
+	}
 	while (j->lo < j->pub->chunks && j->ch[j->lo].state == CH_DONE)
 		j->lo++;
 	if (j->lo < j->pub->chunks) {
 		try_send(s, e->job);
+		/* The probes' timers run from this result now. */
+		if (j->ch[j->lo].state == CH_FLIGHT)
+			arm(s, e->job, j->lo);
+		if (j->next > j->lo && j->ch[j->next - 1].state == CH_FLIGHT)
+			arm(s, e->job, j->next - 1);
 		return;
 	}
-	if (++j->iter < s->cfg->iters)
-		ia_sim_push(s, s->now + j->gap, EV_SEND, e->job, 0, 0, 0, 0);
-	else
+	j->running = false;
+	if (++j->iter < s->cfg->iters) {
+		/* Each worker computes for its own time; the first to start opens the iteration. */
+		j->t_iter = s->now;
+		for (i = 0; i < j->pub->workers; i++)
+			gap = j->gap[i] < gap ? j->gap[i] : gap;
+		ia_sim_push(s, s->now + gap, EV_SEND, e->job, 0, 0, 0, 0, 0);
+	} else {
 		j->pub->jct = s->now - j->t0;
+		s->left--;
+	}
+}
+
+/* The workers take in every result that came meanwhile, in chunk order. */
+static void take_in(struct sim *s, uint32_t job)
+{
+	struct sjob *j = &s->j[job];
+	uint32_t it = j->iter, hi = j->next;
+
+	j->wake_at = 0;
+	for (uint32_t i = j->lo; i < hi && j->iter == it; i++) {
+		if (j->ch[i].arrived) {
+			j->ch[i].arrived = 0;
+			result(s, job, it * j->pub->chunks + i);
+		}
+	}
+}
+
+/*
+ * A result reaches the workers. A worker on a busy host takes it in only
+ * when it next runs, wake after the first result that found it idle, with
+ * whatever came meanwhile; only then does it look at its timers (cfg->wake).
+ */
+static void arrive_result(struct sim *s, const struct ev *e)
+{
+	struct sjob *j = &s->j[e->job];
+	struct chunk *c = chunk_of(s, j, e->cseq);
+
+	if (!c || c->state != CH_FLIGHT)
+		return;
+	if (!(s->cfg->wake > 0)) {
+		result(s, e->job, e->cseq);
+		return;
+	}
+	c->arrived = 1;
+	if (!j->wake_at) {
+		j->wake_at = s->now + s->cfg->wake;
+		ia_sim_push(s, j->wake_at, EV_WAKE, e->job, 0, 0, 0, 0, 0);
+	}
 }
 
 static void timeout(struct sim *s, const struct ev *e)
 {
 	struct sjob *j = &s->j[e->job];
-	struct chunk *c = &j->ch[e->chunk];
+	struct chunk *c = chunk_of(s, j, e->cseq);
+	uint32_t idx = e->cseq % j->pub->chunks;
 
-	if (c->gen != e->gen || c->state != CH_FLIGHT)
+	if (!c || c->gen != e->gen || c->state != CH_FLIGHT || c->tmo_at != e->t)
 		return;
-	/* Like the worker: only what the window allows now is resent. */
-	if (e->chunk >= j->lo + ia_cc_window(&j->cc)) {
-		ia_sim_push(s, s->now + s->rto, EV_TIMEOUT, e->job, e->chunk, c->gen, 0, 0);
+	c->tmo_at = 0;
+	/* Woken by its timer, the worker first takes in the results that came. */
+	if (j->wake_at) {
+		take_in(s, e->job);
+		c = chunk_of(s, j, e->cseq);
+		if (!c || c->state != CH_FLIGHT)
+			return;
+		if (c->tmo_at) {
+			return;		/* re-armed by a result: that check decides */
+		}
+	}
+	/* Only what the window allows now is resent. */
+	if (idx >= j->lo + ia_cc_window(&j->cc)) {
+		c->tmo_at = s->now + s->rto;
+		ia_sim_push(s, c->tmo_at, EV_TIMEOUT, e->job, e->cseq, c->gen, 0, 0, 0);
+		return;
+	}
+	if (timer_at(s, j, idx) > s->now) {
+		arm(s, e->job, idx);
 		return;
 	}
 	j->pub->timeouts++;
-	if (s->now - j->last_cut >= s->rto) {
+	/* No result at all for a whole timeout (an outage, a full queue): the policy cuts, once. */
+	if (s->now - j->last_result >= s->rto && s->now - j->last_cut >= s->rto) {
 		ia_cc_timeout(&j->cc, (uint64_t)(s->now * 1e9));
 		j->last_cut = s->now;
 	}
-	if (j->pub->ps)
-		release(s, e->job, c);
-	if (c->agg) {
-		c->agg = 0;
-		j->agg_inflight--;
+	c->tmo++;
+	resend(s, e->job, idx);
+}
+
+static void rack(struct sim *s, const struct ev *e)
+{
+	struct sjob *j = &s->j[e->job];
+	struct chunk *c = chunk_of(s, j, e->cseq);
+
+	if (!c || c->gen != e->gen || c->state != CH_FLIGHT)
+		return;
+	if (j->wake_at) {
+		take_in(s, e->job);
+		c = chunk_of(s, j, e->cseq);
+		if (!c || c->gen != e->gen || c->state != CH_FLIGHT)
+			return;
 	}
-	c->gen++;
-	c->flags = 0;
-	c->out = 0;
-	ia_sim_push(s, s->now + s->cfg->rtt / 4, EV_ARRIVE, e->job, e->chunk, c->gen, 1, 0);
-	ia_sim_push(s, s->now + s->rto, EV_TIMEOUT, e->job, e->chunk, c->gen, 0, 0);
+	if (c->order >= j->rack_order)
+		return;
+	if (j->rack_time + reo(j) > s->now)
+		return;		/* a later result scheduled its own check */
+	j->pub->racks++;
+	resend(s, e->job, e->cseq % j->pub->chunks);
 }
 
 static void dispatch(struct sim *s, const struct ev *e)
 {
-	struct chunk *c;
-
 	switch (e->type) {
 	case EV_SEND:
 		iteration_start(s, e->job);
 		break;
 	case EV_ARRIVE:
-		c = &s->j[e->job].ch[e->chunk];
-		if (c->gen == e->gen && c->state == CH_FLIGHT)
-			arrive(s, e);
-		break;
-	case EV_ENQ:
-		enqueue(s, e);
+		arrive(s, e);
 		break;
 	case EV_PSRX:
-		c = &s->j[e->job].ch[e->chunk];
-		if (c->gen == e->gen && c->state == CH_FLIGHT && c->out && !--c->out)
-			ia_sim_push(s, s->now + s->cfg->rtt / 2, EV_RESULT, e->job, e->chunk, e->gen, 0, 0);
+		psrx(s, e);
 		break;
 	case EV_RESULT:
-		result(s, e);
+		arrive_result(s, e);
+		break;
+	case EV_WAKE:
+		if (s->j[e->job].wake_at == e->t)
+			take_in(s, e->job);
 		break;
 	case EV_TIMEOUT:
 		timeout(s, e);
+		break;
+	case EV_RACK:
+		rack(s, e);
+		break;
+	case EV_SAMPLE:
+		ia_sim_lend_sample(s);
+		if (s->left)
+			ia_sim_push(s, s->now + s->lend_period, EV_SAMPLE, 0, 0, 0, 0, 0, 0);
 		break;
 	}
 }
@@ -352,7 +477,10 @@ int ia_sim_run(const struct ia_sim_cfg *cfg, enum ia_sim_scheme scheme, struct i
 	if (!pub)
 		return -ENOMEM;
 	/* Long enough that a full buffer never times a chunk out by itself. */
-	s.rto = 2 * (cfg->rtt + cfg->spread + cfg->buffer / cfg->rate);
+	s.rto = cfg->rto > 0 ? cfg->rto : 2 * (cfg->rtt + cfg->spread + cfg->buffer / cfg->rate);
+	s.age = cfg->tail_age > 0 ? cfg->tail_age : IA_TAIL_AGE_NS / 1e9;
+	s.lend_period = cfg->lend_period > 0 ? cfg->lend_period : 0.1;
+	s.rng = cfg->seed ^ 0x6e6f726f6f6dull;
 	err = ia_sim_build(&s, pub);
 	while (!err && s.n) {
 		struct ev e = pop(&s);

@@ -24,6 +24,14 @@ enum ia_sim_scheme {
 	IA_SIM__COUNT,
 };
 
+#define IA_SIM_MAX_W	64	/* workers per job (a PS job's member sets are 64 bits) */
+
+/* One job of a given mix (the live experiment's, ia_live_mix()). */
+struct ia_sim_mixjob {
+	uint32_t leaf, workers, chunks;
+	double gap[IA_SIM_MAX_W];	/* each worker's compute time before every iteration, s */
+};
+
 struct ia_sim_cfg {
 	uint32_t jobs;		/* concurrent jobs */
 	uint32_t depth;		/* complete binary tree of 2^(depth+1) - 1 switches */
@@ -31,7 +39,7 @@ struct ia_sim_cfg {
 	uint32_t wmin, wmax;	/* workers per job, uniform */
 	uint32_t cmin, cmax;	/* chunks per iteration (vector size / 256 elements), uniform */
 	uint32_t iters;		/* iterations per job */
-	uint32_t window;	/* largest window = an INA job's head, slots */
+	uint32_t window;	/* an INA job's head, slots; workers keep window / 2 in flight */
 	double mem;		/* each leaf switch's memory / the heads its jobs would need */
 	double rate;		/* bottleneck: messages per second */
 	double rtt;		/* base round trip, s */
@@ -39,7 +47,16 @@ struct ia_sim_cfg {
 	double gap;		/* compute time between iterations, at most, s */
 	uint32_t thresh;	/* bottleneck marking threshold, messages queued */
 	uint32_t buffer;	/* bottleneck buffer, messages (more are dropped) */
+	double rto;		/* workers' resend timer, s; 0: 2 (rtt + spread + buffer / rate) */
+	double tail_age;	/* an older tail holder is flushed by a claim, s (0: 1 ms) */
+	double lend_period;	/* the daemon's samples of the heads, s; 0: 0.1 s */
+	uint32_t lend_hold;	/* samples before a lend; 0: IA_LEND_HOLD_DEFAULT */
+	uint32_t lent_start;	/* head slots each INA job lends at its start (while set up) */
+	double wake;		/* a worker takes results in this long after the first, s */
+	double noroom;		/* share of flushes whose frame cannot carry them: dropped */
 	uint64_t seed;
+	/* The jobs (cfg->jobs of them, leaves below 2^depth), all starting at 0; NULL: drawn. */
+	const struct ia_sim_mixjob *mix;
 };
 
 struct ia_sim_job {
@@ -50,15 +67,24 @@ struct ia_sim_job {
 	double jct;		/* s */
 	double bytes;		/* aggregated payload bytes */
 	uint64_t marks, colls, timeouts, msgs;
+	uint64_t racks;		/* chunks resent because a later one's result came (RACK) */
 };
 
 struct ia_sim_res {
 	double tput;		/* aggregated payload bytes per second, all jobs (total / makespan) */
 	double makespan;	/* s */
 	double jct_ina, jct_ps;	/* mean JCT of each class, s */
-	double util;		/* slot-time holding chunks / slot-time of all leaf memory */
+	double util;		/* slot-time holding partials / slot-time of all leaf memory */
 	double mark_rate;	/* marked results / results */
-	double coll_rate;	/* collided PS chunks / PS chunks that tried switch memory */
+	/* PS jobs' first sends that met a taken tail slot / those that tried one */
+	double coll_rate;
+	double up;		/* messages the PSs merged per chunk (1: all aggregated) */
+	double waste;		/* messages the PSs got in vain per chunk */
+	double flushes;		/* PS partials sent up unfinished per PS chunk */
+	double discards;	/* PS partials dropped (no room to carry them) per PS chunk */
+	double retx_rate;	/* chunks resent (timer or RACK) per result; every worker resends */
+	double tmo_rate;	/* of them by timer */
+	double first;		/* s from a job's start to its first result, mean over jobs */
 	double jain;		/* Jain's index over jobs' throughput (bytes / JCT) */
 	uint32_t n_ina, n_ps;
 	uint64_t events;

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The simulator's switch memory (docs/cc.md "Simulation"), by the
+ * datapath's rules, message by message: an INA chunk in its head slot
+ * (bpf/dp_head.h), a PS job's first sends in the tail pool and the head
+ * slots INA jobs lend (bpf/dp_tail.h, docs/memory.md "Mapping" and "Tail
+ * aggregation"), and the lends themselves, decided by the daemon's policy
+ * (ia_lend_decide(), job_lend.h) on its samples.
+ */
+#include "job.h"
+#include "sim_int.h"
+
+/*
+ * Whether the frame that takes a slot can carry the old partial out: the
+ * flush grows it by the member set's trailer, which the driver's tailroom
+ * may not allow (bpf/dp_flush.h flush_room()); a share cfg->noroom of
+ * frames cannot (measured live), their partial is dropped.
+ */
+static bool room(struct sim *s)
+{
+	if (!(s->cfg->noroom > 0))
+		return true;
+	return (ia_splitmix64(&s->rng) >> 11) * (1.0 / 9007199254740992.0) >= s->cfg->noroom;
+}
+
+/* A PS partial leaves its slot: up as one message (a flush), or dropped. */
+static void tail_out(struct sim *s, struct slot *sl, bool send)
+{
+	if (send && room(s)) {
+		ia_sim_up(s, sl->tjob, sl->tseq, sl->tset, sl->tflags);
+		s->flushes++;
+	} else {
+		s->discards++;
+	}
+	s->slot_time += s->now - sl->born;
+	sl->tail = 0;
+}
+
+void ia_sim_head(struct sim *s, uint32_t job, uint32_t cseq, uint32_t w)
+{
+	struct sjob *j = &s->j[job];
+	struct slot *sl = &s->leaf[j->pub->leaf].slot[j->head + cseq % s->cfg->window];
+	uint64_t bit = 1ull << w, full = ia_sim_full(j);
+
+	if (sl->hseq == cseq && sl->hstate == HS_DONE) {
+		/* A resend after the aggregate left: the slot sends it again (re-emission). */
+		ia_sim_up(s, job, cseq, full, 0);
+		return;
+	}
+	if (sl->hseq == cseq && sl->hstate == HS_OPEN) {
+		if (sl->hseen & bit)
+			return;		/* duplicate */
+	} else {
+		/*
+		 * The chunk's first contribution takes the slot; a PS partial
+		 * lent here leaves in this very frame (dropped if the chunk has
+		 * one member: it leaves at once as the aggregate).
+		 */
+		if (sl->tail)
+			tail_out(s, sl, j->pub->workers > 1);
+		sl->hseq = cseq;
+		sl->hstate = HS_OPEN;
+		sl->hseen = 0;
+		sl->t_open = s->now;
+	}
+	sl->hseen |= bit;
+	if (sl->hseen == full) {
+		sl->hstate = HS_DONE;
+		s->slot_time += s->now - sl->t_open;
+		ia_sim_up(s, job, cseq, full, 0);
+	}
+}
+
+/*
+ * A lent head slot is free for a PS claim when EMPTY, or DONE with chunk
+ * hseq whose slot-mate hseq + (H - k) is DONE too: every sender then has
+ * hseq's result (bpf/dp_tail.h tail_find()).
+ */
+static bool head_free(const struct sim *s, const struct leaf *l, const struct sjob *ij,
+		      const struct slot *sl, uint32_t first)
+{
+	uint32_t h = s->cfg->window, next;
+	const struct slot *mate;
+
+	if (sl->hstate == HS_EMPTY)
+		return true;
+	if (sl->hstate != HS_DONE)
+		return false;
+	next = sl->hseq + first;
+	mate = &l->slot[ij->head + next % h];
+	return mate->hstate == HS_DONE && (int32_t)(mate->hseq - next) >= 0;
+}
+
+/*
+ * Chunk (job, cseq)'s slot in the leaf's tail directory: the tail pool,
+ * then the top lent slots of each lending INA job's head (*lender, *first:
+ * its first lent slot). NULL when the directory is empty.
+ */
+static struct slot *tail_find(struct sim *s, struct leaf *l, uint32_t job, uint32_t cseq,
+			      const struct sjob **lender, uint32_t *first)
+{
+	uint32_t tail = l->slots - l->heads, total = tail, h = s->cfg->window, v, i;
+
+	for (i = 0; i < l->nina; i++)
+		total += s->j[l->ina[i]].lend.lent;
+	if (!total)
+		return NULL;
+	v = ia_tail_hash(job, cseq) % total;
+	*lender = NULL;
+	if (v < tail)
+		return &l->slot[l->heads + v];
+	v -= tail;
+	for (i = 0; i < l->nina; i++) {
+		const struct sjob *ij = &s->j[l->ina[i]];
+		uint32_t k = ij->lend.lent;
+
+		if (v < k) {
+			*lender = ij;
+			*first = h - k;
+			return &l->slot[ij->head + h - k + v];
+		}
+		v -= k;
+	}
+	return NULL;
+}
+
+void ia_sim_tail(struct sim *s, uint32_t job, uint32_t cseq, uint32_t w)
+{
+	struct sjob *j = &s->j[job];
+	struct leaf *l = &s->leaf[j->pub->leaf];
+	uint64_t bit = 1ull << w, full = ia_sim_full(j);
+	const struct sjob *lender;
+	uint32_t first = 0;
+	struct slot *sl;
+
+	sl = bit == full ? NULL : tail_find(s, l, job, cseq, &lender, &first);
+	if (!sl) {
+		/* Nothing to add it to, or no tail at all: on as it is. */
+		ia_sim_up(s, job, cseq, bit, 0);
+		return;
+	}
+	if (sl->tail) {
+		if (sl->tjob == job && sl->tseq == cseq) {
+			if (sl->tset & bit)
+				return;		/* duplicate */
+			s->hits++;
+			sl->tset |= bit;
+			if (sl->tset == full) {
+				/* Complete: the aggregate goes up, the slot returns to its head. */
+				s->slot_time += s->now - sl->born;
+				sl->tail = 0;
+				ia_sim_up(s, job, cseq, full, sl->tflags);
+			}
+			return;
+		}
+		/* Another chunk's: young, it stays; old, this claim flushes it. */
+		if (s->now - sl->born < s->age)
+			goto coll;
+		tail_out(s, sl, true);
+	} else if (sl->hstate != HS_EMPTY && !(lender && head_free(s, l, lender, sl, first))) {
+		goto coll;	/* a head slot its own job still needs */
+	}
+	s->claims++;
+	sl->tail = 1;
+	sl->tjob = job;
+	sl->tseq = cseq;
+	sl->tset = bit;
+	sl->tflags = 0;
+	sl->born = s->now;
+	return;
+coll:
+	s->collided++;
+	ia_sim_up(s, job, cseq, bit, IA_F_COLL);
+}
+
+void ia_sim_lend_sample(struct sim *s)
+{
+	struct ia_lend_policy pol = {
+		.hold = s->cfg->lend_hold ? s->cfg->lend_hold : IA_LEND_HOLD_DEFAULT,
+	};
+	uint32_t h = s->cfg->window;
+
+	for (uint32_t v = 0; v < s->nleaves; v++) {
+		struct leaf *l = &s->leaf[v];
+
+		for (uint32_t i = 0; i < l->nina; i++) {
+			struct sjob *ij = &s->j[l->ina[i]];
+			uint32_t open = 0, win = ij->running ? ia_cc_window(&ij->cc) : 0;
+
+			for (uint32_t x = 0; x < h; x++)
+				open += l->slot[ij->head + x].hstate == HS_OPEN;
+			/*
+			 * The senders' window: each worker reports its own, 0 once
+			 * its run ended; before any report, the worker window.
+			 */
+			if (!ij->running && !ij->iter && !ij->next)
+				win = ia_job_worker_window(h);
+			ia_lend_commit(&ij->lend, ia_lend_decide(&pol, &ij->lend, h, win, open));
+		}
+	}
+}
