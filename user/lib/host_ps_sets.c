@@ -7,9 +7,8 @@
  * which never aggregates), the partial overlaps. If every piece merged so
  * far lies wholly inside or wholly outside the partial, subtracting the ones
  * inside leaves exactly the sum of its new members: sums are modulo 2^32, so
- * the subtraction is exact. Dropping such a partial whole left its other
- * members to their own timers, and a PS job that ran on alone completed one
- * chunk per timer (docs/cc-live.md).
+ * the subtraction is exact. Dropped whole, its other members' contributions
+ * wait for their own timers.
  */
 #include <errno.h>
 #include <stdlib.h>
