@@ -28,10 +28,10 @@
  *   after the latest such result. Other chunks sent once wait BACKSTOP
  *   times as long. The job's last chunk, once the window waits for it,
  *   waits only as long as a resent chunk: nothing sent after it can reveal
- *   its loss. A resent chunk, known lost once,
- *   has its own timer, ia_wt_resent_base() after its latest send, so that
- *   many chunks recover at once (twice the shortest round trip, or of the
- *   shortest answer to a resend if shorter); it doubles with each timer resend, at most
+ *   its loss. A resent chunk, known lost once, has its own timer,
+ *   ia_wt_resent_base() after its latest send, so that many chunks recover
+ *   at once (twice the shortest round trip, or of the shortest answer to a
+ *   resend if shorter); it doubles with each timer resend, at most
  *   PROGRESS_BACKOFF times while other results come (the first open chunk
  *   once: host_wtimer.c), and beyond that up to 2^BACKOFF_MAX after
  *   BACKOFF_FREE resends with no result at all. Timer resends other than of
