@@ -319,8 +319,9 @@ TEST(worker_probes_newest_chunk)
  * (min_rtt 15 ms) would space a resent chunk's resends 30-60 ms apart,
  * while a result lost on the way down is answered from a blue switch
  * within a millisecond. Window 1, floor 2 ms: chunk 0's result after
- * 15 ms (its timer before any sample: 20 ms), chunk 1's resend answered at once (flagged RETX), then chunk 2's
- * resends come 2 answer_rtt (the floor) apart, doubled once.
+ * 15 ms (its timer before any sample: 20 ms), chunk 1's resend answered
+ * at once (flagged RETX), then chunk 2's resends come 2 answer_rtt (the
+ * floor) apart, doubled once.
  */
 TEST(worker_resent_wait_follows_answers)
 {
