@@ -112,10 +112,10 @@ uint64_t ia_wt_timer_at(const struct wrun *r, uint64_t idx, uint64_t top)
 	if (c->sends == 1 && first && idx + 1 == r->nchunks)
 		return from + ia_wt_resent_base(r);
 	if (c->sends == 1 && first) {
-		from = c->xmit + ia_wt_fresh_base(r);
-		t = ia_wt_resent_base(r);
-		t = r->last_fresh + (t < RTO_MIN_NS ? RTO_MIN_NS : t);
-		return from > t ? from : t;
+		uint64_t own = c->xmit + ia_wt_fresh_base(r), after = ia_wt_resent_base(r);
+
+		after = r->last_fresh + (after < RTO_MIN_NS ? RTO_MIN_NS : after);
+		return own > after ? own : after;
 	}
 	if (c->sends == 1)
 		return from + (probe ? ia_wt_fresh_base(r) : BACKSTOP * ia_wt_fresh_base(r));
