@@ -322,6 +322,46 @@ TEST_F(wk, ce_results_are_marks)
 	EXPECT_GE(4, self->st.min_cwnd);
 }
 
+/*
+ * A job's runs share cfg.path: atp's window, cut by marks at the end of the
+ * first run, is where the second (no marks) begins, and it grows from there;
+ * the cuts counted are each run's own. A path of another policy is ignored.
+ */
+TEST_F(wk, runs_go_on_from_the_path)
+{
+	struct ia_worker_path path = { 0 };
+	char err[128] = "";
+	uint32_t end;
+
+	self->cfg.cc = IA_CC_ATP;
+	self->cfg.path = &path;
+	self->f.ce = true;
+	self->f.coll_lo = 48;
+	self->f.coll_hi = 64;
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	end = self->st.cwnd;
+	EXPECT_GT(8, end);
+	EXPECT_LE(1, self->st.cuts);
+	EXPECT_TRUE(path.valid);
+	EXPECT_EQ(end, path.cc.cwnd);
+	EXPECT_LT(0, path.min_rtt);
+
+	self->f = (struct fake_ps){ .fd = self->f.fd, .nchunks = 64 };
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(end, self->st.min_cwnd);
+	EXPECT_LT(end, self->st.cwnd);
+	EXPECT_EQ(0, self->st.cuts);
+	EXPECT_EQ(0, self->st.marks);
+
+	/* Without the path, or with another policy's, a run starts at the full window. */
+	path.cc.cwnd = 2;
+	self->cfg.cc = IA_CC_A2TP;
+	self->f.answered = 0;
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(8, self->st.min_cwnd);
+	EXPECT_EQ(IA_CC_A2TP, path.cc.cfg.policy);
+}
+
 /* A contribution arriving CE at the PS marks its chunk's result, as IA_F_MARK does. */
 TEST_F(ps, takes_ce_as_a_mark)
 {

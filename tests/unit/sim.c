@@ -323,13 +323,14 @@ TEST(results_taken_in_batches_spare_the_queue)
  * member claims the slot; other chunks collide with it until it is older
  * than the flush age, and the next claim then flushes it (one message up).
  * Partials that are never flushed block their slots for good; flushed at
- * once, they block none but cost a message each.
+ * once, they block none but cost a message each. In this mix a collided
+ * partial's slot is claimed again 60-90 ms later: 80 ms flushes some.
  */
 TEST(stale_partials_flushed_by_age)
 {
 	struct ia_sim_res r[3];
 	struct ia_sim_mixjob mix[8];
-	static const double age[3] = { 10, 1e-3, 1e-6 };
+	static const double age[3] = { 10, 80e-3, 1e-6 };
 	struct ia_sim_cfg c;
 
 	for (int a = 0; a < 3; a++) {

@@ -183,6 +183,7 @@ static int stream_allreduce(struct ia_api *h, uint64_t n, uint32_t kind, char *e
 		.base_seq = (uint32_t)h->next_seq, .chunk = IA_API_CHUNK, .window = h->window,
 		.timeout_ms = h->timeout_ms, .retries = h->retries, .nworkers = h->nworkers,
 		.cc = h->cc, .ps_job = h->ps_job, .report_sock = h->sock[0] ? h->sock : NULL,
+		.path = &h->path,
 	};
 	uint32_t tag = call_tag(n, h->next_seq, kind);
 	struct ia_worker *w;

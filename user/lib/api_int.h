@@ -24,6 +24,7 @@ struct ia_api {
 	bool ps_job;		/* the job is a PS job (flexina cuts it harder) */
 	char sock[108];		/* joined by the daemon there, as a worker of an INA
 				 * job: the link window is reported to it */
+	struct ia_worker_path path;	/* window and round trips, from call to call */
 	uint64_t capacity;	/* stream length in elements */
 	uint64_t next_seq;	/* first chunk of the next call */
 	uint64_t calls;

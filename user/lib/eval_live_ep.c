@@ -146,6 +146,7 @@ static void worker_main(struct ia_live *L, json_object *job, int i, const struct
 		.report_sock = lj->ps ? NULL : L->sock,
 	};
 	int32_t *vec = malloc(L->c.iters * n * sizeof(*vec)), *out = malloc(n * sizeof(*out));
+	struct ia_worker_path path = { 0 };
 	char c;
 
 	lw->rc = -1;
@@ -168,6 +169,8 @@ static void worker_main(struct ia_live *L, json_object *job, int i, const struct
 	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &c, 1) != 0)
 		_exit(1);
 	lw->exact = 1;
+	/* The job's iterations go on from the window and round trips the last one left. */
+	cfg.path = &path;
 	for (uint32_t it = 0; it < L->c.iters; it++) {
 		struct ia_worker_stats st;
 		struct ia_worker *wk;

@@ -56,6 +56,19 @@ struct ia_host_faults {
 	uint64_t seed;
 };
 
+/*
+ * What a worker learns of its path and keeps from one run to the next
+ * (cfg.path): the window policy's state and the round trips. The runs of a
+ * job's iterations share one, so that each starts from the window the last
+ * one ended with: started afresh, every worker sends its full window at each
+ * iteration, a burst no window policy gets to control (docs/cc.md).
+ */
+struct ia_worker_path {
+	bool valid;			/* set by a run; zero it to start afresh */
+	struct ia_cc cc;
+	uint64_t srtt, rttvar, min_rtt, rto, answer_rtt;
+};
+
 struct ia_worker_cfg {
 	uint32_t job;
 	uint32_t id;			/* sender id of this worker's contributions */
@@ -73,6 +86,12 @@ struct ia_worker_cfg {
 	uint32_t nworkers;		/* if non-zero, a result must carry this nworkers */
 	enum ia_cc_policy cc;		/* window policy (cc.h, docs/cc.md); 0: fixed */
 	bool ps_job;			/* a PS job (flexina cuts its window harder) */
+	/*
+	 * Optional: where a run starts and leaves its window and round trips
+	 * (above); ignored when its window policy's settings are not this
+	 * cfg's. NULL: every run starts at the full window.
+	 */
+	struct ia_worker_path *path;
 	volatile sig_atomic_t *stop;	/* optional: set to end run() with -EINTR */
 	/*
 	 * Optional: the link window, stored after every change, for whoever

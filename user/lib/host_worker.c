@@ -153,8 +153,8 @@ static void cc_stats(struct wrun *r)
 	st->awnd = ia_cc_agg_window(&r->cc);
 	st->min_cwnd = st->cwnd < st->min_cwnd ? st->cwnd : st->min_cwnd;
 	st->min_awnd = st->awnd < st->min_awnd ? st->awnd : st->min_awnd;
-	st->cuts = r->cc.cuts;
-	st->acuts = r->cc.acuts;
+	st->cuts = r->cc.cuts - r->cuts0;
+	st->acuts = r->cc.acuts - r->acuts0;
 	if (r->w->cfg.window_now)
 		*r->w->cfg.window_now = st->cwnd;
 	ia_wreport_set(&r->rep, st->cwnd);
@@ -350,6 +350,37 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 	return 0;
 }
 
+/* The window and round trips the last run left in cfg.path, if it ran this policy. */
+static void path_load(struct wrun *r)
+{
+	const struct ia_worker_path *p = r->w->cfg.path;
+	const struct ia_cc_cfg *a = &r->cc.cfg;
+
+	if (!p || !p->valid || p->cc.cfg.policy != a->policy || p->cc.cfg.ps != a->ps ||
+	    p->cc.cfg.wmin != a->wmin || p->cc.cfg.wmax != a->wmax)
+		return;
+	r->cc = p->cc;
+	r->cuts0 = p->cc.cuts;
+	r->acuts0 = p->cc.acuts;
+	r->srtt = p->srtt;
+	r->rttvar = p->rttvar;
+	r->min_rtt = p->min_rtt;
+	r->answer_rtt = p->answer_rtt;
+	r->rto = p->rto > r->floor ? p->rto : r->floor;
+}
+
+static void path_save(const struct wrun *r)
+{
+	struct ia_worker_path *p = r->w->cfg.path;
+
+	if (!p)
+		return;
+	*p = (struct ia_worker_path){
+		.valid = true, .cc = r->cc, .srtt = r->srtt, .rttvar = r->rttvar,
+		.min_rtt = r->min_rtt, .rto = r->rto, .answer_rtt = r->answer_rtt,
+	};
+}
+
 int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n, char *err,
 		  size_t errlen)
 {
@@ -373,13 +404,14 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 		free(r.ch);
 		return ia_fail(err, errlen, ret, "window policy %d: invalid", w->cfg.cc);
 	}
+	r.rto = r.floor = w->cfg.timeout_ms * NS_PER_MS;
+	path_load(&r);
 	w->st.min_cwnd = w->st.min_awnd = UINT32_MAX;
 	/* An INA job's head lends what its window leaves idle (docs/cc.md). */
 	if (w->cfg.report_sock && !w->cfg.ps_job)
 		ia_wreport_start(&r.rep, w->cfg.report_sock, w->cfg.job, w->cfg.id,
 				 ia_cc_window(&r.cc));
 	cc_stats(&r);
-	r.rto = r.floor = w->cfg.timeout_ms * NS_PER_MS;
 	r.t0 = r.last_progress = ia_io_now_ns();
 	r.tokens = TOKENS_MAX;
 	while (r.done < r.nchunks) {
@@ -425,6 +457,7 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 	w->st.answer_rtt_us = r.answer_rtt / 1000;
 	w->st.rto_us = r.rto / 1000;
 out:
+	path_save(&r);
 	ia_wreport_stop(&r.rep);
 	w->st.reports = r.rep.sent;
 	w->st.report_err = r.rep.ret;

@@ -63,6 +63,7 @@ struct wrun {
 	struct wchunk *ch;
 	uint64_t lo, next, done;	/* first without result, first unsent, results */
 	struct ia_cc cc;		/* window policy (cfg.cc): ia_cc_window(), 1..cfg.window */
+	uint64_t cuts0, acuts0;		/* cc's cuts when the run began (cfg.path) */
 	uint32_t inmem;			/* chunks in flight that may use switch memory */
 	uint64_t t0;
 	/* Round-trip time (RFC 6298); srtt 0: no sample yet. */

@@ -8,8 +8,8 @@
  *   where the job aggregates, and every aggregate or raw message crosses one
  *   bottleneck (the root's uplink to the PSs): a FIFO of `rate` messages/s
  *   with a buffer (more is dropped) and a marking threshold.
- * - A job's workers share one window (ia_cc, window / 2 at most, afresh
- *   each iteration as the worker opens a new run): chunk i only while
+ * - A job's workers share one window (ia_cc, window / 2 at most, carried
+ *   from one iteration to the next as the worker's cfg.path): chunk i only while
  *   i < lo + cwnd. Each worker sends each chunk itself, once its own compute
  *   time since the iteration began is over (a straggler last), and its
  *   message reaches the leaf as one message: sim_mem.c decides there, by the
@@ -243,17 +243,18 @@ static void psrx(struct sim *s, const struct ev *e)
 static void iteration_start(struct sim *s, uint32_t job)
 {
 	struct sjob *j = &s->j[job];
-
 	struct ia_cc_cfg cc = j->cc.cfg;
 
 	for (uint32_t i = 0; i < j->pub->chunks; i++)
 		j->ch[i].state = CH_IDLE;
 	j->lo = j->next = 0;
 	j->running = true;
-	/* Each iteration is a new run of the worker: a fresh window and round trips. */
-	if (ia_cc_init(&j->cc, &cc, (uint64_t)(s->now * 1e9)))
-		s->err = -EINVAL;
-	j->min_rtt = 0;
+	/* Later iterations go on from the window and round trips the last left (cfg.path). */
+	if (!j->iter) {
+		if (ia_cc_init(&j->cc, &cc, (uint64_t)(s->now * 1e9)))
+			s->err = -EINVAL;
+		j->min_rtt = 0;
+	}
 	j->last_cut = -1;
 	j->last_fresh = j->last_result = s->now;
 	try_send(s, job);
