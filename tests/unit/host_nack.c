@@ -217,10 +217,8 @@ TEST(worker_resends_on_nack)
 	int ps;
 
 	cfg.port = port;
-	ps = bound(4, port);
-	ASSERT_LE(0, ps);
-	ASSERT_EQ(0, ia_worker_open(&cfg, &r.w, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
-	ASSERT_EQ(0, pthread_create(&th, NULL, worker_thread, &r));
+	ps = worker_start(&cfg, &r, &th);
+	ASSERT_LE(0, ps) TH_LOG("%s", r.err);
 	for (uint32_t s = 0; s < NCH; s++) {
 		ASSERT_LT(0, recv_msg(ps, 1000, &h));
 		ASSERT_EQ(s, ntohl(h.seq));
@@ -274,10 +272,8 @@ TEST(worker_probes_newest_chunk)
 	int ps, probes = 0, firsts = 0;
 
 	cfg.port = port;
-	ps = bound(4, port);
-	ASSERT_LE(0, ps);
-	ASSERT_EQ(0, ia_worker_open(&cfg, &r.w, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
-	ASSERT_EQ(0, pthread_create(&th, NULL, worker_thread, &r));
+	ps = worker_start(&cfg, &r, &th);
+	ASSERT_LE(0, ps) TH_LOG("%s", r.err);
 	for (uint32_t s = 0; s < NCH; s++) {
 		ASSERT_LT(0, recv_msg(ps, 1000, &h));
 		ASSERT_EQ(s, ntohl(h.seq));
@@ -339,10 +335,8 @@ TEST(worker_resent_wait_follows_answers)
 	int ps;
 
 	cfg.port = port;
-	ps = bound(4, port);
-	ASSERT_LE(0, ps);
-	ASSERT_EQ(0, ia_worker_open(&cfg, &r.w, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
-	ASSERT_EQ(0, pthread_create(&th, NULL, worker_thread, &r));
+	ps = worker_start(&cfg, &r, &th);
+	ASSERT_LE(0, ps) TH_LOG("%s", r.err);
 	ASSERT_LT(0, recv_msg(ps, 1000, &h));
 	ASSERT_EQ(0, ntohl(h.seq));
 	usleep(15000);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,6 +96,30 @@ static inline void *worker_thread(void *arg)
 
 	r->ret = ia_worker_run(r->w, r->vec, r->vec, r->n, r->err, sizeof(r->err));
 	return NULL;
+}
+
+/*
+ * Binds the PS's socket at 127.0.0.4:cfg->port, opens r->w with cfg and
+ * starts its run in *th: the PS's socket, or -1 (r->err says why when the
+ * worker did not open).
+ */
+static inline int worker_start(const struct ia_worker_cfg *cfg, struct worker_run *r,
+			       pthread_t *th)
+{
+	int ps = bound(4, cfg->port);
+
+	if (ps < 0)
+		return -1;
+	if (ia_worker_open(cfg, &r->w, r->err, sizeof(r->err))) {
+		close(ps);
+		return -1;
+	}
+	if (pthread_create(th, NULL, worker_thread, r)) {
+		ia_worker_close(r->w);
+		close(ps);
+		return -1;
+	}
+	return ps;
 }
 
 #endif

@@ -59,10 +59,8 @@ TEST(first_chunk_timer_not_pushed_by_fresh_results)
 	int ps, timer_resends = 0;
 
 	cfg.port = port;
-	ps = bound(4, port);
-	ASSERT_LE(0, ps);
-	ASSERT_EQ(0, ia_worker_open(&cfg, &r.w, r.err, sizeof(r.err))) TH_LOG("%s", r.err);
-	ASSERT_EQ(0, pthread_create(&th, NULL, worker_thread, &r));
+	ps = worker_start(&cfg, &r, &th);
+	ASSERT_LE(0, ps) TH_LOG("%s", r.err);
 	for (uint32_t s = 0; s < NCH; s++) {
 		ASSERT_LT(0, recv_msg(ps, 1000, &h));
 		ASSERT_EQ(s, ntohl(h.seq));
