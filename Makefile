@@ -21,7 +21,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB	 := $(BUILD)/libinagg.a
 # libinagg.so: the stable API (include/inagg/api.h) and the host endpoint under it.
 SO	 := $(BUILD)/libinagg.so
-SO_OBJS	 := $(patsubst %,$(BUILD)/user/lib/%.o,api api_join ctl err host_worker host_report host_ps host_ps_nack host_ps_late host_ps_sets host_io \
+SO_OBJS	 := $(patsubst %,$(BUILD)/user/lib/%.o,api api_float api_join ctl err host_worker host_report host_ps host_ps_nack host_ps_late host_ps_sets host_io \
 	      host_wtimer host_vec host_fx cc cc_job)
 CLI_SRCS := $(wildcard user/inagg/*.c)
 CLI	 := $(BUILD)/inagg

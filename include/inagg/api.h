@@ -41,7 +41,7 @@
 extern "C" {
 #endif
 
-#define IA_API_VERSION		1
+#define IA_API_VERSION		2
 #define IA_API_ERRLEN		256
 #define IA_API_CHUNK		256		/* elements per message (IA_MAX_ELEMS) */
 #define IA_API_CAPACITY		(1ull << 30)	/* default stream length, in elements */
@@ -98,6 +98,25 @@ int ia_api_allreduce_i32(struct ia_api *h, int32_t *v, uint64_t n, char *err, si
  * elements on the wire.
  */
 int ia_api_allreduce_i64(struct ia_api *h, int64_t *v, uint64_t n, char *err, size_t errlen);
+
+/* Flags of ia_api_allreduce_f32(). */
+#define IA_API_F32_MEAN		0x1	/* the mean over the workers, not the sum */
+
+/*
+ * v[0..n) (finite float32) becomes the sum over the job's workers (the mean
+ * with IA_API_F32_MEAN), carried as int32 fixed point at a scale that cannot
+ * wrap, agreed in the same call (docs/pytorch.md). rank: this worker's slot,
+ * 0..nworkers-1, one per worker. *exponent: the agreed e (every |v| < 2^e);
+ * on return the largest exponent any worker reported, *frac (if not NULL)
+ * the scale used: the sum is within nworkers * 2^-(frac+1) of the exact one.
+ * -ERANGE: some worker's values reached 2^e; v is unchanged, every worker got
+ * -ERANGE, and all call again with the new *exponent. -EDOM: a value here is
+ * not finite; nothing was sent.
+ */
+int ia_api_allreduce_f32(struct ia_api *h, float *v, uint64_t n, int rank, int *exponent,
+			 int *frac, unsigned int flags, char *err, size_t errlen);
+/* Seconds of the last float all-reduce's phases in ns: encode, network, decode. */
+int ia_api_phase_ns(const struct ia_api *h, uint64_t ns[3]);
 
 /*
  * PS: serves the job's stream until *stop becomes non-zero (checked every

@@ -11,7 +11,7 @@ import ctypes
 import errno
 import os
 
-API_VERSION = 1
+API_VERSION = 2
 ERRLEN = 256
 
 # Options of enum ia_api_opt.
@@ -19,6 +19,8 @@ OPT_RETRIES = 1
 OPT_TIMEOUT_MS = 2
 OPT_WINDOW = 3
 OPT_CAPACITY = 4
+# Flags of ia_api_allreduce_f32().
+F32_MEAN = 0x1
 
 
 class InaggError(RuntimeError):
@@ -94,6 +96,9 @@ def lib():
         "ia_api_index": [h],
         "ia_api_allreduce_i32": [h, ctypes.c_void_p, u64, e, n],
         "ia_api_allreduce_i64": [h, ctypes.c_void_p, u64, e, n],
+        "ia_api_allreduce_f32": [h, ctypes.c_void_p, u64, i, ctypes.POINTER(i),
+                                 ctypes.POINTER(i), ctypes.c_uint, e, n],
+        "ia_api_phase_ns": [h, ctypes.POINTER(u64)],
         "ia_api_ps_serve": [h, ctypes.POINTER(ctypes.c_int), e, n],
         "ia_api_close": [h],
     }
@@ -110,6 +115,8 @@ _CLASSES = {
     errno.ECONNREFUSED: JobRefused,
     errno.EHOSTUNREACH: Unreachable,
     errno.EPROTO: Mismatch,
+    errno.EDOM: WrapRisk,
+    errno.ERANGE: WrapRisk,
     errno.EINVAL: None,
 }
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Workers and the PS of an inagg job: Python handles over include/inagg/api.h."""
 import ctypes
+import errno
 import operator
 import os
 import threading
@@ -120,6 +121,32 @@ class Worker(_Handle):
                              "(floats: inagg.fixed)")
         check(f(self._h, v.ctypes.data, v.size, self._err, _lib.ERRLEN), self._err)
         return v
+
+
+    def allreduce_f32(self, v, rank, exponent, mean=False):
+        """In place: v (a C-contiguous float32 numpy array) becomes the sum (or the
+        mean) over the job's workers through fixed point at the scale of the agreed
+        exponent (every |v| < 2^exponent; docs/pytorch.md). Returns (ok, emax,
+        frac): ok False when some worker reached 2^exponent (v unchanged: call again
+        with emax, as every worker does), emax the largest exponent reported."""
+        if not isinstance(v, np.ndarray) or v.dtype != np.float32 or \
+                not v.flags.c_contiguous or not v.flags.writeable:
+            raise ValueError("allreduce_f32: a writeable C-contiguous float32 numpy array")
+        e, f = ctypes.c_int(exponent), ctypes.c_int(0)
+        ret = self._lib.ia_api_allreduce_f32(self._open(), v.ctypes.data, v.size, rank,
+                                             ctypes.byref(e), ctypes.byref(f),
+                                             _lib.F32_MEAN if mean else 0, self._err,
+                                             _lib.ERRLEN)
+        if ret == -errno.ERANGE:
+            return False, e.value, f.value
+        check(ret, self._err)
+        return True, e.value, f.value
+
+    def phases(self):
+        """Seconds of the last allreduce_f32's encode, network and decode."""
+        ns = (ctypes.c_uint64 * 3)()
+        self._lib.ia_api_phase_ns(self._open(), ns)
+        return dict(zip(("encode", "net", "decode"), (x / 1e9 for x in ns)))
 
 
 class PS(_Handle):

@@ -21,9 +21,15 @@ scale of the largest exponent now known (which fits by construction). The
 next step starts from that exponent plus a margin. So a gradient is never
 decoded from a sum that could have wrapped; NaN or infinity raises WrapRisk.
 
-The hook runs synchronously (the all-reduce blocks the backward pass that
-reached the bucket) and returns a completed future.
+The hook returns at once with a future that a thread of the hook completes
+when the bucket's all-reduce has (one thread per hook, so that every worker
+makes its calls in DDP's bucket order): backward goes on while buckets
+travel, as with Gloo's and NCCL's hooks. float32 buckets are encoded, sent,
+and decoded into the bucket in place by libinagg (ia_api_allreduce_f32: one
+pass each way, no copy); other dtypes and the verify mode take the numpy
+path of reduce(), synchronously.
 """
+import concurrent.futures
 import errno
 import math
 
@@ -59,6 +65,8 @@ class Hook:
         self.records = []
         self.step = 0
         self.resends = 0
+        self.phases = {}	# the last reduce_into()'s seconds: encode, net, decode
+        self._thread = None
 
     def _once(self, g, e_local, agreed):
         n = self.n
@@ -92,10 +100,37 @@ class Hook:
         raise WrapRisk(errno.ERANGE, f"step {self.step}: values over the scale of their own "
                        "exponents (a worker changed its gradient during the all-reduce?)")
 
+    def reduce_into(self, v, key=0, mean=False):
+        """In place: v (C-contiguous float32 numpy) becomes the sum (or mean) over
+        workers, within N * 2^-(frac+1) of the exact one plus float32 rounding, by
+        libinagg in one pass each way. Returns (frac, emax); WrapRisk as reduce()."""
+        agreed = self.exp.get(key, FIRST_EXPONENT)
+        for attempt in range(2):
+            ok, emax, frac = self.worker.allreduce_f32(v, self.rank, agreed, mean)
+            self.phases = self.worker.phases()
+            if ok:
+                self.exp[key] = emax + self.margin
+                return frac, emax
+            # Every worker saw the same count and exponents: all resend alike.
+            self.resends += 1
+            agreed = emax
+        raise WrapRisk(errno.ERANGE, f"step {self.step}: values over the scale of their own "
+                       "exponents (a worker changed its gradient during the all-reduce?)")
+
+    def submit(self, fn):
+        """fn() on the hook's one thread, in the order submitted."""
+        if self._thread is None:
+            self._thread = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="inagg-hook")
+        return self._thread.submit(fn)
+
 
 def allreduce_hook(state, bucket):
     """register_comm_hook(state, allreduce_hook): the mean gradient through inagg."""
     buf = bucket.buffer()
+    if state.verify_group is None and buf.dtype == torch.float32 and buf.device.type == "cpu" \
+            and buf.is_contiguous():
+        return _async_mean(state, bucket, buf)
     g = buf.detach().cpu().numpy().astype(np.float32, copy=False)
     total, frac, emax = state.reduce(g, bucket.index())
     n = state.n
@@ -106,6 +141,24 @@ def allreduce_hook(state, bucket):
         state.step += 1
     fut = torch.futures.Future()
     fut.set_result(buf)
+    return fut
+
+
+def _async_mean(state, bucket, buf):
+    """The mean of a float32 bucket, in place, completed on the hook's thread."""
+    arr = buf.detach().numpy()	# the bucket's own memory
+    index = bucket.index()
+    fut = torch.futures.Future()
+
+    def work():
+        try:
+            state.reduce_into(arr, index, mean=True)
+            fut.set_result(buf)
+        except BaseException as e:	# the training loop's wait() raises it
+            fut.set_exception(e)
+    state.submit(work)
+    if bucket.is_last():
+        state.step += 1
     return fut
 
 

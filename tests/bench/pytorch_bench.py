@@ -9,7 +9,8 @@ the times and of the per-round ratios to Gloo and to all red.
 
 Environment: BENCH_SIZES (comma list, default 1048576,4194304,16777216),
 BENCH_LOADS (workers per leaf, default 2,2,2,2),
-BENCH_ROUNDS (3), BENCH_MBIT (uplink rate, 200), BENCH_PLOT (directory
+BENCH_ROUNDS (3), BENCH_CONFIGS (a comma list such as all-red,k5: only
+these and Gloo), BENCH_MBIT (uplink rate, 200), BENCH_PLOT (directory
 for pytorch_bench.dat/.gp/.png, default build/bench)."""
 import json
 import os
@@ -28,8 +29,9 @@ from inagg import net  # noqa: E402
 # loads SMC makes the root alone blue for k = 1, 2, 4; BENCH_LOADS=4,2,1,1 makes k matter
 # (model congestion 4, 2, 1).
 LOADS = [int(x) for x in os.environ.get("BENCH_LOADS", "2,2,2,2").split(",")]
-TOPO = {"switches": [{"name": "s0", "parent": None, "capacity": 4}] + [
-    {"name": f"s{i + 1}", "parent": "s0", "load": n, "capacity": 4} for i, n in enumerate(LOADS)]}
+TOPO = {"switches": [{"name": "s0", "parent": None, "capacity": 16}] + [
+    {"name": f"s{i + 1}", "parent": "s0", "load": n, "capacity": 16}
+    for i, n in enumerate(LOADS)]}
 SIZES = [int(x) for x in os.environ.get("BENCH_SIZES", "1048576,4194304,16777216").split(",")]
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 MBIT = float(os.environ.get("BENCH_MBIT", "200"))
@@ -67,48 +69,79 @@ def fmt_range(xs, f="{:.3f}"):
     return f"{f.format(statistics.median(xs))} ({f.format(min(xs))}-{f.format(max(xs))})"
 
 
-def report(times, models):
-    names = ["gloo", "all-red", "k1", "k2", "k4"]
-    t = {(x["size"], x["round"], x["config"]): x["seconds"] for x in times}
-    print(f"# uplinks {MBIT:g} Mbit/s (tbf), {ROUNDS} interleaved rounds; model congestion "
-          "(messages per chunk on the worst uplink): " +
+def frame_bytes(chunk):
+    """Bytes a tbf counts for one inagg message of chunk elements (Ethernet, IP, UDP, inagg)."""
+    return 14 + 20 + 8 + 22 + 4 * chunk
+
+
+def link_bound(size, name, model, chunk):
+    """Seconds the busiest uplink needs for this configuration's bytes in one direction.
+
+    inagg: its model congestion (messages per chunk on the worst uplink, every rate 1) times
+    the chunks of one call (the hook's N + 1 slots and the call tag ride along). Gloo's ring:
+    2 (N - 1) / N vectors over a leaf uplink in TCP segments of MSS 1448 (MTU 1500, 66 bytes
+    of Ethernet, IP, TCP with timestamps per segment)."""
+    rate = MBIT * 1e6 / 8
+    n = sum(LOADS)
+    if name == "gloo":
+        return 2 * (n - 1) / n * 4 * size * (1448 + 66) / 1448 / rate
+    chunks = -(-(size + n + 2) // chunk)
+    return model * chunks * frame_bytes(chunk) / rate
+
+
+def report(times, models, names, chunk):
+    rows = {(x["size"], x["round"], x["config"]): x for x in times}
+    print(f"# {sum(LOADS)} workers, leaves {LOADS}, uplinks {MBIT:g} Mbit/s (tbf), {ROUNDS} "
+          "interleaved rounds; model congestion (messages per chunk on the worst uplink): " +
           ", ".join(f"{k} {v}" for k, v in models.items()))
-    print(f"{'elements':>9} {'config':>8} {'median s (range)':>24} "
-          f"{'x Gloo (median, range)':>26} {'x all red':>22}")
-    rows = []
+    print("# bound: bytes over the busiest uplink / its rate; host CPU: workers' and PS "
+          "processes' user + system per GB of vector; softirq: the whole machine's per GB")
+    print(f"{'elements':>9} {'config':>8} {'bound s':>7} {'median s (range)':>22} "
+          f"{'x bound':>18} {'x Gloo':>18} {'host cpu s/GB':>13} {'softirq s/GB':>12} "
+          f"{'encode/net/decode s':>20}")
+    out = []
     for size in SIZES:
+        gb = 4 * size / 1e9
         for name in names:
-            secs = [t[(size, r, name)] for r in range(ROUNDS)]
-            vs_g = [t[(size, r, name)] / t[(size, r, "gloo")] for r in range(ROUNDS)]
-            vs_r = [t[(size, r, name)] / t[(size, r, "all-red")] for r in range(ROUNDS)]
-            print(f"{size:>9} {name:>8} {fmt_range(secs):>24} {fmt_range(vs_g, '{:.2f}'):>26} "
-                  f"{fmt_range(vs_r, '{:.2f}'):>22}")
-            rows.append((size, name, statistics.median(secs), min(secs), max(secs)))
-    return rows
+            rs = [rows[(size, r, name)] for r in range(ROUNDS)]
+            secs = [x["seconds"] for x in rs]
+            bound = link_bound(size, name, models.get(name, 0), chunk)
+            vs_b = [t / bound for t in secs]
+            vs_g = [x["seconds"] / rows[(size, r, "gloo")]["seconds"] for r, x in enumerate(rs)]
+            cpu = statistics.median(x["host_cpu"] for x in rs) / gb
+            sirq = statistics.median(x["softirq"] for x in rs) / gb
+            ph = "/".join(f"{statistics.median(x[k] for x in rs):.2f}"
+                          for k in ("encode", "net", "decode"))
+            print(f"{size:>9} {name:>8} {bound:>7.2f} {fmt_range(secs, '{:.2f}'):>22} "
+                  f"{fmt_range(vs_b, '{:.2f}'):>18} {fmt_range(vs_g, '{:.2f}'):>18} "
+                  f"{cpu:>13.1f} {sirq:>12.1f} {ph if name != 'gloo' else '-':>20}")
+            out.append((size, name, statistics.median(secs), min(secs), max(secs), bound))
+    return out
 
 
-def plot(rows):
+def plot(rows, names):
+    """One plot per size: each configuration's median and range beside its link bound."""
     os.makedirs(PLOT, exist_ok=True)
-    dat = os.path.join(PLOT, "pytorch_bench.dat")
-    names = ("gloo", "all-red", "k1", "k2", "k4")
-    # One block per configuration (gnuplot's index), so that each one's points join.
-    with open(dat, "w") as f:
-        for name in names:
-            f.write(f"# {name}: elements median min max (seconds)\n")
-            for size, n, med, lo, hi in rows:
-                if n == name:
-                    f.write(f"{size} {med:.4f} {lo:.4f} {hi:.4f}\n")
-            f.write("\n\n")
-    gp = os.path.join(PLOT, "pytorch_bench.gp")
-    with open(gp, "w") as f:
-        f.write(f"set terminal pngcairo size 800,500\nset output '{PLOT}/pytorch_bench.png'\n"
-                "set logscale xy\nset xlabel 'float32 elements'\nset ylabel 'all-reduce seconds'\n"
-                "set key left top\n"
-                f"set title 'all-reduce, {sum(LOADS)} workers, uplinks {MBIT:g} Mbit/s'\nplot " +
-                ", ".join(f"'{dat}' index {i} using 1:2:3:4 with yerrorlines title '{n}'"
-                          for i, n in enumerate(names)) + "\n")
-    if subprocess.run(["gnuplot", gp], stderr=subprocess.DEVNULL).returncode == 0:
-        print(f"# plot: {PLOT}/pytorch_bench.png")
+    for size in SIZES:
+        dat = os.path.join(PLOT, f"pytorch_bench_{size}.dat")
+        with open(dat, "w") as f:
+            f.write("# index config median min max bound (seconds)\n")
+            for i, name in enumerate(names):
+                for sz, n, med, lo, hi, bound in rows:
+                    if sz == size and n == name:
+                        f.write(f"{i} {name} {med:.4f} {lo:.4f} {hi:.4f} {bound:.4f}\n")
+        gp = os.path.join(PLOT, f"pytorch_bench_{size}.gp")
+        png = os.path.join(PLOT, f"pytorch_bench_{size}.png")
+        with open(gp, "w") as f:
+            f.write(f"set terminal pngcairo size 800,500\nset output '{png}'\n"
+                    "set style fill solid 0.5\nset boxwidth 0.6\nset yrange [0:*]\n"
+                    "set ylabel 'all-reduce seconds'\nset key left top\n"
+                    f"set title '{size} float32, {sum(LOADS)} workers, uplinks {MBIT:g} Mbit/s'\n"
+                    f"plot '{dat}' using 1:3:xtic(2) with boxes title 'median', "
+                    f"'' using 1:3:4:5 with yerrorbars title 'range' lc rgb 'black', "
+                    f"'' using 1:6 with points pt 7 title 'link bound'\n")
+        if subprocess.run(["gnuplot", gp], stderr=subprocess.DEVNULL).returncode == 0:
+            print(f"# plot: {png}")
 
 
 def main():
@@ -118,14 +151,28 @@ def main():
     t0 = time.monotonic()
     with net.LiveNet(TOPO, rate_mbit=MBIT, kernel_fwd=True) as live:
         jobs, models = {}, {}
-        for name, k, algo in (("all-red", 0, "all-red"), ("k1", 1, "smc"), ("k2", 2, "smc"),
-                              ("k4", 4, "smc")):
+        for name, k, algo in (("all-red", 0, "all-red"), ("all-blue", 0, "all-blue")):
             j = live.submit(k, algo)
-            jobs[name] = j["job"]
-            models[name] = j["congestion"]
+            jobs[name], models[name] = j["job"], j["congestion"]
+        # SMC at every k up to the first that reaches every switch blue's congestion.
+        best = models.pop("all-blue")
+        live.end(jobs.pop("all-blue"))
+        for k in range(1, len(TOPO["switches"]) + 1):
+            j = live.submit(k, "smc")
+            jobs[f"k{k}"], models[f"k{k}"] = j["job"], j["congestion"]
+            if j["congestion"] <= best:
+                break
+        # BENCH_CONFIGS (comma list) runs only these configurations, and Gloo.
+        keep = os.environ.get("BENCH_CONFIGS")
+        if keep:
+            for name in [x for x in jobs if x not in keep.split(",")]:
+                live.end(jobs.pop(name))
+                models.pop(name)
+        names = ["gloo"] + list(jobs)
+        chunk = net.show(next(iter(jobs.values())), live.sock).get("chunk", 256)
         times = run(live, jobs, out)
     os.unlink(out)
-    plot(report(times, models))
+    plot(report(times, models, names, chunk), names)
     print(f"# {time.monotonic() - t0:.0f} s in all")
 
 

@@ -7,6 +7,7 @@ order rotated per round; rank 0 writes the times (max over workers)."""
 import datetime
 import json
 import os
+import resource
 import sys
 import time
 
@@ -34,6 +35,18 @@ if rank < n:
         w = inagg.Worker.join(job, rank, cfg["sock"]).configure(capacity=cfg["capacity"],
                                                                 retries=500)
         hooks[name] = Hook(w)
+def cpu_seconds():
+    """This process's user + system CPU time (a PS's serving thread included)."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def machine_ticks():
+    """The whole machine's /proc/stat CPU line: user, nice, system, idle, iowait, irq, softirq."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:8]]
+
+
 times = []
 for size in cfg["sizes"]:
     g = np.random.default_rng(rank).uniform(-1, 1, size).astype(np.float32)
@@ -45,21 +58,37 @@ for size in cfg["sizes"]:
                 ps = inagg.PS.join(jobs[name], cfg["sock"]).configure(
                     capacity=cfg["capacity"]).start()
             dist.barrier()
-            t = 0.0
+            t, phases = 0.0, {}
+            m0, c0 = machine_ticks(), cpu_seconds()
             if rank < n:
                 t0 = time.monotonic()
                 if name == "gloo":
                     dist.all_reduce(torch.from_numpy(g.copy()), group=wg)
                 else:
-                    hooks[name].reduce(g)
+                    # As Gloo's above: a copy, summed in place (a DDP bucket is).
+                    hooks[name].reduce_into(g.copy())
+                    phases = hooks[name].phases
                 t = time.monotonic() - t0
+            # The PS rank counts its serving thread's CPU until every worker is done.
             tt = torch.tensor([t], dtype=torch.float64)
             dist.all_reduce(tt, op=dist.ReduceOp.MAX)
+            cpu = torch.tensor([cpu_seconds() - c0], dtype=torch.float64)
+            dist.all_reduce(cpu)
+            m1 = machine_ticks()
+            ph = torch.tensor([phases.get(k, 0.0) for k in ("encode", "net", "decode")],
+                              dtype=torch.float64)
+            dist.all_reduce(ph, op=dist.ReduceOp.MAX)
             if ps:
                 ps.stop()
                 ps.close()
             if rank == 0:
-                times.append({"size": size, "round": r, "config": name, "seconds": float(tt)})
+                hz = os.sysconf("SC_CLK_TCK")
+                d = [(b - a) / hz for a, b in zip(m0, m1)]
+                times.append({"size": size, "round": r, "config": name, "seconds": float(tt),
+                              "host_cpu": float(cpu), "softirq": d[6], "system": d[2],
+                              "user": d[0] + d[1], "idle": d[3],
+                              "encode": float(ph[0]), "net": float(ph[1]),
+                              "decode": float(ph[2])})
                 # Kept as it goes: an interrupted bench still has its rounds.
                 with open(cfg["out"], "w") as f:
                     json.dump(times, f)

@@ -160,6 +160,57 @@ def test_hook_agrees_on_a_scale_and_resends_once():
     assert all(np.array_equal(o[0][0], out[0][0][0]) for o in out)
 
 
+def test_float_allreduce_in_c_within_the_bound():
+    """ia_api_allreduce_f32 through Hook.reduce_into: the scale agreed and resent as
+    reduce() does, the mean within the fixed-point bound plus float32's rounding,
+    every worker the same bytes, and the float32 mean reduce() would give exactly."""
+    from inagg.ddp import Hook
+    n = 4
+    gs = [rng.normal(0, 0.01 if i != 2 else 40.0, size=3001).astype(np.float32)
+          for i in range(n)]
+    exact = sum(g.astype(np.float64) for g in gs)
+
+    def body(w, i):
+        h = Hook(w, rank=i)
+        v = gs[i].copy()
+        f1, e1 = h.reduce_into(v, key=0, mean=True)
+        resends = h.resends
+        total, f2, e2 = h.reduce(gs[i], key=0)	# the numpy path at the same scale
+        u = gs[i].copy()
+        f3, e3 = h.reduce_into(u, key=0)	# the sum, at the scale reduce() left
+        return v, f1, e1, resends, total, f2, u, f3, h.phases
+    out, errs = in_workers(7, n, body)
+    assert errs == [None] * n, errs
+    big = fixed.exponent(float(np.abs(gs[2]).max()))
+    for v, f1, e1, resends, total, f2, u, f3, phases in out:
+        assert resends == 1 and e1 == big
+        assert f1 == fixed.frac_for_exponent(big, n)
+        bound = fixed.error_bound(f1, n) / n + 2.0 ** (big - 24)
+        assert np.abs(v.astype(np.float64) - exact / n).max() <= bound
+        assert f3 == f2 == fixed.frac_for_exponent(big + 1, n)
+        # The same integers decoded the same way: bit for bit what numpy gives.
+        assert np.array_equal(u, total.astype(np.float32))
+        assert set(phases) == {"encode", "net", "decode"} and phases["net"] > 0
+    assert all(np.array_equal(o[0], out[0][0]) for o in out)
+
+
+def test_float_allreduce_refuses_non_finite_and_bad_arrays():
+    from inagg.ddp import Hook
+
+    def body(w, i):
+        v = np.array([1.0, np.inf], dtype=np.float32)
+        try:
+            Hook(w, rank=i).reduce_into(v)
+        finally:
+            assert v[1] == np.inf	# nothing written
+    out, errs = in_workers(8, 1, body)
+    assert isinstance(errs[0], inagg.WrapRisk) and "not finite" in str(errs[0]), errs
+    with inagg.Worker(1, 0, 1, "127.0.0.1", "127.0.0.1") as w:
+        raises(ValueError, w.allreduce_f32, np.zeros(4, dtype=np.float64), 0, 0)
+        raises(ValueError, w.allreduce_f32, np.zeros(4, dtype=np.float32), 1, 0)
+        raises(ValueError, w.allreduce_f32, np.zeros(4, dtype=np.float32), 0, 500)
+
+
 def test_hook_refuses_non_finite_gradients():
     from inagg.ddp import Hook
 
@@ -290,13 +341,15 @@ def test_library_exports_only_the_api():
     syms = subprocess.run(["nm", "-D", "--defined-only", _lib._find_library()],
                           capture_output=True, text=True, check=True).stdout.split("\n")
     names = [l.split()[-1].split("@")[0] for l in syms if l.strip()]
-    names = [x for x in names if x != "INAGG_1"]
+    names = [x for x in names if not x.startswith("INAGG_")]	# version nodes
     assert names and all(x.startswith("ia_api_") for x in names), names
 
 
 sys.exit(run([test_frac_for_is_the_largest_safe_scale, test_unsafe_scales_refused,
               test_exponent_scale_never_wraps, test_fixed_sum_within_bound,
               test_int32_and_int64_exact, test_hook_agrees_on_a_scale_and_resends_once,
+              test_float_allreduce_in_c_within_the_bound,
+              test_float_allreduce_refuses_non_finite_and_bad_arrays,
               test_hook_refuses_non_finite_gradients, test_errors_as_exceptions,
               test_out_of_range_integers_refused, test_entry_points_fail_in_one_line,
               test_request_without_an_answer,

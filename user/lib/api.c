@@ -174,8 +174,7 @@ static uint32_t call_tag(uint64_t n, uint64_t seq, uint32_t kind)
  * One all-reduce of words[1..1 + n) as chunks base .. base + C - 1; words[0]
  * carries the call's tag. The buffer is padded to whole chunks.
  */
-static int stream_allreduce(struct ia_api *h, uint64_t n, uint32_t kind, char *err,
-			    size_t errlen)
+int ia_api_stream(struct ia_api *h, uint64_t n, uint32_t kind, char *err, size_t errlen)
 {
 	uint64_t words = n + 1, nchunks = ia_host_nchunks(words, IA_API_CHUNK);
 	struct ia_worker_cfg cfg = {
@@ -227,7 +226,7 @@ static int stream_allreduce(struct ia_api *h, uint64_t n, uint32_t kind, char *e
 	return 0;
 }
 
-static int worker_ready(struct ia_api *h, uint64_t n, uint64_t lanes, char *err, size_t errlen)
+int ia_api_worker_ready(struct ia_api *h, uint64_t n, uint64_t lanes, char *err, size_t errlen)
 {
 	uint64_t need;
 
@@ -254,14 +253,14 @@ static int worker_ready(struct ia_api *h, uint64_t n, uint64_t lanes, char *err,
 
 int ia_api_allreduce_i32(struct ia_api *h, int32_t *v, uint64_t n, char *err, size_t errlen)
 {
-	int ret = worker_ready(h, n, 1, err, errlen);
+	int ret = ia_api_worker_ready(h, n, 1, err, errlen);
 
 	if (ret)
 		return ret;
 	if (!v)
 		return ia_fail(err, errlen, -EINVAL, "no vector");
 	memcpy(h->buf + 1, v, n * sizeof(*v));
-	ret = stream_allreduce(h, n, 32, err, errlen);
+	ret = ia_api_stream(h, n, IA_API_KIND_I32, err, errlen);
 	if (!ret)
 		memcpy(v, h->buf + 1, n * sizeof(*v));
 	return ret;
@@ -275,7 +274,7 @@ int ia_api_allreduce_i64(struct ia_api *h, int64_t *v, uint64_t n, char *err, si
 {
 	int32_t *l0, *l1, *l2;
 	uint64_t i;
-	int ret = worker_ready(h, n, 3, err, errlen);
+	int ret = ia_api_worker_ready(h, n, 3, err, errlen);
 
 	if (ret)
 		return ret;
@@ -295,7 +294,7 @@ int ia_api_allreduce_i64(struct ia_api *h, int64_t *v, uint64_t n, char *err, si
 		l1[i] = (int32_t)((x >> L0_BITS) & ((1u << L1_BITS) - 1));
 		l2[i] = (int32_t)(v[i] >> (L0_BITS + L1_BITS));
 	}
-	ret = stream_allreduce(h, 3 * n, 64, err, errlen);
+	ret = ia_api_stream(h, 3 * n, IA_API_KIND_I64, err, errlen);
 	if (ret)
 		return ret;
 	for (i = 0; i < n; i++)

@@ -30,8 +30,20 @@ struct ia_api {
 	uint64_t calls;
 	int32_t *buf;		/* tag + data, padded to whole chunks */
 	uint64_t bufcap;
+	uint64_t phase_ns[3];	/* the last float call: encode, network, decode */
+};
+
+/* What a call sums, in its tag: workers making different calls get -EPROTO. */
+enum ia_api_kind {
+	IA_API_KIND_I32 = 32,
+	IA_API_KIND_I64 = 64,
+	IA_API_KIND_F32 = 0xf32,
 };
 
 struct ia_api *ia_handle_alloc(uint32_t job, uint32_t nworkers);
+/* A worker handle with room for n * lanes elements (and the tag), or why not. */
+int ia_api_worker_ready(struct ia_api *h, uint64_t n, uint64_t lanes, char *err, size_t errlen);
+/* One all-reduce of h->buf[1 .. 1 + n) as the stream's next chunks. */
+int ia_api_stream(struct ia_api *h, uint64_t n, uint32_t kind, char *err, size_t errlen);
 
 #endif
