@@ -104,7 +104,9 @@ class Hook:
         """In place: v (C-contiguous float32 numpy) becomes the sum (or mean) over
         workers, within N * 2^-(frac+1) of the exact one plus float32 rounding, by
         libinagg in one pass each way. Returns (frac, emax); WrapRisk as reduce()."""
-        agreed = self.exp.get(key, FIRST_EXPONENT)
+        agreed = self.exp.get(key)
+        if agreed is None:
+            agreed = self._first_exponent(v)
         for attempt in range(2):
             ok, emax, frac = self.worker.allreduce_f32(v, self.rank, agreed, mean)
             self.phases = self.worker.phases()
@@ -116,6 +118,17 @@ class Hook:
             agreed = emax
         raise WrapRisk(errno.ERANGE, f"step {self.step}: values over the scale of their own "
                        "exponents (a worker changed its gradient during the all-reduce?)")
+
+    def _first_exponent(self, v):
+        """A bucket's first call: the workers' exponents in an all-reduce of N slots,
+        one round trip, so that the bucket itself is sent once, at a scale that fits
+        (a guess would cost the whole bucket again when it is too small)."""
+        m = float(np.max(np.abs(v))) if v.size else 0.0
+        slots = np.zeros(self.n, dtype=np.int32)
+        # Not finite: the float call refuses it (WrapRisk) after this agreement.
+        slots[self.rank] = (fixed.exponent(m) if math.isfinite(m) else 0) + SLOT_OFFSET
+        self.worker.allreduce(slots)
+        return int((slots.astype(np.int64) - SLOT_OFFSET).max())
 
     def submit(self, fn):
         """fn() on the hook's one thread, in the order submitted."""

@@ -95,10 +95,10 @@ def report(times, models, names, chunk):
           "interleaved rounds; model congestion (messages per chunk on the worst uplink): " +
           ", ".join(f"{k} {v}" for k, v in models.items()))
     print("# bound: bytes over the busiest uplink / its rate; host CPU: workers' and PS "
-          "processes' user + system per GB of vector; softirq: the whole machine's per GB")
+          "processes' user + system per GB of vector; softirq: the whole machine's per GB; idle: of all CPUs")
     print(f"{'elements':>9} {'config':>8} {'bound s':>7} {'median s (range)':>22} "
           f"{'x bound':>18} {'x Gloo':>18} {'host cpu s/GB':>13} {'softirq s/GB':>12} "
-          f"{'encode/net/decode s':>20}")
+          f"{'encode/net/decode s':>20} {'idle':>5}")
     out = []
     for size in SIZES:
         gb = 4 * size / 1e9
@@ -110,11 +110,13 @@ def report(times, models, names, chunk):
             vs_g = [x["seconds"] / rows[(size, r, "gloo")]["seconds"] for r, x in enumerate(rs)]
             cpu = statistics.median(x["host_cpu"] for x in rs) / gb
             sirq = statistics.median(x["softirq"] for x in rs) / gb
+            ncpu = os.cpu_count()
+            idle = statistics.median(x["idle"] / (ncpu * x["seconds"]) for x in rs)
             ph = "/".join(f"{statistics.median(x[k] for x in rs):.2f}"
                           for k in ("encode", "net", "decode"))
             print(f"{size:>9} {name:>8} {bound:>7.2f} {fmt_range(secs, '{:.2f}'):>22} "
                   f"{fmt_range(vs_b, '{:.2f}'):>18} {fmt_range(vs_g, '{:.2f}'):>18} "
-                  f"{cpu:>13.1f} {sirq:>12.1f} {ph if name != 'gloo' else '-':>20}")
+                  f"{cpu:>13.1f} {sirq:>12.1f} {ph if name != 'gloo' else '-':>20} {idle:>5.0%}")
             out.append((size, name, statistics.median(secs), min(secs), max(secs), bound))
     return out
 

@@ -69,6 +69,8 @@ for size in cfg["sizes"]:
                     hooks[name].reduce_into(g.copy())
                     phases = hooks[name].phases
                 t = time.monotonic() - t0
+            if os.environ.get("BENCH_DEBUG"):
+                print(f"# rank {rank} {name}: {t:.3f} s {phases} resends {hooks[name].resends if name in hooks else 0}", file=sys.stderr, flush=True)
             # The PS rank counts its serving thread's CPU until every worker is done.
             tt = torch.tensor([t], dtype=torch.float64)
             dist.all_reduce(tt, op=dist.ReduceOp.MAX)
