@@ -125,15 +125,16 @@ def plot(rows, names):
     """One plot per size: each configuration's median and range beside its link bound."""
     os.makedirs(PLOT, exist_ok=True)
     for size in SIZES:
-        dat = os.path.join(PLOT, f"pytorch_bench_{size}.dat")
+        tag = f"{size}_{'-'.join(map(str, LOADS))}"
+        dat = os.path.join(PLOT, f"pytorch_bench_{tag}.dat")
         with open(dat, "w") as f:
             f.write("# index config median min max bound (seconds)\n")
             for i, name in enumerate(names):
                 for sz, n, med, lo, hi, bound in rows:
                     if sz == size and n == name:
                         f.write(f"{i} {name} {med:.4f} {lo:.4f} {hi:.4f} {bound:.4f}\n")
-        gp = os.path.join(PLOT, f"pytorch_bench_{size}.gp")
-        png = os.path.join(PLOT, f"pytorch_bench_{size}.png")
+        gp = os.path.join(PLOT, f"pytorch_bench_{tag}.gp")
+        png = os.path.join(PLOT, f"pytorch_bench_{tag}.png")
         with open(gp, "w") as f:
             f.write(f"set terminal pngcairo size 800,500\nset output '{png}'\n"
                     "set style fill solid 0.5\nset boxwidth 0.6\nset yrange [0:*]\n"
