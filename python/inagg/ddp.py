@@ -141,15 +141,21 @@ class Hook:
 def allreduce_hook(state, bucket):
     """register_comm_hook(state, allreduce_hook): the mean gradient through inagg."""
     buf = bucket.buffer()
-    if state.verify_group is None and buf.dtype == torch.float32 and buf.device.type == "cpu" \
-            and buf.is_contiguous():
+    in_place = buf.dtype == torch.float32 and buf.device.type == "cpu" and buf.is_contiguous()
+    if in_place and state.verify_group is None:
         return _async_mean(state, bucket, buf)
-    g = buf.detach().cpu().numpy().astype(np.float32, copy=False)
-    total, frac, emax = state.reduce(g, bucket.index())
-    n = state.n
+    g = buf.detach().cpu().numpy().astype(np.float32, copy=in_place)
+    if in_place:	# verified: libinagg's path, checked against Gloo's sums of g
+        arr = buf.detach().numpy()
+        frac, emax = state.reduce_into(arr, bucket.index(), mean=True)
+        mean = arr
+    else:
+        total, frac, emax = state.reduce(g, bucket.index())
+        mean = (total / state.n).astype(np.float32)
     if state.verify_group is not None:
-        _verify(state, buf, g, total, frac, emax, bucket.index())
-    buf.copy_(torch.from_numpy(total / n).to(buf.dtype))
+        _verify(state, g, mean, frac, emax, bucket.index())
+    if not in_place:
+        buf.copy_(torch.from_numpy(mean).to(buf.dtype))
     if bucket.is_last():
         state.step += 1
     fut = torch.futures.Future()
@@ -175,7 +181,9 @@ def _async_mean(state, bucket, buf):
     return fut
 
 
-def _verify(state, buf, g, total, frac, emax, index):
+def _verify(state, g, mean32, frac, emax, index):
+    """Records how far the float32 mean mean32 of the workers' g is from the exact
+    (float64) mean and from Gloo's float32 one, beside the bounds."""
     import torch.distributed as dist
 
     n = state.n
@@ -183,7 +191,7 @@ def _verify(state, buf, g, total, frac, emax, index):
     dist.all_reduce(ref, group=state.verify_group)
     f32 = torch.from_numpy(g.copy())
     dist.all_reduce(f32, group=state.verify_group)
-    mean = torch.from_numpy(total / n).to(torch.float32).double()
+    mean = torch.from_numpy(mean32).double()
     exact = ref / n
     bound = fixed.error_bound(frac, n) / n
     # What the float32 mean adds (half an ulp of |g| < 2^emax, relative to 2^-24).

@@ -147,12 +147,30 @@ def plot(rows, names):
             print(f"# plot: {png}")
 
 
+def link_stats(live, jobs):
+    """BENCH_STATS=1: what each uplink's tbf sent and dropped, and each job's messages per
+    link beside the model (inagg stats show), over the whole run."""
+    for sw in TOPO["switches"]:
+        ns = f"ia-{live.tag}-{sw['name']}"
+        q = subprocess.run(["ip", "netns", "exec", ns, "tc", "-s", "qdisc", "show", "dev", "up"],
+                           capture_output=True, text=True).stdout
+        print(f"# {sw['name']} up: " + " ".join(q.split()))
+    for name, job in jobs.items():
+        st = subprocess.run([os.path.join(live.build, "inagg"), "stats", "show", "-J", str(job),
+                             "-S", live.sock], capture_output=True, text=True, env=live.env)
+        print(f"# {name} (job {job}):\n" + "\n".join("#   " + x for x in
+                                                   st.stdout.strip().split("\n")))
+
+
 def main():
     # SIGTERM (a timeout) still kills the processes and takes the network down.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("pytorch_bench: terminated"))
     out = tempfile.mktemp(prefix="inagg-bench-", suffix=".json")
     t0 = time.monotonic()
-    with net.LiveNet(TOPO, rate_mbit=MBIT, kernel_fwd=True) as live:
+    # BENCH_KFWD=0 (a diagnosis, not a comparison): inagg's frames redirected by XDP,
+    # past the tbf qdiscs, so that only Gloo's traffic is shaped.
+    kfwd = os.environ.get("BENCH_KFWD", "1") != "0"
+    with net.LiveNet(TOPO, rate_mbit=MBIT, kernel_fwd=kfwd) as live:
         jobs, models = {}, {}
         for name, k, algo in (("all-red", 0, "all-red"), ("all-blue", 0, "all-blue")):
             j = live.submit(k, algo)
@@ -174,6 +192,8 @@ def main():
         names = ["gloo"] + list(jobs)
         chunk = net.show(next(iter(jobs.values())), live.sock).get("chunk", 256)
         times = run(live, jobs, out)
+        if os.environ.get("BENCH_STATS"):
+            link_stats(live, jobs)
     os.unlink(out)
     plot(report(times, models, names, chunk), names)
     print(f"# {time.monotonic() - t0:.0f} s in all")

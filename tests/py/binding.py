@@ -212,6 +212,56 @@ def test_float_allreduce_refuses_non_finite_and_bad_arrays():
         raises(ValueError, w.allreduce_f32, np.zeros(4, dtype=np.float32), 0, 500)
 
 
+class FakeBucket:
+    """What allreduce_hook reads of DDP's GradBucket."""
+
+    def __init__(self, buf, index, last):
+        self.buf, self.i, self.last = buf, index, last
+
+    def buffer(self):
+        return self.buf
+
+    def index(self):
+        return self.i
+
+    def is_last(self):
+        return self.last
+
+
+def test_hook_returns_at_once_and_completes_in_bucket_order():
+    """The DDP hook on float32 buckets: a pending future each, completed by the
+    hook's thread with the mean in the bucket's own memory; an error reaches wait()."""
+    import torch
+    from inagg.ddp import Hook, allreduce_hook
+    n, sizes = 3, (5000, 700)
+    gs = [[rng.normal(0, 1, size=m).astype(np.float32) for m in sizes] for _ in range(n)]
+
+    def body(w, i):
+        h = Hook(w, rank=i)
+        bufs = [torch.from_numpy(g.copy()) for g in gs[i]]
+        futs = [allreduce_hook(h, FakeBucket(b, k, k == len(bufs) - 1))
+                for k, b in enumerate(bufs)]
+        assert h.step == 1
+        return [f.wait() is b for f, b in zip(futs, bufs)], [b.numpy() for b in bufs]
+    out, errs = in_workers(9, n, body)
+    assert errs == [None] * n, errs
+    for k in range(len(sizes)):
+        exact = sum(gs[i][k].astype(np.float64) for i in range(n)) / n
+        for same, bufs in out:
+            assert all(same)
+            e = fixed.exponent(max(float(np.abs(gs[i][k]).max()) for i in range(n)))
+            bound = fixed.error_bound(fixed.frac_for_exponent(e, n), n) / n + 2.0 ** (e - 24)
+            assert np.abs(bufs[k] - exact).max() <= bound
+            assert np.array_equal(bufs[k], out[0][1][k])
+
+    def bad(w, i):
+        b = torch.tensor([1.0, float("nan")])
+        fut = allreduce_hook(Hook(w, rank=i), FakeBucket(b, 0, True))
+        return fut.wait()
+    out, errs = in_workers(10, 1, bad)
+    assert isinstance(errs[0], Exception) and "not finite" in str(errs[0]), errs
+
+
 def test_hook_refuses_non_finite_gradients():
     from inagg.ddp import Hook
 
@@ -351,6 +401,7 @@ sys.exit(run([test_frac_for_is_the_largest_safe_scale, test_unsafe_scales_refuse
               test_int32_and_int64_exact, test_hook_agrees_on_a_scale_and_resends_once,
               test_float_allreduce_in_c_within_the_bound,
               test_float_allreduce_refuses_non_finite_and_bad_arrays,
+              test_hook_returns_at_once_and_completes_in_bucket_order,
               test_hook_refuses_non_finite_gradients, test_errors_as_exceptions,
               test_out_of_range_integers_refused, test_entry_points_fail_in_one_line,
               test_request_without_an_answer,
