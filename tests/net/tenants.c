@@ -117,19 +117,12 @@ static long long counter(json_object *link, const char *name)
 	return v && json_object_object_get_ex(v, name, &v) ? json_object_get_int64(v) : 0;
 }
 
-/* The number at path of o, keys by '.', array elements by index; 0 if none. */
+/* The number at path of o (json_get.h's get()); 0 if none. */
 static long long num(json_object *o, const char *path)
 {
-	char buf[256], *save = NULL;
+	json_object *v = get(o, path);
 
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save)) {
-		if (json_object_is_type(o, json_type_array))
-			o = json_object_array_get_idx(o, atoi(k));
-		else if (!json_object_object_get_ex(o, k, &o))
-			o = NULL;
-	}
-	return o ? json_object_get_int64(o) : 0;
+	return v ? json_object_get_int64(v) : 0;
 }
 
 /*
