@@ -31,13 +31,19 @@ layer_timeout() {
 	echo "${v:-$default_timeout}"
 }
 
+# Whether a program's status and seconds say timeout(1) ended it (124, or 137
+# when it took the KILL); a 124 of the program's own is a plain failure.
+timed_out() {
+	{ [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; } && [ "$2" -ge "$3" ]
+}
+
 # Counts top-level KTAP result lines of one test program's output.
 tally() {
 	local name=$1 out=$2 rc=$3 secs=$4 limit=$5 p f s
 	p=$(grep -E '^ok [0-9]+' "$out" | grep -vc '# SKIP')
 	s=$(grep -E '^ok [0-9]+' "$out" | grep -c '# SKIP')
 	f=$(grep -cE '^not ok [0-9]+' "$out")
-	if [ "$rc" -eq 124 ] || { [ "$rc" -eq 137 ] && [ "$secs" -ge "$limit" ]; }; then
+	if timed_out "$rc" "$secs" "$limit"; then
 		# Killed at its timeout: one more failure, whatever it said before.
 		f=$((f + 1))
 		echo "not ok - $name # TIMEOUT $limit seconds"
@@ -89,12 +95,13 @@ for layer in "$@"; do
 			timeout -k 10 "$limit" "${run[@]}" >"$out" 2>&1 </dev/null
 		rc=$?
 		# Whatever of a killed program is still running goes with it.
+		secs=$((SECONDS - start))
 		sid=$(cat "$log/.sid" 2>/dev/null)
-		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && [ -n "$sid" ]; then
+		if timed_out "$rc" "$secs" "$limit" && [ -n "$sid" ]; then
 			pkill -KILL -s "$sid"
 		fi
 		grep -E '^not ok' "$out" | sed "s|^|# $name: |"
-		tally "$name" "$out" "$rc" $((SECONDS - start)) "$limit"
+		tally "$name" "$out" "$rc" "$secs" "$limit"
 	done
 done
 rm -f "$log/.sid"
