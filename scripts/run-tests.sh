@@ -6,8 +6,8 @@
 #
 # As kselftest's runner does: tests/<layer>/settings may say "timeout=N", the
 # seconds each program of the layer may run (default 45). A program still
-# running then is killed with its process group (timeout(1), status 124) and
-# counts as one failure; the rest of the layer runs. Exit status 4
+# running then is killed (timeout(1), status 124) with every process of its
+# session and counts as one failure; the rest of the layer runs. Exit status 4
 # (KSFT_SKIP) or a plan "1..0 # SKIP reason" is a skip, not a failure.
 # Skips are said on their own line before the last one, which stays
 # "N passed, N failed" (CI reads it).
@@ -48,9 +48,11 @@ tally() {
 		f=$((f + 1))
 		echo "not ok - $name # TIMEOUT $limit seconds"
 	elif [ "$rc" -eq "$ksft_skip" ] && [ "$f" -eq 0 ]; then
-		# The whole program skipped (no environment for it).
-		[ "$s" -eq 0 ] && s=1
-		echo "ok - $name # SKIP $(skip_reason "$out")"
+		# Skipped (no environment for it), whole if it said no result.
+		if [ "$p$s" = 00 ]; then
+			s=1
+			echo "ok - $name # SKIP $(skip_reason "$out")"
+		fi
 	elif grep -qE '^1\.\.0([^0-9]|$)' "$out" && [ "$rc" -eq 0 ] && [ "$p$f$s" = 000 ]; then
 		s=1
 		echo "ok - $name # SKIP $(skip_reason "$out")"
@@ -88,6 +90,7 @@ for layer in "$@"; do
 		out=$log/${name//\//_}.ktap
 		start=$SECONDS
 		run=("$t")
+		rm -f "$log/.sid"
 		[[ $t == *.sh ]] && run=(bash "$t")
 		# A session of its own: the harness puts each test in a process group
 		# of its own, and timeout(1) signals only its program's group.
