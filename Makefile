@@ -95,9 +95,10 @@ corpus: $(BUILD)/corpus/Documentation
 $(BUILD)/corpus/Documentation:
 	scripts/corpus.sh $(BUILD)/corpus
 
+# Fixtures the tests share are headers in tests/lib/.
 $(BUILD)/tests/%: tests/%.c $(LIB) $(KSELFTEST)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -I$(BUILD)/kselftest -MMD -MP -o $@ $< $(TEST_OBJS) $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/lib -I$(BUILD)/kselftest -MMD -MP -o $@ $< $(TEST_OBJS) $(LIB) $(LDLIBS)
 
 # The CLI's option tables are tested on their own (tests/unit/cli_opt.c).
 $(BUILD)/tests/unit/cli_opt: TEST_OBJS = $(BUILD)/user/inagg/opt.o $(BUILD)/user/inagg/out.o

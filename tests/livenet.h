@@ -27,6 +27,8 @@
 
 #include <json-c/json.h>
 
+#include "daemon.h"
+#include "json_get.h"
 #include "nstest.h"
 #include "cc_job.h"
 #include "ctl.h"
@@ -66,26 +68,11 @@ static inline pid_t live_fork_daemon(const char *topo, const char *tag, const ch
 				     const char *state, const char *dir, bool kernel_fwd)
 {
 	char log[PATH_MAX];
-	pid_t pid;
+	struct test_daemon d = { .build = build, .topo = topo, .tag = tag, .sock = sock,
+				 .state = state, .log = log, .kernel_fwd = kernel_fwd };
 
 	snprintf(log, sizeof(log), "%s/inaggd.log", dir);
-	pid = fork();
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		char bin[PATH_MAX + 16];
-
-		/*
-		 * Dies with its test: one killed at its timeout skips the teardown,
-		 * and a daemon left running keeps the network and the test lock.
-		 */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fd, 2);
-		snprintf(bin, sizeof(bin), "%s/inaggd", build);
-		execl(bin, "inaggd", "-t", topo, "-n", tag, "-s", sock, "-S", state,
-		      kernel_fwd ? "-K" : NULL, NULL);
-		_exit(127);
-	}
-	return pid;
+	return daemon_fork(&d);
 }
 
 /*
@@ -109,22 +96,11 @@ static inline pid_t start_daemon(struct env *self)
 	pid_t pid = live_fork_daemon(self->topo, self->tag, self->sock, self->state, self->dir,
 				     self->kernel_fwd);
 
-	if (pid < 0)
-		return -1;
 	/*
 	 * Ready when the socket answers: up to 30 s (a start verifies no BPF
 	 * program; a PS job's first submission loads the tail's programs).
 	 */
-	switch (ia_ctl_wait(self->sock, pid, 30000)) {
-	case 0:
-		return pid;
-	case -ECHILD:
-		return -1;	/* exited, and reaped */
-	}
-	/* Never ready: not left running behind the test. */
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return -1;
+	return daemon_wait(pid, self->sock, 30000);
 }
 
 static inline void stop_daemon(struct env *self, int sig)
@@ -195,18 +171,6 @@ static inline json_object *request(struct env *self, const char *fmt, ...)
 		resp = NULL;
 	}
 	return resp;
-}
-
-/* The member at a dotted path ("job.destination.address"), or NULL. */
-static inline json_object *get(json_object *o, const char *path)
-{
-	char buf[128], *save, *key;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (key = strtok_r(buf, ".", &save); key && o; key = strtok_r(NULL, ".", &save))
-		if (!json_object_object_get_ex(o, key, &o))
-			return NULL;
-	return o;
 }
 
 /* What each process of a run reports back (shared memory). */

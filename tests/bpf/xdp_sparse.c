@@ -12,6 +12,7 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
+#include "insns_budget.h"
 #include "xdp_switch.h"
 
 #define NPORTS	3	/* 0: up, 1..2: down */
@@ -110,16 +111,16 @@ static int prog_insns(int fd, struct bpf_prog_info *info, __u32 *map_ids, __u32 
 	return bpf_obj_get_info_by_fd(fd, info, &len);
 }
 
-/* Both programs of the datapath, each within the verifier's limit. */
+/* Both programs of the datapath, each within its budget (insns_budget.h). */
 TEST_F(sp, verifier_accepts_the_datapath)
 {
 	__u32 ids[64], sids[64], id = 0, nsparse = 0;
 	struct bpf_prog_info info, si;
 
 	ASSERT_EQ(0, prog_insns(ia_xdp_prog_fd(self->x), &info, ids, 64));
-	TH_LOG("ia_xdp: %u instructions, %u processed by the verifier (limit 1000000)",
-	       info.xlated_prog_len / 8, info.verified_insns);
-	ASSERT_LT(info.verified_insns, 1000000);
+	TH_LOG("ia_xdp: %u instructions, %u processed by the verifier (budget %lu)",
+	       info.xlated_prog_len / 8, info.verified_insns, insns_budget("ia_xdp"));
+	ASSERT_LE(info.verified_insns, insns_budget("ia_xdp"));
 	/* ia_sparse: the program named so that shares ia_xdp's first map. */
 	while (!bpf_prog_get_next_id(id, &id)) {
 		int fd = bpf_prog_get_fd_by_id(id);
@@ -130,8 +131,9 @@ TEST_F(sp, verifier_accepts_the_datapath)
 			for (__u32 i = 0; i < si.nr_map_ids && i < 64; i++)
 				if (sids[i] == ids[0]) {
 					TH_LOG("ia_sparse: %u instructions, %u processed by the "
-					       "verifier", si.xlated_prog_len / 8, si.verified_insns);
-					ASSERT_LT(si.verified_insns, 1000000);
+					       "verifier (budget %lu)", si.xlated_prog_len / 8,
+					       si.verified_insns, insns_budget("ia_sparse"));
+					ASSERT_LE(si.verified_insns, insns_budget("ia_sparse"));
 					nsparse++;
 					break;
 				}

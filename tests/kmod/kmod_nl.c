@@ -26,6 +26,7 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wmisleading-indentation"
 #include "kselftest_harness.h"
+#include "skip.h"
 #include "nlhelp.h"
 
 FIXTURE(nl) {
@@ -40,7 +41,7 @@ FIXTURE_SETUP(nl)
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
 	ret = nl_open(&self->n);
 	if (ret == -ENOENT && !expect_kernel())
-		SKIP(return, "inagg.ko is not loaded");
+		SETUP_SKIP("inagg.ko is not loaded");
 	ASSERT_EQ(0, ret);
 }
 

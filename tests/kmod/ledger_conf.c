@@ -28,6 +28,7 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wmisleading-indentation"
 #include "kselftest_harness.h"
+#include "skip.h"
 #include "ledger.h"
 
 #ifndef SO_NETNS_COOKIE
@@ -66,7 +67,7 @@ FIXTURE_SETUP(ledger)
 	ret = ia_ledger_open(&self->l, variant->backend, NULL);
 	if (ret == -ENOENT && variant->backend == IA_LEDGER_KERNEL &&
 	    !(expect && !strcmp(expect, "kernel")))
-		SKIP(return, "inagg.ko is not loaded");
+		SETUP_SKIP("inagg.ko is not loaded");
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(variant->backend, ia_ledger_backend(self->l));
 }

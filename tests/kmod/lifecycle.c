@@ -26,6 +26,7 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wmisleading-indentation"
 #include "kselftest_harness.h"
+#include "skip.h"
 #include "nlhelp.h"
 
 static const char *ko_path(void)
@@ -118,7 +119,7 @@ FIXTURE_SETUP(mod)
 	if (!ko_path()) {
 		if (e && !strcmp(e, "kernel"))
 			ASSERT_NE(NULL, ko_path());
-		SKIP(return, "no module file in $INAGG_KO");
+		SETUP_SKIP("no module file in $INAGG_KO");
 	}
 	if (!loaded())
 		ASSERT_EQ(0, load(""));

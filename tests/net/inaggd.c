@@ -755,18 +755,10 @@ TEST_F_TIMEOUT(d, window_policy_chosen_at_submit, 120)
 	json_object_put(show);
 }
 
-/* The number at path (keys separated by '.', array elements by index) of o, -1 if none. */
+/* The number at path of o (json_get.h's get()), -1 if none. */
 static double num_at(json_object *o, const char *path)
 {
-	char buf[256], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save)) {
-		if (json_object_is_type(o, json_type_array))
-			o = json_object_array_get_idx(o, atoi(k));
-		else if (!json_object_object_get_ex(o, k, &o))
-			o = NULL;
-	}
+	o = get(o, path);
 	return o && (json_object_is_type(o, json_type_int) ||
 		     json_object_is_type(o, json_type_double)) ? json_object_get_double(o) : -1;
 }

@@ -12,6 +12,7 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
+#include "skip.h"
 #include "../livenet.h"
 #include "remote.h"
 
@@ -56,7 +57,7 @@ FIXTURE_SETUP(remote)
 	int off;
 
 	if (geteuid())
-		SKIP(return, "needs root (namespaces, XDP)");
+		SETUP_SKIP("needs root (namespaces, XDP)");
 	snprintf(e->tag, sizeof(e->tag), "r%d", getpid() % 10000000);
 	snprintf(e->dir, sizeof(e->dir), "/tmp/inagg-remote-%d", getpid());
 	mkdir(e->dir, 0700);

@@ -15,6 +15,7 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
+#include "skip.h"
 #include "agent.h"
 
 FIXTURE(agent)
@@ -29,7 +30,7 @@ FIXTURE_SETUP(agent)
 	char ledger[128], err[256];
 
 	if (geteuid())
-		SKIP(return, "changing a ledger needs root (CAP_NET_ADMIN)");
+		SETUP_SKIP("changing a ledger needs root (CAP_NET_ADMIN)");
 	strcpy(self->dir, "/tmp/ia-agent-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 	snprintf(ledger, sizeof(ledger), "%s/ledger", self->dir);

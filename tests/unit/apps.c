@@ -13,6 +13,7 @@
 #include "gen.h"
 #include "kselftest_harness.h"
 #include "place.h"
+#include "random_tree.h"
 #include "wordcount.h"
 
 static uint64_t rnd_state;
@@ -83,25 +84,11 @@ TEST(missing_corpus_is_an_error_in_words)
 	ia_corpus_free(&c);
 }
 
-static struct ia_topo *random_tree(int n)
-{
-	struct ia_topo *t = ia_topo_new(n);
-	char name[16];
-
-	for (int v = 0; v < n; v++) {
-		snprintf(name, sizeof(name), "s%d", v);
-		t->sw[v].name = strdup(name);
-		t->sw[v].parent = v ? (int)(rnd() % v) : -1;
-		ia_ratio_parse(rnd() % 2 ? "1" : "1.5", &t->sw[v].rate);
-		t->sw[v].load = rnd() % 3 ? rnd() % 4 : 0;
-		t->sw[v].available = rnd() % 5 != 0;
-	}
-	if (ia_topo_finalize(t, NULL, 0)) {
-		ia_topo_free(t);
-		return NULL;
-	}
-	return t;
-}
+/* Rates 1 and 1.5 (the first is drawn by an even number). */
+static const char *const rates[] = { "1.5", "1" };
+static const struct tree_shape shape = {
+	.rates = rates, .nrates = 2, .unloaded = 3, .max_load = 4, .unavailable = 5,
+};
 
 /* A random text over a small vocabulary with a skewed (Zipf-like) choice of words. */
 static void random_corpus(struct ia_corpus *c, int words, int vocab)
@@ -142,7 +129,7 @@ TEST(wordcount_volume_equals_definition)
 	rnd_state = 5;
 	for (int iter = 0; iter < 60; iter++) {
 		int n = 1 + rnd() % 12;
-		struct ia_topo *t = random_tree(n);
+		struct ia_topo *t = random_tree(n, &rnd_state, &shape);
 		uint32_t kpm = 1 + rnd() % 4, *load = calloc(n, 4), *merged = calloc(n, 4), nmap;
 		struct ia_corpus c;
 
@@ -197,7 +184,7 @@ TEST(smc_with_merged_output_equals_brute)
 	rnd_state = 11;
 	for (int iter = 0; iter < 600; iter++) {
 		int n = 1 + rnd() % 11;
-		struct ia_topo *t = random_tree(n);
+		struct ia_topo *t = random_tree(n, &rnd_state, &shape);
 		uint32_t *load = calloc(n, 4), *merged = calloc(n, 4);
 		struct ia_problem pb = { .topo = t, .load = load, .merged = merged,
 					 .k = rnd() % (n + 1) };

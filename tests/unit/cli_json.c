@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "kselftest_harness.h"
+#include "json_get.h"
 
 static const char fig1[] =
 	"{\"switches\": ["
@@ -70,14 +71,6 @@ static json_object *run_json(int *status, const char *fmt, ...)
 	}
 	free(buf);
 	return o;
-}
-
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	json_object_object_get_ex(o, key, &v);
-	return v;
 }
 
 static double num(json_object *o, const char *key)

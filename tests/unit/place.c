@@ -7,6 +7,7 @@
 #include "gen.h"
 #include "kselftest_harness.h"
 #include "place.h"
+#include "random_tree.h"
 
 static const char fig1[] =
 	"{\"switches\": ["
@@ -21,11 +22,7 @@ static uint64_t rnd_state;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rnd_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return ia_splitmix64(&rnd_state);
 }
 
 /* Rates chosen so that candidate congestion values nearly tie. */
@@ -34,24 +31,14 @@ static const char *const rates[] = {
 	"7", "0.1", "3",
 };
 
+static const struct tree_shape shape = {
+	.rates = rates, .nrates = sizeof(rates) / sizeof(rates[0]),
+	.unloaded = 3, .max_load = 10, .unavailable = 5,
+};
+
 static struct ia_topo *random_topo(int n)
 {
-	struct ia_topo *t = ia_topo_new(n);
-	char name[16];
-
-	for (int v = 0; v < n; v++) {
-		snprintf(name, sizeof(name), "s%d", v);
-		t->sw[v].name = strdup(name);
-		t->sw[v].parent = v ? (int)(rnd() % v) : -1;
-		ia_ratio_parse(rates[rnd() % (sizeof(rates) / sizeof(rates[0]))], &t->sw[v].rate);
-		t->sw[v].load = rnd() % 3 ? rnd() % 10 : 0;
-		t->sw[v].available = rnd() % 5 != 0;
-	}
-	if (ia_topo_finalize(t, NULL, 0)) {
-		ia_topo_free(t);
-		return NULL;
-	}
-	return t;
+	return random_tree(n, &rnd_state, &shape);
 }
 
 static int place_congestion(const struct ia_problem *pb, enum ia_algo a, struct ia_placement *p)

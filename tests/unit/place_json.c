@@ -16,6 +16,7 @@
 
 #include "gen.h"
 #include "kselftest_harness.h"
+#include "json_get.h"
 #include "place.h"
 
 static char cli[PATH_MAX + 16];
@@ -59,14 +60,6 @@ static json_object *run_json(const char *args, char **text)
 	else
 		free(out);
 	return o;
-}
-
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	json_object_object_get_ex(o, key, &v);
-	return v;
 }
 
 /* The printed double and text of a rational, against the exact value. */

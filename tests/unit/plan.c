@@ -5,31 +5,20 @@
 
 #include "kselftest_harness.h"
 #include "plan.h"
+#include "random_tree.h"
 
 static uint64_t s = 11;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return ia_splitmix64(&s);
 }
+
+static const struct tree_shape shape = { .unloaded = 2, .max_load = 6 };
 
 static struct ia_topo *random_topo(int n)
 {
-	struct ia_topo *t = ia_topo_new(n);
-	char name[16];
-
-	for (int v = 0; v < n; v++) {
-		snprintf(name, sizeof(name), "s%d", v);
-		t->sw[v].name = strdup(name);
-		t->sw[v].parent = v ? (int)(rnd() % v) : -1;
-		t->sw[v].load = rnd() % 2 ? rnd() % 6 : 0;
-	}
-	ia_topo_finalize(t, NULL, 0);
-	return t;
+	return random_tree(n, &s, &shape);
 }
 
 TEST(members_match_model)

@@ -21,6 +21,7 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
+#include "skip.h"
 #include <inagg/maps.h>
 #include <inagg/netlink.h>
 
@@ -225,7 +226,7 @@ FIXTURE_SETUP(routers)
 	char path[PATH_MAX];
 
 	if (geteuid())
-		SKIP(return, "changing a ledger needs root (CAP_NET_ADMIN)");
+		SETUP_SKIP("changing a ledger needs root (CAP_NET_ADMIN)");
 	strcpy(self->dir, "/tmp/ia-remote-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 	snprintf(self->topo, sizeof(self->topo), "%s/topo.json", self->dir);

@@ -25,6 +25,7 @@ cleanup() {
 trap "cleanup; true" EXIT
 . "$(dirname "$0")/../ktap.sh"
 . "$(dirname "$0")/../daemon.sh"
+run_dir_ok || skip_all "inaggd keeps its lock file in /run/inagg: root's"
 
 cat >"$tmp/ssh" <<'EOF'
 #!/bin/sh

@@ -20,6 +20,7 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
+#include "skip.h"
 #include "ledger.h"
 
 #define NOBODY 65534
@@ -38,7 +39,7 @@ FIXTURE_SETUP(uledger)
 	DIR *d;
 
 	if (geteuid())
-		SKIP(return, "changing a ledger needs root (CAP_NET_ADMIN)");
+		SETUP_SKIP("changing a ledger needs root (CAP_NET_ADMIN)");
 	strcpy(self->base, "/tmp/ia-uledger-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->base));
 	ASSERT_EQ(0, chmod(self->base, 0755));

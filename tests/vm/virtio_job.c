@@ -57,7 +57,9 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
 #include "../nstest.h"
+#include "daemon.h"
 #include "inagg/wire.h"
+#include "json_get.h"
 #include "netplan.h"
 #include "topo.h"
 
@@ -250,17 +252,6 @@ static int inagg_json(json_object **out, const char *ns, const char *fmt, ...)
 		fprintf(stderr, "# inagg %s: output is not JSON\n", args);
 	unlink(file);
 	return *out ? 0 : -1;
-}
-
-static json_object *get(json_object *o, const char *path)
-{
-	char buf[128], *save, *key;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (key = strtok_r(buf, ".", &save); key && o; key = strtok_r(NULL, ".", &save))
-		if (!json_object_object_get_ex(o, key, &o))
-			return NULL;
-	return o;
 }
 
 static const char *sget(json_object *o, const char *path)
@@ -604,27 +595,15 @@ TEST_F_TIMEOUT(vt, detach_removes_the_program, 120)
 
 static pid_t start_daemon(void)
 {
-	pid_t pid = fork();
+	struct test_daemon d = { .build = build, .topo = DIR "/topo.json", .tag = TAG,
+				 .sock = SOCK, .state = DIR "/state.json",
+				 .log = DIR "/inaggd.log" };
+	pid_t pid = daemon_wait(daemon_fork(&d), SOCK, 30000);
 
-	if (pid == 0) {
-		char bin[PATH_MAX + 16];
-		int fd = open(DIR "/inaggd.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		dup2(fd, 2);
-		snprintf(bin, sizeof(bin), "%s/inaggd", build);
-		execl(bin, "inaggd", "-t", DIR "/topo.json", "-n", TAG, "-s", SOCK, "-S",
-		      DIR "/state.json", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200 && pid > 0; i++) {
-		if (!access(SOCK, F_OK))
-			return pid;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			break;
-		usleep(50000);
-	}
-	snprintf(setup_err, sizeof(setup_err), "inaggd did not start (see %s/inaggd.log)", DIR);
-	return -1;
+	if (pid < 0)
+		snprintf(setup_err, sizeof(setup_err), "inaggd did not start (see %s/inaggd.log)",
+			 DIR);
+	return pid;
 }
 
 static pid_t main_pid;
