@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """One process of tests/bench/pytorch_bench.py: ranks 0..N-1 are workers (in
 their namespaces), rank N serves the PS of each inagg job in turn (in the
-destination's). Gloo connects all N + 1 for barriers; Gloo's all-reduce runs
+destination's). Besides the times, each configuration's CPU: every process's
+user + system time (getrusage) summed, the whole machine's /proc/stat, and the
+hook's phases (BENCH_DEBUG=1 prints them per worker). Gloo connects all N + 1 for barriers; Gloo's all-reduce runs
 in the workers' group. Every round times each configuration once, in an
 order rotated per round; rank 0 writes the times (max over workers)."""
 import datetime
@@ -35,6 +37,8 @@ if rank < n:
         w = inagg.Worker.join(job, rank, cfg["sock"]).configure(capacity=cfg["capacity"],
                                                                 retries=500)
         hooks[name] = Hook(w)
+
+
 def cpu_seconds():
     """This process's user + system CPU time (a PS's serving thread included)."""
     ru = resource.getrusage(resource.RUSAGE_SELF)
@@ -71,8 +75,9 @@ for size in cfg["sizes"]:
                     hooks[name].reduce_into(g.copy())
                     phases = hooks[name].phases
                 t = time.monotonic() - t0
-            if os.environ.get("BENCH_DEBUG"):
-                print(f"# rank {rank} {name}: {t:.3f} s {phases} resends {hooks[name].resends if name in hooks else 0}", file=sys.stderr, flush=True)
+            if os.environ.get("BENCH_DEBUG") and name in hooks:
+                print(f"# rank {rank} {name}: {t:.3f} s {phases}, resends "
+                      f"{hooks[name].resends}", file=sys.stderr, flush=True)
             # The PS rank counts its serving thread's CPU until every worker is done.
             tt = torch.tensor([t], dtype=torch.float64)
             dist.all_reduce(tt, op=dist.ReduceOp.MAX)
