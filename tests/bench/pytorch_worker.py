@@ -3,8 +3,9 @@
 their namespaces), rank N serves the PS of each inagg job in turn (in the
 destination's). Besides the times, each configuration's CPU: every process's
 user + system time (getrusage) summed, the whole machine's /proc/stat, and the
-hook's phases (BENCH_DEBUG=1 prints them per worker). Gloo connects all N + 1 for barriers; Gloo's all-reduce runs
-in the workers' group. Every round times each configuration once, in an
+hook's phases (BENCH_DEBUG=1 prints them per worker). Gloo connects all
+N + 1 for barriers; Gloo's all-reduce runs in the workers' group. After an
+untimed warm-up round, every round times each configuration once, in an
 order rotated per round; rank 0 writes the times (max over workers)."""
 import datetime
 import json
