@@ -206,10 +206,26 @@ def test_float_allreduce_refuses_non_finite_and_bad_arrays():
             assert v[1] == np.inf	# nothing written
     out, errs = in_workers(8, 1, body)
     assert isinstance(errs[0], inagg.WrapRisk) and "not finite" in str(errs[0]), errs
+
+    # float32's extremes: its largest values (exponent 128, then 129 with the margin)
+    # and subnormals keep their place in the sum.
+    ext = np.array([3.0e38, -3.0e38, 1e-40, -0.0, 0.5], dtype=np.float32)
+
+    def extremes(w, i):
+        h = Hook(w, rank=i)
+        a, b = ext.copy(), ext.copy()
+        return h.reduce_into(a), h.reduce_into(b), a, b
+    out, errs = in_workers(11, 1, extremes)
+    assert errs == [None], errs
+    (f1, e1), (f2, e2), a, b = out[0]
+    assert e1 == e2 == 128 and f2 == f1 - 1
+    for v, f in ((a, f1), (b, f2)):
+        assert np.abs(v.astype(np.float64) - ext).max() <= fixed.error_bound(f, 1), v
     with inagg.Worker(1, 0, 1, "127.0.0.1", "127.0.0.1") as w:
         raises(ValueError, w.allreduce_f32, np.zeros(4, dtype=np.float64), 0, 0)
         raises(ValueError, w.allreduce_f32, np.zeros(4, dtype=np.float32), 1, 0)
         raises(ValueError, w.allreduce_f32, np.zeros(4, dtype=np.float32), 0, 500)
+        raises(ValueError, w.allreduce_f32, np.zeros(4, dtype=np.float32), -1, 0)
 
 
 class FakeBucket:

@@ -22,6 +22,7 @@
 
 #define SLOT_OFFSET	(1 << 16)	/* a slot holds e + offset: never 0 once written */
 #define EXP_MIN		(-100)		/* the exponent of an all-zero vector */
+#define EXP_MAX		256		/* float32's largest is 128; the margin adds to it */
 #define F32_ABS_MASK	0x7fffffffu
 #define F32_INF_BITS	0x7f800000u	/* |x| bits at or above: infinity or NaN */
 
@@ -106,9 +107,14 @@ int ia_api_allreduce_f32(struct ia_api *h, float *v, uint64_t n, int rank, int *
 	if (rank < 0 || (uint32_t)rank >= nw)
 		return ia_fail(err, errlen, -EINVAL, "rank %d: the job has workers 0..%u", rank,
 			       nw - 1);
+	/* Two workers in one slot would add their exponents: the daemon's index wins. */
+	if (h->index >= 0 && rank != h->index)
+		return ia_fail(err, errlen, -EINVAL, "rank %d: this worker is number %d of the job",
+			       rank, h->index);
 	agreed = *exponent;
-	if (agreed < EXP_MIN || agreed > 127)
-		return ia_fail(err, errlen, -EINVAL, "exponent %d: use %d..127", agreed, EXP_MIN);
+	if (agreed < EXP_MIN || agreed > EXP_MAX)
+		return ia_fail(err, errlen, -EINVAL, "exponent %d: use %d..%d", agreed, EXP_MIN,
+			       EXP_MAX);
 	words = nw + 1 + n;
 	ret = ia_api_worker_ready(h, words, 1, err, errlen);
 	if (ret)
