@@ -12,18 +12,21 @@ CC	?= gcc
 CLANG	?= clang
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	   -D_GNU_SOURCE -Iinclude -Iuser/lib -I$(BUILD)
+	   -D_GNU_SOURCE -Iinclude -Iuser/lib -Iuser/agent -Iuser/inagg/eval -I$(BUILD)
 LDLIBS	+= -ljson-c -lbpf -lelf -lz -lmnl -lpthread -lm
 TEST_LAYERS := unit bpf net py kmod
 
 LIB_SRCS := $(wildcard user/lib/*.c)
+# The agent's protocol code, until the MAC helpers the controller borrows have their own place.
+LIB_SRCS += $(filter-out user/agent/main.c,$(wildcard user/agent/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB	 := $(BUILD)/libinagg.a
 # libinagg.so: the stable API (include/inagg/api.h) and the host endpoint under it.
 SO	 := $(BUILD)/libinagg.so
 SO_OBJS	 := $(patsubst %,$(BUILD)/user/lib/%.o,api api_join ctl err host_worker host_report host_ps host_ps_nack host_ps_late host_ps_sets host_io \
 	      host_wtimer host_vec host_fx cc cc_job)
-CLI_SRCS := $(wildcard user/inagg/*.c)
+# The evaluation harness (user/inagg/eval/) is the CLI's alone.
+CLI_SRCS := $(wildcard user/inagg/*.c user/inagg/eval/*.c)
 CLI	 := $(BUILD)/inagg
 
 # Test programs: tests/<layer>/*.c, each one kselftest binary.
@@ -98,6 +101,11 @@ $(BUILD)/corpus/Documentation:
 $(BUILD)/tests/%: tests/%.c $(LIB) $(KSELFTEST)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -I$(BUILD)/kselftest -MMD -MP -o $@ $< $(TEST_OBJS) $(LIB) $(LDLIBS)
+
+# The harness's job mix (tests/unit/eval_live.c) is the CLI's code.
+EVAL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/inagg/eval/*.c))
+$(BUILD)/tests/unit/eval_live: TEST_OBJS = $(EVAL_OBJS)
+$(BUILD)/tests/unit/eval_live: $(EVAL_OBJS)
 
 # The CLI's option tables are tested on their own (tests/unit/cli_opt.c).
 $(BUILD)/tests/unit/cli_opt: TEST_OBJS = $(BUILD)/user/inagg/opt.o $(BUILD)/user/inagg/out.o
