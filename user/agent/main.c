@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * inagg-agent: one switch's agent (user/lib/agent.h, docs/remote.md). It
+ * inagg-agent: one switch's agent (agent.h, docs/remote.md). It
  * answers the controller's requests, one JSON line each, on stdin and
  * stdout; the controller starts it over the operator's SSH (or, for a
  * switch namespace on its own host, directly) and ends it by closing stdin.

@@ -2,9 +2,10 @@
 /*
  * inagg eval tenants (live): every scheme of issue 12 on the same job mixes
  * in network namespaces, interleaved rounds, median and range
- * (user/lib/eval_live.h, docs/cc.md "Live").
+ * (user/inagg/eval/eval_live.h, docs/cc.md "Live").
  */
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -486,6 +487,12 @@ static int run_round(struct ia_live *L, const struct tenants_args *a, int k, str
 	return 0;
 }
 
+/* The run's folder, removed entry by entry (no shell). */
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
 int tenants_live(struct tenants_args *a, const char *argv0)
 {
 	static double sum[MAX_POINTS][IA_SIM__COUNT][3][3];
@@ -572,14 +579,9 @@ int tenants_live(struct tenants_args *a, const char *argv0)
 	}
 	ia_live_down(&L);
 	out_arr_close();
-	if (!ret) {
-		char cmd[128];
-
-		/* The daemon's log stays when something failed. */
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		if (system(cmd))
-			out_warn("could not remove %s", dir);
-	}
+	/* The daemon's log stays when something failed. */
+	if (!ret && nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS))
+		out_warn("could not remove %s", dir);
 	free(f);
 	if (ret)
 		return 1;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The controller's side of the switch agents (agent.h, docs/remote.md).
+ * The controller's side of the switch agents (agent_proto.h, docs/remote.md).
  *
  * A link runs one agent as a child process (a command: the agent itself for
  * a switch namespace of this host, or ssh to the router for a remote one)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "mac.h"
 #include "netns.h"
 #include "netplan.h"
 #include "remote.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "agent_proto.h"
 #include "remote.h"
 
 static long long now_ms(void)

@@ -15,7 +15,7 @@
 
 #include <inagg/wire.h>
 
-#include "agent.h"
+#include "mac.h"
 #include "job.h"
 #include "netns.h"
 #include "netplan.h"

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "mac.h"
 #include "netplan.h"
 #include "remote.h"
 

@@ -99,6 +99,37 @@ static int write_topo(struct ia_live *L, char *err, size_t errlen)
 	return fclose(f) ? ia_fail(err, errlen, -EIO, "%s: write failed", L->topo) : 0;
 }
 
+/*
+ * bindir/inagg with argv (argv[0] "inagg"), its output appended to the log:
+ * exec, not a shell, so that no path is ever parsed as shell text. 0 when it
+ * exited 0.
+ */
+static int run_inagg(struct ia_live *L, char *const argv[])
+{
+	char bin[512];
+	pid_t pid;
+	int st;
+
+	snprintf(bin, sizeof(bin), "%s/inagg", L->c.bindir);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int fd = open(L->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(bin, argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EIO;
+}
+
 static int start_daemon(struct ia_live *L, char *err, size_t errlen)
 {
 	char bin[512], ms[16];
@@ -137,7 +168,7 @@ static int start_daemon(struct ia_live *L, char *err, size_t errlen)
 
 int ia_live_up(struct ia_live *L, const struct ia_live_cfg *c, char *err, size_t errlen)
 {
-	char cmd[2048];
+	char rate[32], mark[16];
 	int ret;
 
 	memset(L, 0, sizeof(*L));
@@ -161,11 +192,12 @@ int ia_live_up(struct ia_live *L, const struct ia_live_cfg *c, char *err, size_t
 	ret = write_topo(L, err, errlen);
 	if (ret)
 		return ret;
-	snprintf(cmd, sizeof(cmd), "%s/inagg net up -t %s -n %s --attach --rate-mbit %g"
-		 " --mark-kb %u >>%s 2>&1", c->bindir, L->topo, L->tag, c->rate_mbit, c->mark_kb,
-		 L->log);
+	snprintf(rate, sizeof(rate), "%g", c->rate_mbit);
+	snprintf(mark, sizeof(mark), "%u", c->mark_kb);
 	L->up = true;
-	if (system(cmd)) {
+	if (run_inagg(L, (char *const[]){ "inagg", "net", "up", "-t", L->topo, "-n", L->tag,
+					  "--attach", "--rate-mbit", rate, "--mark-kb", mark,
+					  NULL })) {
 		ia_live_down(L);
 		return ia_fail(err, errlen, -EIO, "inagg net up failed (log: %s)", L->log);
 	}
@@ -187,8 +219,6 @@ int ia_live_up(struct ia_live *L, const struct ia_live_cfg *c, char *err, size_t
 
 void ia_live_down(struct ia_live *L)
 {
-	char cmd[1024];
-
 	if (L->daemon > 0) {
 		kill(L->daemon, SIGTERM);
 		waitpid(L->daemon, NULL, 0);
@@ -201,9 +231,8 @@ void ia_live_down(struct ia_live *L)
 				ia_host_steer_free(&L->host[l][h]);
 	if (!L->up)
 		return;
-	snprintf(cmd, sizeof(cmd), "%s/inagg net down -n %s -t %s >>%s 2>&1", L->c.bindir,
-		 L->tag, L->topo, L->log);
-	if (system(cmd))
+	if (run_inagg(L, (char *const[]){ "inagg", "net", "down", "-n", L->tag, "-t", L->topo,
+					  NULL }))
 		fprintf(stderr, "inagg net down -n %s failed\n", L->tag);
 	L->up = false;
 }
