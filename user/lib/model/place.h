@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Placement of aggregating (blue) switches and the congestion model of the
- * paper: a red switch forwards L(v) plus its children's messages, a blue one
- * sends one message (none when its subtree has no load); link congestion is
- * messages / rate and network congestion the largest link congestion.
+ * Placement of aggregating (blue) switches: the strategies, SMC among them,
+ * over the paper's congestion model (congestion.h, included for the
+ * problem and placement types).
  */
 #ifndef INAGG_PLACE_H
 #define INAGG_PLACE_H
 
+#include "congestion.h"
 #include "topo.h"
 
 enum ia_algo {
@@ -25,46 +25,6 @@ enum ia_algo {
 const char *ia_algo_name(enum ia_algo a);
 /* Returns the algorithm or -1 for an unknown name. */
 int ia_algo_parse(const char *name);
-
-/*
- * One placement problem. load and avail are indexed by switch; NULL means the
- * topology's own load / available fields. base, when set, is link load already
- * carried by earlier workloads: congestion is then (base + messages) / rate
- * (the congestion-aware variant of multi-workload placement).
- *
- * merged, when set, is what a blue switch sends when its subtree sends
- * anything: an application whose merged output is more than one message
- * (word count: the distinct keys of the subtree; docs/apps.md). It must not
- * depend on the colouring below and must never exceed what the switch
- * would send red, merged[v] <= load(v) + sum of merged[c] over its loaded
- * children (ia_place_check() refuses it otherwise); then SMC stays exact.
- * NULL means one message, the paper's model.
- */
-struct ia_problem {
-	const struct ia_topo *topo;
-	const uint32_t *load;
-	const bool *avail;
-	const uint64_t *base;
-	const uint32_t *merged;
-	int k;
-};
-
-struct ia_placement {
-	int n;
-	bool *blue;		/* per switch */
-	uint64_t *msgs;		/* messages on each switch's uplink */
-	int nblue;
-	struct ia_ratio congestion;	/* max over links of (base + msgs) / rate */
-	int bottleneck;		/* switch whose uplink attains it, -1 if none */
-	double solve_seconds;	/* time of the algorithm alone */
-	int checks;		/* feasibility checks (SMC variants) */
-};
-
-int ia_placement_init(struct ia_placement *p, int n);
-void ia_placement_free(struct ia_placement *p);
-
-/* Fills msgs, nblue, congestion and bottleneck from p->blue. */
-void ia_model_eval(const struct ia_problem *pb, struct ia_placement *p);
 
 /* Place with algo; p must be initialised for pb->topo->n. 0 or -errno. */
 int ia_place(const struct ia_problem *pb, enum ia_algo algo, struct ia_placement *p);

@@ -1,22 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Internal to libinagg: the congestion model's helpers shared by place.c and
- * SMC, and SMC's state shared by its search (smc.c) and its tree DP
- * (smc_dp.c).
+ * Internal to libinagg: SMC, and its state shared by its search (smc.c)
+ * and its tree DP (smc_dp.c). It sees the congestion model, not the
+ * strategies of place.h that call it.
  */
 #ifndef INAGG_SMC_H
 #define INAGG_SMC_H
 
-#include "place.h"
-
-uint32_t ia_problem_load(const struct ia_problem *pb, int v);
-bool ia_problem_avail(const struct ia_problem *pb, int v);
-/* Messages blue switch v sends when its subtree sends anything (place.h). */
-static inline uint32_t ia_problem_merged(const struct ia_problem *pb, int v)
-{
-	return pb->merged ? pb->merged[v] : 1;
-}
-void ia_subtree_load(const struct ia_problem *pb, uint64_t *sub);
+#include "congestion.h"
 
 /* SMC into p->blue. naive selects the paper's O(n k^2)-per-check DP. */
 int ia_smc(const struct ia_problem *pb, struct ia_placement *p, bool naive);
