@@ -222,15 +222,6 @@ long long ia_remote_tick(struct ia_remote *r);
  */
 void ia_remote_renew(struct ia_remote *r);
 
-/* Internal, for remote_*.c. */
-void ia_remote_session(struct ia_link *l, void *r);
-void ia_remote_note(struct ia_remote *r, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-json_object *ia_remote_request(const char *op);
-/* One request to switch v's agent; ok false becomes -errno. Consumes q. */
-int ia_remote_call(struct ia_remote *r, int v, json_object *q, json_object **reply, char *why,
-		   size_t whylen);
-
 /* The job transaction's operations (struct ia_job_ops) on switch v. */
 int ia_remote_admit(struct ia_remote *r, int v, uint32_t id, int class, uint32_t slots,
 		    char *why, size_t whylen);

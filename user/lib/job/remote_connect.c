@@ -15,7 +15,7 @@
 #include "mac.h"
 #include "netns.h"
 #include "netplan.h"
-#include "remote.h"
+#include "remote_int.h"
 
 static void port_req(json_object *arr, const struct ia_rport *p, struct in_addr neigh)
 {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "agent_proto.h"
-#include "remote.h"
+#include "remote_int.h"
 
 static long long now_ms(void)
 {

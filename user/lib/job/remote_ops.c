@@ -19,7 +19,7 @@
 #include "job.h"
 #include "netns.h"
 #include "netplan.h"
-#include "remote.h"
+#include "remote_int.h"
 
 void ia_remote_note(struct ia_remote *r, int level, const char *fmt, ...)
 {

@@ -23,7 +23,7 @@
 
 #include "mac.h"
 #include "netplan.h"
-#include "remote.h"
+#include "remote_int.h"
 
 #define LOCAL_TIMEOUT_MS 5000
 #define LOCAL_RETRIES 1

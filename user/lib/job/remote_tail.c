@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "remote.h"
+#include "remote_int.h"
 
 static json_object *job_count(const char *op, uint32_t id, uint32_t count, bool with_count)
 {
