@@ -52,9 +52,10 @@ API_HEADERS := include/inagg/api.h $(addprefix include/,$(shell \
 PY_SRCS	:= $(wildcard python/inagg/*.py)
 # What the pages show ([...](memory-history.svg)), installed beside them.
 DOC_PICTURES := $(wildcard docs/*.png docs/*.svg)
-# The module: Kbuild, its sources (not the build's inagg.mod.c) and the ABI header.
+# The module: Kbuild, its sources (not the build's inagg.mod.c), the ABI header and the
+# ledger's rules (shared with user space).
 DKMS_SRCS := kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h) \
-	include/inagg/netlink.h
+	include/inagg/netlink.h include/inagg/ledger_rules.h
 PKG_DIR	:= $(BUILD)/pkg
 # DKMS installs this prebuilt module on its kernel instead of compiling it (docs/router-vm.md).
 DKMS_PREBUILT ?= $(if $(wildcard $(KDIR)/Makefile),$(KMOD))

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Ledger client: backend choice, namespaces, and the kernel backend (the
- * "inagg" generic netlink family of inagg.ko, through libmnl).
- * The user-space backend is in ledger_user.c.
+ * Ledger client: backend choice, namespaces, and each call through the
+ * backend's table (ledger_int.h): the kernel's in ledger_nl.c, the
+ * user-space one in ledger_user.c.
  */
-#define IA_LEDGER_INTERNAL
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -15,18 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <libmnl/libmnl.h>
-#include <linux/genetlink.h>
-#include <linux/netlink.h>
-
-#include "ledger.h"
-
-#define NL_BUFSIZE 32768
-
-void ia_ledger_seterr(struct ia_ledger *l, const char *msg)
-{
-	snprintf(l->err, sizeof(l->err), "%s", msg ? msg : "");
-}
+#include "ledger_int.h"
 
 const char *ia_ledger_errmsg(const struct ia_ledger *l)
 {
@@ -35,7 +23,7 @@ const char *ia_ledger_errmsg(const struct ia_ledger *l)
 
 enum ia_ledger_backend ia_ledger_backend(const struct ia_ledger *l)
 {
-	return l->backend;
+	return l->ops->backend;
 }
 
 const char *ia_ledger_backend_name(enum ia_ledger_backend b)
@@ -50,173 +38,25 @@ const char *ia_ledger_backend_name(enum ia_ledger_backend b)
 	}
 }
 
-/* Extack message of an NLMSG_ERROR, if the kernel sent one. */
-static int ext_attr_cb(const struct nlattr *attr, void *data)
-{
-	const char **msg = data;
-
-	if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
-	    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
-		*msg = mnl_attr_get_str(attr);
-	return MNL_CB_OK;
-}
-
-static void nl_extack(struct ia_ledger *l, const struct nlmsghdr *nlh)
-{
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-	const char *msg = NULL;
-	size_t off = sizeof(*e);
-
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-		off += e->msg.nlmsg_len - sizeof(e->msg);
-	if (mnl_nlmsg_get_payload_len(nlh) <= off)
-		return;
-	mnl_attr_parse_payload((const char *)e + off,
-			       mnl_nlmsg_get_payload_len(nlh) - off, ext_attr_cb, &msg);
-	if (msg)
-		ia_ledger_seterr(l, msg);
-}
-
-/*
- * Sends nlh and reads the answer: data messages go to cb (may be NULL);
- * returns 0 at the ACK or NLMSG_DONE, or the negative errno of the error.
- */
-static int nl_talk(struct ia_ledger *l, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
-{
-	char *buf;
-	int ret = 0;
-
-	buf = malloc(NL_BUFSIZE);
-	if (!buf)
-		return -ENOMEM;
-	nlh->nlmsg_seq = ++l->seq;
-	if (!(nlh->nlmsg_flags & NLM_F_DUMP))
-		nlh->nlmsg_flags |= NLM_F_ACK;
-	if (mnl_socket_sendto(l->nl, nlh, nlh->nlmsg_len) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	for (;;) {
-		struct nlmsghdr *h = (struct nlmsghdr *)buf;
-		ssize_t n;
-
-		n = mnl_socket_recvfrom(l->nl, buf, NL_BUFSIZE);
-		if (n < 0) {
-			ret = -errno;
-			goto out;
-		}
-		for (int len = n; mnl_nlmsg_ok(h, len); h = mnl_nlmsg_next(h, &len)) {
-			if (h->nlmsg_seq != l->seq || h->nlmsg_pid != l->portid)
-				continue;
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = mnl_nlmsg_get_payload(h);
-
-				ret = e->error;
-				if (ret)
-					nl_extack(l, h);
-				goto out;
-			}
-			if (h->nlmsg_type == NLMSG_DONE) {
-				if (h->nlmsg_flags & NLM_F_DUMP_INTR)
-					ret = -EINTR;
-				goto out;
-			}
-			/* Drain to DONE, then report the inconsistency. */
-			if (h->nlmsg_flags & NLM_F_DUMP_INTR)
-				ret = -EINTR;
-			if (cb && cb(h, data) < 0) {
-				ret = -EPROTO;
-				goto out;
-			}
-		}
-	}
-out:
-	free(buf);
-	return ret;
-}
-
-static struct nlmsghdr *genl_put(char *buf, __u16 type, __u8 cmd, __u16 flags)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct genlmsghdr *g;
-
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->cmd = cmd;
-	g->version = type == GENL_ID_CTRL ? 1 : INAGG_GENL_VERSION;
-	return nlh;
-}
-
-static int family_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct nlattr *a;
-	__u16 *id = data;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
-		if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID &&
-		    mnl_attr_validate(a, MNL_TYPE_U16) == 0)
-			*id = mnl_attr_get_u16(a);
-	return MNL_CB_OK;
-}
-
-/* Opens a netlink socket in the current namespace and finds the family. */
-static int kernel_init(struct ia_ledger *l)
-{
-	char buf[256];
-	struct nlmsghdr *nlh;
-	int one = 1, ret;
-
-	l->nl = mnl_socket_open(NETLINK_GENERIC);
-	if (!l->nl)
-		return -errno;
-	if (mnl_socket_bind(l->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		goto err;
-	}
-	l->portid = mnl_socket_get_portid(l->nl);
-	mnl_socket_setsockopt(l->nl, NETLINK_EXT_ACK, &one, sizeof(one));
-	mnl_socket_setsockopt(l->nl, NETLINK_CAP_ACK, &one, sizeof(one));
-
-	nlh = genl_put(buf, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, INAGG_GENL_NAME);
-	l->family = 0;
-	ret = nl_talk(l, nlh, family_cb, &l->family);
-	if (!ret && !l->family)
-		ret = -ENOENT;
-	if (ret)
-		goto err;
-	ia_ledger_seterr(l, "");
-	return 0;
-err:
-	mnl_socket_close(l->nl);
-	l->nl = NULL;
-	return ret;
-}
-
 struct open_args {
 	struct ia_ledger *l;
 	enum ia_ledger_backend want;
 };
 
+/* The kernel's ledger where the module is loaded (unless the user backend is wanted). */
 static int open_here(struct open_args *a)
 {
 	struct ia_ledger *l = a->l;
 	int ret;
 
 	if (a->want != IA_LEDGER_USER) {
-		ret = kernel_init(l);
-		if (!ret) {
-			l->backend = IA_LEDGER_KERNEL;
-			return 0;
-		}
-		if (a->want == IA_LEDGER_KERNEL)
+		l->ops = &ia_ledger_kernel_ops;
+		ret = l->ops->open(l);
+		if (!ret || a->want == IA_LEDGER_KERNEL)
 			return ret;
 	}
-	l->backend = IA_LEDGER_USER;
-	return ia_uledger_init(l);
+	l->ops = &ia_ledger_user_ops;
+	return l->ops->open(l);
 }
 
 int ia_ledger_open(struct ia_ledger **lp, enum ia_ledger_backend want, const char *netns)
@@ -276,244 +116,77 @@ void ia_ledger_close(struct ia_ledger *l)
 {
 	if (!l)
 		return;
-	if (l->nl)
-		mnl_socket_close(l->nl);
+	if (l->ops)
+		l->ops->close(l);
 	free(l);
-}
-
-static int cap_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct ia_ledger_cap *cap = data;
-	struct nlattr *a;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
-		if (mnl_attr_validate(a, MNL_TYPE_U32))
-			continue;
-		switch (mnl_attr_get_type(a)) {
-		case INAGG_A_MAX_JOBS:
-			cap->max_jobs = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_MAX_SLOTS:
-			cap->max_slots = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_USED_JOBS:
-			cap->used_jobs = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_USED_SLOTS:
-			cap->used_slots = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_HEAD_SLOTS:
-			cap->head_slots = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_TAIL_SLOTS:
-			cap->tail_slots = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_LENT_SLOTS:
-			cap->lent_slots = mnl_attr_get_u32(a);
-			break;
-		}
-	}
-	return MNL_CB_OK;
 }
 
 int ia_ledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap)
 {
-	char buf[256];
-	struct nlmsghdr *nlh;
-
 	ia_ledger_seterr(l, "");
 	memset(cap, 0, sizeof(*cap));
-	if (l->backend == IA_LEDGER_USER)
-		return ia_uledger_get(l, cap);
-	nlh = genl_put(buf, l->family, INAGG_CMD_CAP_GET, 0);
-	return nl_talk(l, nlh, cap_cb, cap);
+	return l->ops->get(l, cap);
 }
 
 int ia_ledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
 {
-	char buf[256];
-	struct nlmsghdr *nlh;
-
 	ia_ledger_seterr(l, "");
 	if (max_jobs > UINT32_MAX || max_slots > UINT32_MAX ||
 	    (max_jobs < 0 && max_jobs != IA_LEDGER_KEEP) ||
 	    (max_slots < 0 && max_slots != IA_LEDGER_KEEP)) {
-		ia_ledger_seterr(l, "integer out of range");
+		ia_ledger_seterr(l, IA_LEDGER_WHY_RANGE);
 		return -ERANGE;
 	}
-	if (l->backend == IA_LEDGER_USER)
-		return ia_uledger_set(l, max_jobs, max_slots);
-	nlh = genl_put(buf, l->family, INAGG_CMD_CAP_SET, 0);
-	if (max_jobs != IA_LEDGER_KEEP)
-		mnl_attr_put_u32(nlh, INAGG_A_MAX_JOBS, max_jobs);
-	if (max_slots != IA_LEDGER_KEEP)
-		mnl_attr_put_u32(nlh, INAGG_A_MAX_SLOTS, max_slots);
-	return nl_talk(l, nlh, NULL, NULL);
-}
-
-/* with_class false: the request of old clients, an INA job by default. */
-static int admit(struct ia_ledger *l, __u32 job, __u32 class, __u32 slots, bool with_class)
-{
-	char buf[256];
-	struct nlmsghdr *nlh;
-
-	ia_ledger_seterr(l, "");
-	if (l->backend == IA_LEDGER_USER)
-		return ia_uledger_admit(l, job, class, slots);
-	nlh = genl_put(buf, l->family, INAGG_CMD_JOB_ADMIT, 0);
-	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
-	if (with_class)
-		mnl_attr_put_u32(nlh, INAGG_A_JOB_CLASS, class);
-	if (class != INAGG_CLASS_PS || slots)
-		mnl_attr_put_u32(nlh, INAGG_A_JOB_SLOTS, slots);
-	return nl_talk(l, nlh, NULL, NULL);
+	return l->ops->set(l, max_jobs, max_slots);
 }
 
 int ia_ledger_admit(struct ia_ledger *l, __u32 job, __u32 slots)
 {
-	return admit(l, job, INAGG_CLASS_INA, slots, false);
+	ia_ledger_seterr(l, "");
+	return l->ops->admit(l, job, INAGG_CLASS_INA, slots, false);
 }
 
 int ia_ledger_admit_class(struct ia_ledger *l, __u32 job, enum inagg_job_class class,
 			  __u32 slots)
 {
-	return admit(l, job, class, slots, true);
+	ia_ledger_seterr(l, "");
+	return l->ops->admit(l, job, class, slots, true);
 }
 
 int ia_ledger_set_tail(struct ia_ledger *l, __u32 slots)
 {
-	char buf[256];
-	struct nlmsghdr *nlh;
-
 	ia_ledger_seterr(l, "");
-	if (l->backend == IA_LEDGER_USER)
-		return ia_uledger_set_tail(l, slots);
-	nlh = genl_put(buf, l->family, INAGG_CMD_TAIL_SET, 0);
-	mnl_attr_put_u32(nlh, INAGG_A_TAIL_SLOTS, slots);
-	return nl_talk(l, nlh, NULL, NULL);
-}
-
-static int lend(struct ia_ledger *l, __u32 job, __u32 count, bool reclaim)
-{
-	char buf[256];
-	struct nlmsghdr *nlh;
-
-	ia_ledger_seterr(l, "");
-	if (l->backend == IA_LEDGER_USER)
-		return ia_uledger_lend(l, job, count, reclaim);
-	nlh = genl_put(buf, l->family, reclaim ? INAGG_CMD_JOB_RECLAIM : INAGG_CMD_JOB_LEND, 0);
-	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
-	mnl_attr_put_u32(nlh, INAGG_A_COUNT, count);
-	return nl_talk(l, nlh, NULL, NULL);
+	return l->ops->set_tail(l, slots);
 }
 
 int ia_ledger_lend(struct ia_ledger *l, __u32 job, __u32 count)
 {
-	return lend(l, job, count, false);
+	ia_ledger_seterr(l, "");
+	return l->ops->lend(l, job, count, false);
 }
 
 int ia_ledger_reclaim(struct ia_ledger *l, __u32 job, __u32 count)
 {
-	return lend(l, job, count, true);
+	ia_ledger_seterr(l, "");
+	return l->ops->lend(l, job, count, true);
 }
 
 int ia_ledger_release(struct ia_ledger *l, __u32 job)
 {
-	char buf[256];
-	struct nlmsghdr *nlh;
-
 	ia_ledger_seterr(l, "");
-	if (l->backend == IA_LEDGER_USER)
-		return ia_uledger_release(l, job);
-	nlh = genl_put(buf, l->family, INAGG_CMD_JOB_RELEASE, 0);
-	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
-	return nl_talk(l, nlh, NULL, NULL);
-}
-
-struct jobs_acc {
-	struct ia_ledger_job *v;
-	size_t n, cap;
-	bool one;	/* doit: a single job expected */
-};
-
-static int job_cb(const struct nlmsghdr *nlh, void *data)
-{
-	/* A module before the memory model sends no class: all its jobs are INA. */
-	struct ia_ledger_job job = { .class = INAGG_CLASS_INA }, *v;
-	struct jobs_acc *acc = data;
-	struct nlattr *a;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
-		if (mnl_attr_validate(a, MNL_TYPE_U32))
-			continue;
-		if (mnl_attr_get_type(a) == INAGG_A_JOB_ID)
-			job.id = mnl_attr_get_u32(a);
-		else if (mnl_attr_get_type(a) == INAGG_A_JOB_SLOTS)
-			job.slots = mnl_attr_get_u32(a);
-		else if (mnl_attr_get_type(a) == INAGG_A_JOB_CLASS)
-			job.class = mnl_attr_get_u32(a);
-		else if (mnl_attr_get_type(a) == INAGG_A_LENT_SLOTS)
-			job.lent = mnl_attr_get_u32(a);
-	}
-	if (acc->n == acc->cap) {
-		size_t cap = acc->cap ? 2 * acc->cap : 64;
-
-		v = realloc(acc->v, cap * sizeof(*v));
-		if (!v)
-			return MNL_CB_ERROR;
-		acc->v = v;
-		acc->cap = cap;
-	}
-	acc->v[acc->n++] = job;
-	return MNL_CB_OK;
+	return l->ops->release(l, job);
 }
 
 int ia_ledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out)
 {
-	struct jobs_acc acc = { .one = true };
-	char buf[256];
-	struct nlmsghdr *nlh;
-	int ret;
-
 	ia_ledger_seterr(l, "");
-	if (l->backend == IA_LEDGER_USER)
-		return ia_uledger_job(l, job, out);
-	nlh = genl_put(buf, l->family, INAGG_CMD_JOB_GET, 0);
-	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
-	ret = nl_talk(l, nlh, job_cb, &acc);
-	if (!ret && acc.n != 1)
-		ret = -EPROTO;
-	if (!ret)
-		*out = acc.v[0];
-	free(acc.v);
-	return ret;
+	return l->ops->job(l, job, out);
 }
 
 int ia_ledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n)
 {
-	struct jobs_acc acc = { 0 };
-	char buf[256];
-	struct nlmsghdr *nlh;
-	int ret, tries;
-
 	ia_ledger_seterr(l, "");
 	*jobs = NULL;
 	*n = 0;
-	if (l->backend == IA_LEDGER_USER)
-		return ia_uledger_list(l, jobs, n);
-	/* A dump that the ledger changed under is taken again. */
-	for (tries = 0; tries < 10; tries++) {
-		acc.n = 0;
-		nlh = genl_put(buf, l->family, INAGG_CMD_JOB_GET, NLM_F_DUMP);
-		ret = nl_talk(l, nlh, job_cb, &acc);
-		if (ret != -EINTR)
-			break;
-	}
-	if (ret) {
-		free(acc.v);
-		return ret;
-	}
-	*jobs = acc.v;
-	*n = acc.n;
-	return 0;
+	return l->ops->list(l, jobs, n);
 }

@@ -91,40 +91,4 @@ int ia_ledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out);
 /* The admitted jobs by increasing id, in *jobs (free() it), *n of them. */
 int ia_ledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n);
 
-/*
- * Internal: shared by ledger.c (common part, kernel backend) and
- * ledger_user.c (user-space backend). Not for callers.
- */
-#ifdef IA_LEDGER_INTERNAL
-#include <limits.h>
-
-struct mnl_socket;
-
-struct ia_ledger {
-	enum ia_ledger_backend backend;
-	char err[256];
-	/* kernel */
-	struct mnl_socket *nl;
-	__u32 portid;
-	__u32 seq;
-	__u16 family;
-	/* user */
-	char state[PATH_MAX];
-	char lock[PATH_MAX];
-};
-
-void ia_ledger_seterr(struct ia_ledger *l, const char *msg);
-/* Runs in the ledger's namespace: finds the state files. */
-int ia_uledger_init(struct ia_ledger *l);
-int ia_uledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap);
-int ia_uledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots);
-int ia_uledger_admit(struct ia_ledger *l, __u32 job, __u32 class, __u32 slots);
-int ia_uledger_release(struct ia_ledger *l, __u32 job);
-int ia_uledger_set_tail(struct ia_ledger *l, __u32 slots);
-/* Lends count head slots of job (reclaim: takes them back). */
-int ia_uledger_lend(struct ia_ledger *l, __u32 job, __u32 count, bool reclaim);
-int ia_uledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out);
-int ia_uledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n);
-#endif
-
 #endif /* IA_LEDGER_H */

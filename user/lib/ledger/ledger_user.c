@@ -28,7 +28,6 @@
  *   tail N
  *   job ID HEAD CLASS LENT   (one line per job, by increasing id)
  */
-#define IA_LEDGER_INTERNAL
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -45,7 +44,7 @@
 #include <linux/capability.h>
 
 #include "err.h"
-#include "ledger.h"
+#include "ledger_int.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -54,12 +53,7 @@
 #define ULEDGER_DIR IA_RUN_DIR
 
 struct ustate {
-	__u32 max_jobs;
-	__u32 max_slots;
-	__u32 used_jobs;
-	__u32 head_slots;
-	__u32 tail_slots;
-	__u32 lent_slots;
+	struct inagg_counts c;		/* kept by the rules of ledger_rules.h */
 	struct ia_ledger_job *jobs;	/* by increasing id */
 	size_t n;
 	size_t cap;
@@ -122,7 +116,7 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
-int ia_uledger_init(struct ia_ledger *l)
+static int user_open(struct ia_ledger *l)
 {
 	const char *dir = getenv("INAGG_LEDGER_DIR");
 	unsigned long long id;
@@ -244,9 +238,9 @@ static int ustate_add(struct ustate *s, const struct ia_ledger_job *job)
 		s->jobs[i] = s->jobs[i - 1];
 	s->jobs[i] = *job;
 	s->n++;
-	s->used_jobs++;
-	s->head_slots += job->slots;
-	s->lent_slots += job->lent;
+	s->c.used_jobs++;
+	s->c.head_slots += job->slots;
+	s->c.lent_slots += job->lent;
 	return 0;
 }
 
@@ -283,8 +277,8 @@ static int uload(struct ia_ledger *l, struct ustate *s)
 	FILE *f;
 
 	memset(s, 0, sizeof(*s));
-	s->max_jobs = INAGG_DEFAULT_MAX_JOBS;
-	s->max_slots = INAGG_DEFAULT_MAX_SLOTS;
+	s->c.max_jobs = INAGG_DEFAULT_MAX_JOBS;
+	s->c.max_slots = INAGG_DEFAULT_MAX_SLOTS;
 	ret = read_boot_id(boot, sizeof(boot));
 	if (ret)
 		return ret;
@@ -299,11 +293,11 @@ static int uload(struct ia_ledger *l, struct ustate *s)
 		goto out;	/* an earlier boot's ledger */
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "max_jobs %u", &a) == 1) {
-			s->max_jobs = a;
+			s->c.max_jobs = a;
 		} else if (sscanf(line, "max_slots %u", &a) == 1) {
-			s->max_slots = a;
+			s->c.max_slots = a;
 		} else if (sscanf(line, "tail %u", &a) == 1) {
-			s->tail_slots = a;
+			s->c.tail_slots = a;
 		} else if (sscanf(line, "job %u %u %u %u", &j.id, &j.slots, &j.class,
 				  &j.lent) == 4 ||
 			   (ver == 1 && sscanf(line, "job %u %u", &j.id, &j.slots) == 2 &&
@@ -340,7 +334,7 @@ static int usave(struct ia_ledger *l, const struct ustate *s)
 	if (!f)
 		return -errno;
 	fprintf(f, "inagg-ledger 2\nboot %s\nmax_jobs %u\nmax_slots %u\ntail %u\n", boot,
-		s->max_jobs, s->max_slots, s->tail_slots);
+		s->c.max_jobs, s->c.max_slots, s->c.tail_slots);
 	for (size_t i = 0; i < s->n; i++)
 		fprintf(f, "job %u %u %u %u\n", s->jobs[i].id, s->jobs[i].slots,
 			s->jobs[i].class, s->jobs[i].lent);
@@ -370,6 +364,14 @@ struct utx {
 	struct ia_ledger_job *job;	/* the admitted job ubegin() was asked for */
 };
 
+/* Returns ret, leaving the rule's reason as the ledger's. */
+static int ufail(struct ia_ledger *l, int ret, const struct inagg_why *why)
+{
+	if (ret)
+		ia_ledger_seterr(l, why->msg);
+	return ret;
+}
+
 /*
  * Opens a transaction, checking in the module's order: rights (a change),
  * the caller's range check, then locks (a change) and loads; given a job id,
@@ -378,6 +380,7 @@ struct utx {
 static int ubegin(struct ia_ledger *l, struct utx *tx, bool write, bool in_range,
 		  const __u32 *job)
 {
+	struct inagg_why why;
 	int ret;
 
 	tx->fd = -1;
@@ -385,7 +388,7 @@ static int ubegin(struct ia_ledger *l, struct utx *tx, bool write, bool in_range
 	if (write && !has_net_admin())
 		return -EPERM;
 	if (!in_range || (job && *job < INAGG_JOB_ID_MIN)) {
-		ia_ledger_seterr(l, "integer out of range");
+		ia_ledger_seterr(l, IA_LEDGER_WHY_RANGE);
 		return -ERANGE;
 	}
 	if (write) {
@@ -401,10 +404,10 @@ static int ubegin(struct ia_ledger *l, struct utx *tx, bool write, bool in_range
 	if (job) {
 		tx->job = ustate_find(&tx->s, *job);
 		if (!tx->job) {
-			ia_ledger_seterr(l, "job not admitted");
+			ret = ufail(l, inagg_rule_not_admitted(&why), &why);
 			ustate_free(&tx->s);
 			uunlock(tx->fd);
-			return -ENOENT;
+			return ret;
 		}
 	}
 	return 0;
@@ -420,14 +423,7 @@ static int uend(struct ia_ledger *l, struct utx *tx, int ret)
 	return ret;
 }
 
-/* Returns ret, leaving why as the ledger's reason. */
-static int ufail(struct ia_ledger *l, int ret, const char *why)
-{
-	ia_ledger_seterr(l, why);
-	return ret;
-}
-
-int ia_uledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap)
+static int user_get(struct ia_ledger *l, struct ia_ledger_cap *cap)
 {
 	struct utx tx;
 	int ret;
@@ -435,19 +431,20 @@ int ia_uledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap)
 	ret = ubegin(l, &tx, false, true, NULL);
 	if (ret)
 		return ret;
-	cap->max_jobs = tx.s.max_jobs;
-	cap->max_slots = tx.s.max_slots;
-	cap->used_jobs = tx.s.used_jobs;
-	cap->used_slots = tx.s.head_slots + tx.s.tail_slots;
-	cap->head_slots = tx.s.head_slots;
-	cap->tail_slots = tx.s.tail_slots;
-	cap->lent_slots = tx.s.lent_slots;
+	cap->max_jobs = tx.s.c.max_jobs;
+	cap->max_slots = tx.s.c.max_slots;
+	cap->used_jobs = tx.s.c.used_jobs;
+	cap->used_slots = inagg_counts_used(&tx.s.c);
+	cap->head_slots = tx.s.c.head_slots;
+	cap->tail_slots = tx.s.c.tail_slots;
+	cap->lent_slots = tx.s.c.lent_slots;
 	return uend(l, &tx, 0);
 }
 
-int ia_uledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
+static int user_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
 {
-	struct ustate *s;
+	struct inagg_counts *c;
+	struct inagg_why why;
 	struct utx tx;
 	int ret;
 
@@ -455,27 +452,28 @@ int ia_uledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
 		     max_jobs <= INAGG_JOBS_LIMIT && max_slots <= INAGG_SLOTS_LIMIT, NULL);
 	if (ret)
 		return ret;
-	s = &tx.s;
-	if (max_jobs == IA_LEDGER_KEEP && max_slots == IA_LEDGER_KEEP) {
-		ret = ufail(l, -EINVAL, "set needs max_jobs or max_slots");
-	} else if (max_jobs != IA_LEDGER_KEEP && max_jobs < s->used_jobs) {
-		ret = ufail(l, -EBUSY, "max_jobs below the jobs admitted");
-	} else if (max_slots != IA_LEDGER_KEEP && max_slots < s->head_slots + s->tail_slots) {
-		ret = ufail(l, -EBUSY, "max_slots below the slots admitted");
-	} else {
-		if (max_jobs != IA_LEDGER_KEEP)
-			s->max_jobs = max_jobs;
-		if (max_slots != IA_LEDGER_KEEP)
-			s->max_slots = max_slots;
+	c = &tx.s.c;
+	/* As the module: a limit not given stays as it is. */
+	ret = inagg_rule_set_some(max_jobs != IA_LEDGER_KEEP, max_slots != IA_LEDGER_KEEP, &why);
+	if (!ret) {
+		if (max_jobs == IA_LEDGER_KEEP)
+			max_jobs = c->max_jobs;
+		if (max_slots == IA_LEDGER_KEEP)
+			max_slots = c->max_slots;
+		ret = inagg_rule_set_cap(c, max_jobs, max_slots, &why);
 	}
-	return uend(l, &tx, ret);
+	if (!ret) {
+		c->max_jobs = max_jobs;
+		c->max_slots = max_slots;
+	}
+	return uend(l, &tx, ufail(l, ret, &why));
 }
 
-/* The module's policy, then its class checks (inagg_nl.c), in that order. */
-int ia_uledger_admit(struct ia_ledger *l, __u32 job, __u32 class, __u32 slots)
+/* The module's request checks (inagg_nl.c), then its rules, in that order. */
+static int user_admit(struct ia_ledger *l, __u32 job, __u32 class, __u32 slots, bool with_class)
 {
 	struct ia_ledger_job j = { .id = job, .slots = slots, .class = class };
-	struct ustate *s;
+	struct inagg_why why;
 	struct utx tx;
 	int ret;
 
@@ -485,21 +483,15 @@ int ia_uledger_admit(struct ia_ledger *l, __u32 job, __u32 class, __u32 slots)
 		     (class != INAGG_CLASS_INA || slots >= 1), NULL);
 	if (ret)
 		return ret;
-	s = &tx.s;
-	if (class == INAGG_CLASS_PS && slots)
-		ret = ufail(l, -EINVAL, "a PS job holds no head slots");
-	else if (ustate_find(s, job))
-		ret = ufail(l, -EEXIST, "job already admitted");
-	else if (s->used_jobs >= s->max_jobs)
-		ret = ufail(l, -ENOSPC, "job limit reached (max_jobs)");
-	else if (slots > s->max_slots - s->head_slots - s->tail_slots)
-		ret = ufail(l, -ENOSPC, "slot limit reached (max_slots)");
-	else
-		ret = ustate_add(s, &j);
-	return uend(l, &tx, ret);
+	ret = inagg_rule_ps_head(class, slots, &why);
+	if (!ret)
+		ret = inagg_rule_admit(&tx.s.c, slots, ustate_find(&tx.s, job), &why);
+	if (!ret)
+		return uend(l, &tx, ustate_add(&tx.s, &j));
+	return uend(l, &tx, ufail(l, ret, &why));
 }
 
-int ia_uledger_release(struct ia_ledger *l, __u32 job)
+static int user_release(struct ia_ledger *l, __u32 job)
 {
 	struct ia_ledger_job *j;
 	struct utx tx;
@@ -509,15 +501,13 @@ int ia_uledger_release(struct ia_ledger *l, __u32 job)
 	if (ret)
 		return ret;
 	j = tx.job;
-	tx.s.used_jobs--;
-	tx.s.head_slots -= j->slots;
-	tx.s.lent_slots -= j->lent;
+	inagg_counts_release(&tx.s.c, &(struct inagg_job_counts){ j->class, j->slots, j->lent });
 	memmove(j, j + 1, (tx.s.jobs + tx.s.n - (j + 1)) * sizeof(*j));
 	tx.s.n--;
 	return uend(l, &tx, 0);
 }
 
-int ia_uledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out)
+static int user_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out)
 {
 	struct utx tx;
 	int ret;
@@ -529,7 +519,7 @@ int ia_uledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out)
 	return uend(l, &tx, 0);
 }
 
-int ia_uledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n)
+static int user_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n)
 {
 	struct utx tx;
 	int ret;
@@ -543,41 +533,54 @@ int ia_uledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n)
 	return uend(l, &tx, 0);
 }
 
-/* The tail may shrink at any time: the datapath flushes what it held. */
-int ia_uledger_set_tail(struct ia_ledger *l, __u32 slots)
+static int user_set_tail(struct ia_ledger *l, __u32 slots)
 {
+	struct inagg_why why;
 	struct utx tx;
 	int ret;
 
 	ret = ubegin(l, &tx, true, slots <= INAGG_SLOTS_LIMIT, NULL);
 	if (ret)
 		return ret;
-	if (slots > tx.s.max_slots - tx.s.head_slots)
-		ret = ufail(l, -ENOSPC, "tail beyond the slots the heads leave (max_slots)");
-	else
-		tx.s.tail_slots = slots;
-	return uend(l, &tx, ret);
+	ret = inagg_rule_set_tail(&tx.s.c, slots, &why);
+	if (!ret)
+		tx.s.c.tail_slots = slots;
+	return uend(l, &tx, ufail(l, ret, &why));
 }
 
-int ia_uledger_lend(struct ia_ledger *l, __u32 job, __u32 count, bool reclaim)
+static int user_lend(struct ia_ledger *l, __u32 job, __u32 count, bool reclaim)
 {
-	struct ia_ledger_job *j;
+	struct inagg_job_counts jc;
+	struct inagg_why why;
 	struct utx tx;
 	int ret;
 
 	ret = ubegin(l, &tx, true, count >= 1 && count <= INAGG_SLOTS_LIMIT, &job);
 	if (ret)
 		return ret;
-	j = tx.job;
-	if (j->class != INAGG_CLASS_INA) {
-		ret = ufail(l, -EINVAL, "a PS job holds no head slots");
-	} else if (!reclaim && count > j->slots - j->lent) {
-		ret = ufail(l, -ERANGE, "lend beyond the job's head slots not lent");
-	} else if (reclaim && count > j->lent) {
-		ret = ufail(l, -ERANGE, "reclaim beyond the job's lent slots");
-	} else {
-		j->lent = reclaim ? j->lent - count : j->lent + count;
-		tx.s.lent_slots = reclaim ? tx.s.lent_slots - count : tx.s.lent_slots + count;
+	jc = (struct inagg_job_counts){ tx.job->class, tx.job->slots, tx.job->lent };
+	ret = inagg_rule_lend(&jc, count, reclaim, &why);
+	if (!ret) {
+		inagg_counts_lend(&tx.s.c, &jc, count, reclaim);
+		tx.job->lent = jc.lent;
 	}
-	return uend(l, &tx, ret);
+	return uend(l, &tx, ufail(l, ret, &why));
 }
+
+static void user_close(struct ia_ledger *l)
+{
+}
+
+const struct ia_ledger_ops ia_ledger_user_ops = {
+	.backend = IA_LEDGER_USER,
+	.open = user_open,
+	.close = user_close,
+	.get = user_get,
+	.set = user_set,
+	.admit = user_admit,
+	.release = user_release,
+	.set_tail = user_set_tail,
+	.lend = user_lend,
+	.job = user_job,
+	.list = user_list,
+};
