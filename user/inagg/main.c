@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "xdp.h"
 
 static const struct cmd topo_cmds[] = {
 	{ "gen", cmd_topo_gen, &topo_gen_cmd },
@@ -312,6 +313,8 @@ int main(int argc, char **argv)
 {
 	int i;
 
+	/* libbpf's messages kept for errors (ia_xdp_strerror()), printed as libbpf would. */
+	ia_xdp_print_to(libbpf_set_print(ia_xdp_libbpf_print));
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
 			out_set_json(true);

@@ -249,7 +249,9 @@ int main(int argc, char **argv)
 	}
 	if (ia_jobs_init(&d.jobs, d.t, &switch_job_ops, &d) || lend_init(&d))
 		return 1;
-	libbpf_set_print(NULL);
+	/* libbpf's messages kept for errors (ia_xdp_strerror()), printed nowhere. */
+	libbpf_set_print(ia_xdp_libbpf_print);
+	ia_xdp_print_to(NULL);
 	ret = resolve_ports(&d);
 	if (ret) {
 		log_msg(LOG_ERR, "network '%s' is not up (inagg net up -n %s): %s", tag, tag,

@@ -20,9 +20,12 @@
 #ifndef INAGG_XDP_H
 #define INAGG_XDP_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
+
+#include <bpf/libbpf.h>
 
 #include "inagg/maps.h"
 #include "sender.h"
@@ -164,10 +167,15 @@ int ia_xdp_tail_slot_read(struct ia_xdp *x, __u32 idx, struct ia_slot *out);
 /* Why err happened, if this thread's last failing call said, else strerror() (+ ENOTSUPP). */
 const char *ia_xdp_strerror(int err);
 /*
- * libbpf's messages on stderr. Otherwise they go where the application's
- * libbpf_set_print() sent them (NULL: nowhere); either way the last ones
- * are kept for the error of a failed load.
+ * libbpf's print hook, for programs to install (libbpf_set_print() is
+ * process-wide: the library never sets it): keeps libbpf's and the
+ * verifier's last warnings for the error of a failed load, and passes each
+ * message on to what ia_xdp_print_to() names (NULL: nowhere), or with
+ * ia_xdp_set_verbose() to stderr. The usual start of a program:
+ *	ia_xdp_print_to(libbpf_set_print(ia_xdp_libbpf_print));
  */
+int ia_xdp_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
+void ia_xdp_print_to(libbpf_print_fn_t fn);
 void ia_xdp_set_verbose(bool on);
 
 /* Program fds, for BPF_PROG_TEST_RUN. */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Inside the XDP datapath loader, shared by its three parts: xdp.c (loading,
- * pinning, errors), xdp_push.c (jobs into the maps) and xdp_attach.c (ports).
+ * Inside the XDP datapath loader, shared by its parts: xdp.c (open, close),
+ * xdp_log.c (errors, libbpf's messages), xdp_probe.c (kernel features),
+ * xdp_pin.c (pins), xdp_push.c (jobs into the maps), xdp_attach.c (ports),
+ * xdp_mem.c, xdp_tail.c and xdp_vq.c.
  */
 #ifndef INAGG_XDP_INT_H
 #define INAGG_XDP_INT_H
@@ -31,8 +33,28 @@ struct ia_xdp {
 	int ncpus;
 };
 
-/* Records why err happened, for ia_xdp_strerror(); returns err. */
+/* xdp_log.c: records why err happened, for ia_xdp_strerror(); returns err. */
 int ia_xdp_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* strerror() that knows the kernel's own codes (above 511). */
+const char *ia_xdp_errname(int err);
+/* err of a failed load, with the tail of what libbpf and the verifier said. */
+int ia_xdp_load_failed(int err);
+void ia_xdp_log_reset(void);
+
+/* xdp_probe.c: 0, or what this kernel lacks (ia_xdp_fail()). */
+int ia_xdp_probe_features(void);
+
+/* xdp_pin.c: the switch's pin folder into buf. */
+int ia_xdp_pin_dir(const char *sw, char *buf, size_t len);
+int ia_xdp_ensure_bpffs(void);
+int ia_xdp_pin_mkdir(const char *dir);
+/* Maps' pin paths; the devmap's own path if it must be pinned after the load. */
+int ia_xdp_pin_maps(struct ia_xdp *x, const char *dir, char *dports_path, bool *dports_new);
+/* 1 if the pinned programs are there and use the switch's maps. */
+int ia_xdp_reuse_progs(struct ia_xdp *x, const char *dir);
+int ia_xdp_pin_progs(struct ia_xdp *x, const char *dir);
+/* A map's or program's id. */
+__u32 ia_xdp_obj_id(int fd);
 
 /* Before loading obj beside switch x: each of obj's maps x has (by name) is x's instance. */
 int ia_xdp_share_maps(struct ia_xdp *x, struct bpf_object *obj);
