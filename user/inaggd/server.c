@@ -269,7 +269,7 @@ static void accept_all(int lfd, int *ncl)
 			return;
 		c = free_slot(ncl);
 		if (!c || !(c->in = malloc(REQ_MAX + 1))) {
-			log_msg(LOG_WARN, "%d connections open: one more refused", *ncl);
+			log_msg(IA_LOG_WARN, "%d connections open: one more refused", *ncl);
 			refuse(fd);
 			continue;
 		}

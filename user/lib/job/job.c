@@ -11,18 +11,14 @@
 #include "job.h"
 
 
-static void __attribute__((format(printf, 3, 4))) note(struct ia_jobs *js, int level,
-							const char *fmt, ...)
+static void __attribute__((format(printf, 3, 4)))
+note(struct ia_jobs *js, enum ia_log_level level, const char *fmt, ...)
 {
-	char msg[2 * IA_ERRLEN];
 	va_list ap;
 
-	if (!js->ops->note)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ia_vlog_to(js->ops->note, js->ctx, level, fmt, ap);
 	va_end(ap);
-	js->ops->note(js->ctx, level, msg);
 }
 
 int ia_jobs_init(struct ia_jobs *js, const struct ia_topo *t, const struct ia_job_ops *ops,
@@ -73,7 +69,7 @@ static void teardown(struct ia_jobs *js, struct ia_job *j)
 		if (j->plan.sw && j->plan.sw[v].on_path) {
 			ret = js->ops->unpush(js->ctx, v, j->id);
 			if (ret && ret != -ENOENT)
-				note(js, 4, "job %u: removing from %s: %s", j->id, t->sw[v].name,
+				note(js, IA_LOG_WARN, "job %u: removing from %s: %s", j->id, t->sw[v].name,
 				     strerror(-ret));
 		}
 		if (!j->held[v])
@@ -81,7 +77,7 @@ static void teardown(struct ia_jobs *js, struct ia_job *j)
 		why[0] = '\0';
 		ret = js->ops->release(js->ctx, v, j->id, why, sizeof(why));
 		if (ret && ret != -ENOENT)
-			note(js, 4, "job %u: release on %s: %s", j->id, t->sw[v].name,
+			note(js, IA_LOG_WARN, "job %u: release on %s: %s", j->id, t->sw[v].name,
 			     *why ? why : strerror(-ret));
 	}
 }
@@ -141,7 +137,7 @@ static int admit_tails(struct ia_jobs *js, struct ia_job *j, struct ia_job_refus
 		r->sw = v;
 		if (!*r->why)
 			snprintf(r->why, sizeof(r->why), "refused");
-		note(js, 4, "job %u: tail on %s refused: %s; its messages pass there", j->id,
+		note(js, IA_LOG_WARN, "job %u: tail on %s refused: %s; its messages pass there", j->id,
 		     t->sw[v].name, r->why);
 		(*nrefused)++;
 	}
@@ -173,7 +169,7 @@ static int place_and_admit(struct ia_jobs *js, struct ia_job *j, bool *avail,
 			return 0;
 		if (!*r->why)
 			snprintf(r->why, sizeof(r->why), "refused");
-		note(js, 4, "job %u: admission refused on %s: %s; placing again without it",
+		note(js, IA_LOG_WARN, "job %u: admission refused on %s: %s; placing again without it",
 		     j->id, t->sw[r->sw].name, r->why);
 		avail[r->sw] = false;
 		(*nrefused)++;
@@ -350,7 +346,7 @@ int ia_jobs_submit(struct ia_jobs *js, const struct ia_job_request *rq, struct i
 	ret = save(js, err, errlen);
 	if (ret)
 		goto rollback;
-	note(js, 6, "job %u: %s, head %u, %s k=%d, %d blue, congestion %g, %u workers, cc %s",
+	note(js, IA_LOG_INFO, "job %u: %s, head %u, %s k=%d, %d blue, congestion %g, %u workers, cc %s",
 	     j->id, ia_job_class_name(j->class), j->head, ia_algo_name(j->algo), j->k,
 	     j->model.nblue, ia_ratio_double(j->model.congestion), j->plan.nworkers,
 	     ia_cc_policy_name(j->cc));
@@ -377,13 +373,13 @@ int ia_jobs_end(struct ia_jobs *js, uint32_t id, char *err, size_t errlen)
 	/* Recorded first: a crash during teardown finishes it on restart. */
 	j->state = IA_JOB_ENDING;
 	if (save(js, why, sizeof(why)))
-		note(js, 4, "job %u: %s", id, why);
+		note(js, IA_LOG_WARN, "job %u: %s", id, why);
 	teardown(js, j);
 	drop(js, j);
 	ret = save(js, err, errlen);
 	if (ret)
 		return ret;
-	note(js, 6, "job %u ended", id);
+	note(js, IA_LOG_INFO, "job %u ended", id);
 	return 0;
 }
 
@@ -399,7 +395,7 @@ static int repair(struct ia_jobs *js, struct ia_job *j)
 			why[0] = '\0';
 			ret = js->ops->admit(js->ctx, v, j->id, j->class, j->head, why, sizeof(why));
 			if (ret)
-				note(js, 4, "job %u: admission on %s: %s", j->id, js->t->sw[v].name,
+				note(js, IA_LOG_WARN, "job %u: admission on %s: %s", j->id, js->t->sw[v].name,
 				     *why ? why : strerror(-ret));
 			else
 				fixed++;
@@ -408,7 +404,7 @@ static int repair(struct ia_jobs *js, struct ia_job *j)
 			why[0] = '\0';
 			ret = js->ops->push(js->ctx, j, v, why, sizeof(why));
 			if (ret)
-				note(js, 4, "job %u: configuring %s: %s", j->id, js->t->sw[v].name,
+				note(js, IA_LOG_WARN, "job %u: configuring %s: %s", j->id, js->t->sw[v].name,
 				     *why ? why : strerror(-ret));
 			else
 				fixed++;
@@ -435,12 +431,12 @@ int ia_jobs_recover(struct ia_jobs *js, json_object *saved, int *repairs, char *
 		ret = ia_job_from_json(js->t, json_object_array_get_idx(jobs, i), j);
 		if (ret == -EINVAL || ret == -ENOMEM || (j->id && ia_jobs_find(js, j->id))) {
 			/* Without an id, or another's: nothing that is surely its to undo. */
-			note(js, 4, "saved job %zu unreadable or repeated: skipped", i);
+			note(js, IA_LOG_WARN, "saved job %zu unreadable or repeated: skipped", i);
 			ia_job_free(j);
 			continue;
 		}
 		if (ret || j->state != IA_JOB_ACTIVE) {
-			note(js, 4, "job %u was %s when the daemon stopped: rolled back", j->id,
+			note(js, IA_LOG_WARN, "job %u was %s when the daemon stopped: rolled back", j->id,
 			     ia_job_state_name(j->state));
 			teardown(js, j);
 			ia_job_free(j);
@@ -448,7 +444,7 @@ int ia_jobs_recover(struct ia_jobs *js, json_object *saved, int *repairs, char *
 		}
 		js->njobs++;
 		ret = repair(js, j);
-		note(js, 6, "job %u recovered (%d repairs)", j->id, ret);
+		note(js, IA_LOG_INFO, "job %u recovered (%d repairs)", j->id, ret);
 		*repairs += ret;
 	}
 	return save(js, err, errlen);

@@ -31,6 +31,7 @@
 
 #include "cc.h"
 #include "err.h"
+#include "log.h"
 #include "plan.h"
 #include "topo.h"
 
@@ -89,8 +90,8 @@ struct ia_job_ops {
 	bool (*pushed)(void *ctx, int v, uint32_t id);
 	/* Persists the table (ia_jobs_to_json()); a failure before admission refuses the job. */
 	int (*save)(void *ctx, const struct ia_jobs *js);
-	/* Optional: what happened, for the log (level as syslog's: 4 warning, 6 info). */
-	void (*note)(void *ctx, int level, const char *msg);
+	/* Optional: what happened, for the log (NULL: the print hook, log.h). */
+	ia_log_fn note;
 };
 
 struct ia_jobs {

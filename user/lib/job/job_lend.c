@@ -60,18 +60,14 @@ void ia_lend_commit(struct ia_lend_state *s, uint32_t lent)
 	s->peak = 0;
 }
 
-static void __attribute__((format(printf, 3, 4))) note(struct ia_lender *L, int level,
-							const char *fmt, ...)
+static void __attribute__((format(printf, 3, 4)))
+note(struct ia_lender *L, enum ia_log_level level, const char *fmt, ...)
 {
-	char msg[2 * IA_ERRLEN];
 	va_list ap;
 
-	if (!L->ops->note)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ia_vlog_to(L->ops->note, L->ctx, level, fmt, ap);
 	va_end(ap);
-	L->ops->note(L->ctx, level, msg);
 }
 
 int ia_lender_init(struct ia_lender *L, const struct ia_topo *t, const struct ia_lend_ops *ops,
@@ -130,13 +126,13 @@ static int apply(struct ia_lender *L, uint32_t id, int v, struct ia_lend_state *
 	ret = lent > s->lent ? L->ops->lend(L->ctx, v, id, lent - s->lent, why, sizeof(why)) :
 			       L->ops->reclaim(L->ctx, v, id, s->lent - lent, why, sizeof(why));
 	if (ret) {
-		note(L, 4, "job %u: %s %u head slots on %s: %s", id,
+		note(L, IA_LOG_WARN, "job %u: %s %u head slots on %s: %s", id,
 		     lent > s->lent ? "lending" : "reclaiming",
 		     lent > s->lent ? lent - s->lent : s->lent - lent, L->t->sw[v].name,
 		     *why ? why : strerror(-ret));
 		return ret;
 	}
-	note(L, 7, "job %u: %s %u head slots on %s (lent %u)", id,
+	note(L, IA_LOG_DEBUG, "job %u: %s %u head slots on %s (lent %u)", id,
 	     lent > s->lent ? "lends" : "reclaims",
 	     lent > s->lent ? lent - s->lent : s->lent - lent, L->t->sw[v].name, lent);
 	if (lent > s->lent)
@@ -309,7 +305,7 @@ int ia_lender_publish(struct ia_lender *L)
 			}
 		ret = L->ops->publish(L->ctx, v, ids, lent, n, why, sizeof(why));
 		if (ret) {
-			note(L, 4, "tail directory of %s: %s", L->t->sw[v].name,
+			note(L, IA_LOG_WARN, "tail directory of %s: %s", L->t->sw[v].name,
 			     *why ? why : strerror(-ret));
 			if (!first)
 				first = ret;

@@ -70,7 +70,7 @@ struct ia_lend_ops {
 	 */
 	int (*publish)(void *ctx, int v, const uint32_t *ids, const uint32_t *lent, int n,
 		       char *why, size_t whylen);
-	void (*note)(void *ctx, int level, const char *msg);
+	ia_log_fn note;		/* NULL: the print hook (log.h) */
 	/* Optional: a monotonic clock in ms for the reports' ages (NULL: CLOCK_MONOTONIC). */
 	uint64_t (*now_ms)(void *ctx);
 };

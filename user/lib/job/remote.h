@@ -30,6 +30,7 @@
 #include <json-c/json.h>
 
 #include "err.h"
+#include "log.h"
 #include "topo.h"
 #include "xdp.h"
 #include "xdp_mem.h"
@@ -179,7 +180,7 @@ struct ia_remote {
 	json_object *failed;
 	/* Jobs a router's reboot did not break (it was red there, pushed again): "ID" -> what. */
 	json_object *recovered;
-	void (*note)(void *ctx, int level, const char *msg);
+	ia_log_fn note;		/* NULL: the print hook (log.h) */
 	void *note_ctx;
 	/* A switch connected after the start (it was unreachable, or rebooted): its ports known. */
 	void (*on_connect)(void *ctx, int v);

@@ -289,7 +289,7 @@ int ia_remote_connect(struct ia_remote *r, char *err, size_t errlen)
 		if (!s->remote || !s->link.async || s->link.health != IA_LINK_DOWN)
 			return ret;
 		s->pending = true;
-		ia_remote_note(r, 4, "%s; marked down, tried again every %d ms", err,
+		ia_remote_note(r, IA_LOG_WARN, "%s; marked down, tried again every %d ms", err,
 			       s->link.holdoff_ms);
 	}
 	return 0;
@@ -334,12 +334,12 @@ static long long reconnect(struct ia_remote *r, int v)
 	r->renewing = renewing;
 	if (ret) {
 		s->pending = true;
-		ia_remote_note(r, 4, "router %s (%s): connecting: %s", s->link.name, s->link.where,
+		ia_remote_note(r, IA_LOG_WARN, "router %s (%s): connecting: %s", s->link.name, s->link.where,
 			       err);
 		/* Whatever failed, the next try after the hold-off, in the background. */
 		return ia_link_mark_down(&s->link, err);
 	}
-	ia_remote_note(r, 6, "router %s (%s) connected: ports read, ledger set up", s->link.name,
+	ia_remote_note(r, IA_LOG_INFO, "router %s (%s) connected: ports read, ledger set up", s->link.name,
 		       s->link.where);
 	if (r->on_connect)
 		r->on_connect(r->note_ctx, v);

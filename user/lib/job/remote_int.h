@@ -11,7 +11,7 @@
 #include "remote.h"
 
 void ia_remote_session(struct ia_link *l, void *r);
-void ia_remote_note(struct ia_remote *r, int level, const char *fmt, ...)
+void ia_remote_note(struct ia_remote *r, enum ia_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 json_object *ia_remote_request(const char *op);
 /* One request to switch v's agent; ok false becomes -errno. Consumes q. */

@@ -21,17 +21,13 @@
 #include "netplan.h"
 #include "remote_int.h"
 
-void ia_remote_note(struct ia_remote *r, int level, const char *fmt, ...)
+void ia_remote_note(struct ia_remote *r, enum ia_log_level level, const char *fmt, ...)
 {
-	char msg[2 * IA_ERRLEN];
 	va_list ap;
 
-	if (!r->note)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ia_vlog_to(r->note, r->note_ctx, level, fmt, ap);
 	va_end(ap);
-	r->note(r->note_ctx, level, msg);
 }
 
 json_object *ia_remote_request(const char *op)
@@ -64,10 +60,10 @@ static void rebooted(struct ia_remote *r, int v)
 	}
 	if (!s->remote) {
 		r->renewed = true;
-		ia_remote_note(r, 4, "switch %s (namespace %s) was set up again: its ledger and "
+		ia_remote_note(r, IA_LOG_WARN, "switch %s (namespace %s) was set up again: its ledger and "
 			       "maps were lost", s->link.name, s->link.where);
 	} else {
-		ia_remote_note(r, 4, "router %s (%s) rebooted (new boot id): its ledger and maps "
+		ia_remote_note(r, IA_LOG_WARN, "router %s (%s) rebooted (new boot id): its ledger and maps "
 			       "were lost", s->link.name, s->link.where);
 	}
 	for (int i = 0; r->js && i < r->js->njobs; i++) {
@@ -93,7 +89,7 @@ static void rebooted(struct ia_remote *r, int v)
 			if (!s->repush)
 				s->repush = json_object_new_array();
 			json_object_array_add(s->repush, json_object_new_int64(j->id));
-			ia_remote_note(r, 4, "job %u: router %s only forwards it: its configuration "
+			ia_remote_note(r, IA_LOG_WARN, "job %u: router %s only forwards it: its configuration "
 				       "is pushed again once the router is connected", j->id,
 				       s->link.name);
 			continue;
@@ -103,7 +99,7 @@ static void rebooted(struct ia_remote *r, int v)
 			 "router %s (%s) rebooted during the job: its aggregation state is gone; "
 			 "end the job and submit it again", s->link.name, s->link.where);
 		json_object_object_add(r->failed, key, json_object_new_string(why));
-		ia_remote_note(r, 3, "job %u failed: %s", j->id, why);
+		ia_remote_note(r, IA_LOG_ERR, "job %u failed: %s", j->id, why);
 	}
 }
 
@@ -124,7 +120,7 @@ static void reconcile(struct ia_remote *r, int v)
 
 		if (ia_jobs_find((struct ia_jobs *)r->js, id))
 			continue;
-		ia_remote_note(r, 4, "router %s holds job %u, which has ended: removing it",
+		ia_remote_note(r, IA_LOG_WARN, "router %s holds job %u, which has ended: removing it",
 			       s->link.name, id);
 		q = ia_remote_request("unpush");
 		json_object_object_add(q, "job", json_object_new_int64(id));
@@ -414,14 +410,14 @@ void ia_remote_repush(struct ia_remote *r, int v)
 				 "submit it again", s->link.name, s->link.where,
 				 *why ? why : strerror(-ret));
 			json_object_object_add(r->failed, key, json_object_new_string(msg));
-			ia_remote_note(r, 3, "job %u failed: %s", id, msg);
+			ia_remote_note(r, IA_LOG_ERR, "job %u failed: %s", id, msg);
 			continue;
 		}
 		snprintf(msg, sizeof(msg), "router %s (%s) rebooted during the job; it only "
 			 "forwards the job's messages: its configuration was pushed again (what it "
 			 "lost in flight, the workers resent)", s->link.name, s->link.where);
 		json_object_object_add(r->recovered, key, json_object_new_string(msg));
-		ia_remote_note(r, 4, "job %u recovered: %s", id, msg);
+		ia_remote_note(r, IA_LOG_WARN, "job %u recovered: %s", id, msg);
 	}
 	json_object_put(ids);
 }
