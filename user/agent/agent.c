@@ -12,6 +12,7 @@
 
 #include "agent.h"
 #include "err.h"
+#include "files.h"
 #include "ledger.h"
 #include "netns.h"
 #include "xdp.h"
@@ -45,27 +46,20 @@ json_object *ia_agent_err(int err, const char *fmt, ...)
 static void read_boot_id(char *buf, size_t len)
 {
 	const char *fake = getenv("INAGG_AGENT_BOOT_ID");
-	FILE *f;
 
 	if (fake && *fake) {
 		snprintf(buf, len, "%s", fake);
 		return;
 	}
-	f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	buf[0] = '\0';
-	if (f) {
-		if (fgets(buf, len, f))
-			buf[strcspn(buf, "\n")] = '\0';
-		fclose(f);
-	}
+	if (ia_read_boot_id(buf, len))
+		buf[0] = '\0';
 }
 
 int ia_agent_save(struct ia_agent *a)
 {
 	json_object *root;
-	char tmp[PATH_MAX + 8];
 	const char *s;
-	int fd, ret = 0;
+	int ret;
 
 	if (!*a->state_path)
 		return 0;
@@ -75,14 +69,8 @@ int ia_agent_save(struct ia_agent *a)
 	json_object_object_add(root, "epoch", json_object_new_int64(a->epoch));
 	json_object_object_add(root, "jobs", json_object_get(a->jobs));
 	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
-	/* Write and rename: a crash leaves the old record or the new, never half. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp", a->state_path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s) || fsync(fd) ||
-	    rename(tmp, a->state_path))
-		ret = -errno;
-	if (fd >= 0)
-		close(fd);
+	/* A crash leaves the old record or the new, never half. */
+	ret = ia_write_atomic(a->state_path, s, strlen(s), 0600, true);
 	json_object_put(root);
 	return ret;
 }

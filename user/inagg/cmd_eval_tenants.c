@@ -154,7 +154,7 @@ int cmd_eval_tenants(int argc, char **argv)
 {
 	static const double sweep[] = { 0.25, 0.5, 1.0 };
 	double (*v)[M__N][MAX_ROUNDS] = NULL;
-	double start = now_seconds();
+	double start = ia_now_seconds();
 	bool given[ARRAY_SIZE(tenants_opts)] = { false };
 	struct tenants_args a;
 	struct ia_sim_res r = {};
@@ -243,6 +243,6 @@ int cmd_eval_tenants(int argc, char **argv)
 	free(v);
 	if (ret)
 		return out_err("%s: %s", argv[0], strerror(-ret));
-	out_double("seconds", NULL, now_seconds() - start);
+	out_double("seconds", NULL, ia_now_seconds() - start);
 	return out_end() ? 1 : 0;
 }

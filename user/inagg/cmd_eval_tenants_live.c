@@ -498,7 +498,7 @@ int tenants_live(struct tenants_args *a, const char *argv0)
 	static double sum[MAX_POINTS][IA_SIM__COUNT][3][3];
 	struct point p[MAX_POINTS];
 	char exe[PATH_MAX], dir[64];
-	double start = now_seconds();
+	double start = ia_now_seconds();
 	struct ia_live L = { 0 };
 	struct figs *f;
 	ssize_t len;
@@ -589,6 +589,6 @@ int tenants_live(struct tenants_args *a, const char *argv0)
 		return 1;
 	out_bool("exact", NULL, !bad);
 	out_text(bad ? "NOT EXACT: see above\n" : "every job's result exact\n");
-	out_double("seconds", NULL, now_seconds() - start);
+	out_double("seconds", NULL, ia_now_seconds() - start);
 	return out_end() || bad ? 1 : 0;
 }

@@ -17,14 +17,6 @@
 
 bool cli_verbose;
 
-double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int run_in(const char *dir, const char *prog, const char *arg)
 {
 	int status;

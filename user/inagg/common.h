@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "clock.h"
 #include "place.h"
 #include "topo.h"
 
@@ -36,8 +37,5 @@ void quiet_libbpf(void);
 
 /* Runs "PROG ARG" in folder DIR, without a shell: 0 if it exited 0, else a negative errno. */
 int run_in(const char *dir, const char *prog, const char *arg);
-
-/* Monotonic seconds, for timing and progress. */
-double now_seconds(void);
 
 #endif

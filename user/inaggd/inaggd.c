@@ -39,6 +39,7 @@
 #include <bpf/libbpf.h>
 
 #include "ctl.h"
+#include "files.h"
 #include "inaggd.h"
 #include "netplan.h"
 
@@ -75,21 +76,14 @@ int save_state(void *ctx, const struct ia_jobs *js)
 {
 	struct daemon *d = ctx;
 	json_object *root = ia_jobs_to_json(js);
-	char tmp[PATH_MAX];
-	int fd, ret = 0;
 	const char *s;
+	int ret;
 
 	json_object_object_add(root, "tag", json_object_new_string(d->tag));
 	json_object_object_add(root, "topology", json_object_new_string(d->topo_path));
 	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
-	/* Write and rename: a crash leaves the old or the new file, never half. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp", d->state_path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s) || fsync(fd) ||
-	    rename(tmp, d->state_path))
-		ret = -errno;
-	if (fd >= 0)
-		close(fd);
+	/* A crash leaves the old or the new file, never half. */
+	ret = ia_write_atomic(d->state_path, s, strlen(s), 0600, true);
 	json_object_put(root);
 	if (ret)
 		log_msg(IA_LOG_ERR, "state file %s: %s", d->state_path, strerror(-ret));

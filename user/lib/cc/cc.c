@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cc.h"
+#include "names.h"
 
 static const char *const names[IA_CC__COUNT] = {
 	[IA_CC_FIXED] = "fixed",
@@ -17,18 +18,17 @@ static const char *const names[IA_CC__COUNT] = {
 
 const char *ia_cc_policy_name(enum ia_cc_policy p)
 {
-	return (unsigned int)p < IA_CC__COUNT ? names[p] : "?";
+	return ia_name_of(names, IA_CC__COUNT, p);
 }
 
 int ia_cc_policy_parse(const char *name, enum ia_cc_policy *p)
 {
-	for (int i = 0; i < IA_CC__COUNT; i++) {
-		if (!strcmp(name, names[i])) {
-			*p = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	int i = ia_name_find(names, IA_CC__COUNT, name);
+
+	if (i < 0)
+		return -EINVAL;
+	*p = i;
+	return 0;
 }
 
 static void round_start(struct ia_cc *cc)

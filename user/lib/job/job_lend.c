@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "job_lend.h"
 #include "sender.h"
 
@@ -161,12 +162,7 @@ void ia_lender_touch(struct ia_lender *L, int v)
 
 static uint64_t now_ms(struct ia_lender *L)
 {
-	struct timespec ts;
-
-	if (L->ops->now_ms)
-		return L->ops->now_ms(L->ctx);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return L->ops->now_ms ? L->ops->now_ms(L->ctx) : (uint64_t)ia_now_ms();
 }
 
 /* Sender id worker is one of job j's workers (the first j->load[v] of each switch v). */

@@ -13,15 +13,8 @@
 #include <unistd.h>
 
 #include "agent_proto.h"
+#include "clock.h"
 #include "remote_int.h"
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* What the caller runs while a call waits (ia_link_set_wait_hook()); never re-entered. */
 #define WAIT_SLICE_MS	20
@@ -38,7 +31,7 @@ void ia_link_set_wait_hook(void (*fn)(void *arg), void *arg)
 /* poll() for up to left ms, in slices with the wait hook run between them. */
 static int wait_poll(struct pollfd *p, int n, long long left)
 {
-	long long end = now_ms() + (left > 0 ? left : 0);
+	long long end = ia_now_ms() + (left > 0 ? left : 0);
 
 	for (;;) {
 		bool hook = wait_hook && !in_hook;
@@ -46,7 +39,7 @@ static int wait_poll(struct pollfd *p, int n, long long left)
 
 		if (r != 0)
 			return r;
-		left = end - now_ms();
+		left = end - ia_now_ms();
 		if (left <= 0)
 			return 0;
 		if (hook) {
@@ -204,7 +197,7 @@ static int send_line(struct ia_link *l, const char *s, long long deadline)
 
 	while (off < n) {
 		struct pollfd p = { .fd = l->fd, .events = POLLOUT };
-		long long left = deadline - now_ms();
+		long long left = deadline - ia_now_ms();
 		ssize_t w;
 
 		if (left <= 0)
@@ -242,7 +235,7 @@ static int read_reply(struct ia_link *l, json_object **out, long long deadline)
 		}
 		if (l->len == IA_AGENT_LINE_MAX)
 			return -EPROTO;
-		left = deadline - now_ms();
+		left = deadline - ia_now_ms();
 		/* A deadline already past still gets one look at what has come. */
 		if (left <= 0 && looked)
 			return -ETIMEDOUT;
@@ -349,7 +342,7 @@ static int failure(struct ia_link *l, int ret, int tries, char *why, size_t whyl
 	const char *what = ret == -ETIMEDOUT ? "no answer within" : "unreachable";
 
 	l->health = IA_LINK_DOWN;
-	l->down_until = now_ms() + l->holdoff_ms;
+	l->down_until = ia_now_ms() + l->holdoff_ms;
 	if (ret == -ETIMEDOUT)
 		snprintf(l->why, sizeof(l->why), "%s %d ms (%d tries)", what, l->timeout_ms, tries);
 	else
@@ -368,7 +361,7 @@ static int call_tries(struct ia_link *l, json_object *req, json_object **reply, 
 		return ia_fail(why, whylen, -EHOSTUNREACH,
 			       "router %s (%s): %s (tried again every %d ms in the background)",
 			       l->name, l->where, l->why, l->holdoff_ms);
-	if (l->health == IA_LINK_DOWN && now_ms() < l->down_until)
+	if (l->health == IA_LINK_DOWN && ia_now_ms() < l->down_until)
 		return ia_fail(why, whylen, -EHOSTUNREACH, "router %s (%s): %s (held off for %d s)",
 			       l->name, l->where, l->why, l->holdoff_ms / 1000);
 	for (int attempt = 0; attempt <= l->retries; attempt++) {
@@ -377,7 +370,7 @@ static int call_tries(struct ia_link *l, json_object *req, json_object **reply, 
 		if (attempt)
 			wait_poll(NULL, 0, 100 << (attempt - 1 < 3 ? attempt - 1 : 3));
 		tries++;
-		t0 = now_ms();
+		t0 = ia_now_ms();
 		deadline = t0 + l->timeout_ms;
 		if (l->fd < 0) {
 			ret = start(l, deadline);
@@ -394,7 +387,7 @@ static int call_tries(struct ia_link *l, json_object *req, json_object **reply, 
 					 attempt + 1, l->retries + 1);
 			else
 				l->why[0] = '\0';
-			l->last_ms = now_ms() - t0;
+			l->last_ms = ia_now_ms() - t0;
 			l->last_ok = time(NULL);
 			return 0;
 		}
@@ -426,7 +419,7 @@ int ia_link_call(struct ia_link *l, json_object *req, json_object **reply, char 
 			       l->where);
 	if (!l->busy++) {
 		l->busy_hook = in_hook;
-		l->busy_since = now_ms();
+		l->busy_since = ia_now_ms();
 	}
 	ret = call_tries(l, req, reply, why, whylen);
 	l->busy--;
@@ -471,14 +464,14 @@ long long ia_link_mark_down(struct ia_link *l, const char *why)
 	kill_session(l);
 	l->probing = false;
 	l->health = IA_LINK_DOWN;
-	l->down_until = now_ms() + l->holdoff_ms;
+	l->down_until = ia_now_ms() + l->holdoff_ms;
 	snprintf(l->why, sizeof(l->why), "%s", why);
 	return l->holdoff_ms;
 }
 
 long long ia_link_tick(struct ia_link *l)
 {
-	long long now = now_ms();
+	long long now = ia_now_ms();
 	json_object *r = NULL, *s;
 	int ret;
 
@@ -543,7 +536,7 @@ long long ia_link_tick(struct ia_link *l)
 	l->probing = false;
 	l->health = IA_LINK_OK;
 	snprintf(l->why, sizeof(l->why), "back after %u failed tries", l->tries_failed);
-	l->last_ms = now_ms() - (l->probe_deadline - l->timeout_ms);
+	l->last_ms = ia_now_ms() - (l->probe_deadline - l->timeout_ms);
 	l->last_ok = time(NULL);
 	if (l->on_session)
 		l->on_session(l, l->arg);
@@ -567,7 +560,7 @@ json_object *ia_link_json(const struct ia_link *l)
 	if (*l->why)
 		json_object_object_add(o, "why", json_object_new_string(l->why));
 	if (l->busy)
-		json_object_object_add(o, "busy_ms", json_object_new_int64(now_ms() - l->busy_since));
+		json_object_object_add(o, "busy_ms", json_object_new_int64(ia_now_ms() - l->busy_since));
 	json_object_object_add(o, "rtt_ms", json_object_new_double(l->last_ms));
 	json_object_object_add(o, "epoch", json_object_new_int64(l->epoch));
 	json_object_object_add(o, "reboots", json_object_new_int(l->reboots));

@@ -43,7 +43,9 @@
 
 #include <linux/capability.h>
 
+#include "clock.h"
 #include "err.h"
+#include "files.h"
 #include "ledger_int.h"
 
 #ifndef SO_NETNS_COOKIE
@@ -58,21 +60,6 @@ struct ustate {
 	size_t n;
 	size_t cap;
 };
-
-static int read_boot_id(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, len, f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
 
 /* Identifies the current network namespace for the life of the machine. */
 static int netns_id(unsigned long long *id)
@@ -97,25 +84,6 @@ static int netns_id(unsigned long long *id)
 	return ret;
 }
 
-static int mkdir_p(const char *dir)
-{
-	char tmp[PATH_MAX], *p;
-
-	snprintf(tmp, sizeof(tmp), "%s", dir);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	/* The ledger's own folder: nobody else may create or open files in it. */
-	if (mkdir(tmp, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int user_open(struct ia_ledger *l)
 {
 	const char *dir = getenv("INAGG_LEDGER_DIR");
@@ -128,7 +96,7 @@ static int user_open(struct ia_ledger *l)
 	if (ret)
 		return ret;
 	/* A reader without rights to create the folder sees the defaults. */
-	mkdir_p(dir);
+	ia_mkdir_p(dir, 0700);
 	snprintf(l->state, sizeof(l->state), "%s/ledger-%llx", dir, id);
 	snprintf(l->lock, sizeof(l->lock), "%s/ledger-%llx.lock", dir, id);
 	return 0;
@@ -142,14 +110,6 @@ static bool has_net_admin(void)
 	if (syscall(SYS_capget, &hdr, data))
 		return false;
 	return data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective & CAP_TO_MASK(CAP_NET_ADMIN);
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /* The state file's identity: it changes whenever a change is saved (rename). */
@@ -174,7 +134,7 @@ static void state_stamp(const struct ia_ledger *l, struct timespec *ts, ino_t *i
  */
 static int ulock(struct ia_ledger *l, int *fdp)
 {
-	long long deadline = now_ms() + IA_ULEDGER_LOCK_MS;
+	long long deadline = ia_now_ms() + IA_ULEDGER_LOCK_MS;
 	struct timespec seen, cur;
 	ino_t seen_ino, cur_ino;
 	struct stat st;
@@ -199,9 +159,9 @@ static int ulock(struct ia_ledger *l, int *fdp)
 		    cur.tv_nsec != seen.tv_nsec) {
 			seen = cur;
 			seen_ino = cur_ino;
-			deadline = now_ms() + IA_ULEDGER_LOCK_MS;
+			deadline = ia_now_ms() + IA_ULEDGER_LOCK_MS;
 		}
-		if (now_ms() >= deadline) {
+		if (ia_now_ms() >= deadline) {
 			close(fd);
 			ia_fail(l->err, sizeof(l->err), 0,
 				"ledger busy: %s held by another process for %d ms without a change", l->lock,
@@ -279,7 +239,7 @@ static int uload(struct ia_ledger *l, struct ustate *s)
 	memset(s, 0, sizeof(*s));
 	s->c.max_jobs = INAGG_DEFAULT_MAX_JOBS;
 	s->c.max_slots = INAGG_DEFAULT_MAX_SLOTS;
-	ret = read_boot_id(boot, sizeof(boot));
+	ret = ia_read_boot_id(boot, sizeof(boot));
 	if (ret)
 		return ret;
 	f = fopen(l->state, "re");
@@ -320,17 +280,18 @@ out:
 	return ret;
 }
 
+/* The state replaced whole: a reader sees the old or the new (not synced, as ever). */
 static int usave(struct ia_ledger *l, const struct ustate *s)
 {
-	char tmp[PATH_MAX + 8], boot[64];
+	char boot[64], *text = NULL;
+	size_t len = 0;
 	int ret;
 	FILE *f;
 
-	ret = read_boot_id(boot, sizeof(boot));
+	ret = ia_read_boot_id(boot, sizeof(boot));
 	if (ret)
 		return ret;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", l->state);
-	f = fopen(tmp, "we");
+	f = open_memstream(&text, &len);
 	if (!f)
 		return -errno;
 	fprintf(f, "inagg-ledger 2\nboot %s\nmax_jobs %u\nmax_slots %u\ntail %u\n", boot,
@@ -338,23 +299,13 @@ static int usave(struct ia_ledger *l, const struct ustate *s)
 	for (size_t i = 0; i < s->n; i++)
 		fprintf(f, "job %u %u %u %u\n", s->jobs[i].id, s->jobs[i].slots,
 			s->jobs[i].class, s->jobs[i].lent);
-	if (fflush(f) || ferror(f)) {
-		ret = -errno ? -errno : -EIO;
-		fclose(f);
-		unlink(tmp);
-		return ret;
-	}
 	if (fclose(f)) {
-		ret = -errno;
-		unlink(tmp);
-		return ret;
+		free(text);
+		return -ENOMEM;
 	}
-	if (rename(tmp, l->state)) {
-		ret = -errno;
-		unlink(tmp);
-		return ret;
-	}
-	return 0;
+	ret = ia_write_atomic(l->state, text, len, 0666, false);
+	free(text);
+	return ret;
 }
 
 /* A transaction on the state: one change or one read. */

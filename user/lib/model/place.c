@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "names.h"
 #include "place.h"
 #include "smc.h"
@@ -239,14 +240,6 @@ out:
 	return ret;
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int ia_place(const struct ia_problem *pb, enum ia_algo algo, struct ia_placement *p)
 {
 	double start;
@@ -263,7 +256,7 @@ int ia_place(const struct ia_problem *pb, enum ia_algo algo, struct ia_placement
 	}
 	memset(p->blue, 0, p->n * sizeof(*p->blue));
 	p->checks = 0;
-	start = now_seconds();
+	start = ia_now_seconds();
 	switch (algo) {
 	case IA_ALGO_SMC:
 		ret = ia_smc(pb, p, false);
@@ -293,7 +286,7 @@ int ia_place(const struct ia_problem *pb, enum ia_algo algo, struct ia_placement
 	default:
 		return -EINVAL;
 	}
-	p->solve_seconds = now_seconds() - start;
+	p->solve_seconds = ia_now_seconds() - start;
 	if (!ret)
 		ia_model_eval(pb, p);
 	return ret;

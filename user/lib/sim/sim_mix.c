@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "names.h"
 #include "sim_int.h"
 
 static const char *const scheme_names[IA_SIM__COUNT] = {
@@ -21,18 +22,17 @@ static const char *const scheme_names[IA_SIM__COUNT] = {
 
 const char *ia_sim_scheme_name(enum ia_sim_scheme s)
 {
-	return (unsigned int)s < IA_SIM__COUNT ? scheme_names[s] : "?";
+	return ia_name_of(scheme_names, IA_SIM__COUNT, s);
 }
 
 int ia_sim_scheme_parse(const char *name, enum ia_sim_scheme *s)
 {
-	for (int i = 0; i < IA_SIM__COUNT; i++) {
-		if (!strcmp(name, scheme_names[i])) {
-			*s = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	int i = ia_name_find(scheme_names, IA_SIM__COUNT, name);
+
+	if (i < 0)
+		return -EINVAL;
+	*s = i;
+	return 0;
 }
 
 void ia_sim_defaults(struct ia_sim_cfg *c)
