@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "ctl.h"
 #include "err.h"
 #include "files.h"
 #include "ledger.h"
@@ -19,24 +20,17 @@
 
 json_object *ia_agent_ok(void)
 {
-	json_object *r = json_object_new_object();
-
-	json_object_object_add(r, "ok", json_object_new_boolean(1));
-	return r;
+	return ia_ctl_ok();
 }
 
 json_object *ia_agent_err(int err, const char *fmt, ...)
 {
-	json_object *r = json_object_new_object();
-	char msg[512];
+	json_object *r;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = ia_ctl_verr(err, fmt, ap);
 	va_end(ap);
-	json_object_object_add(r, "ok", json_object_new_boolean(0));
-	json_object_object_add(r, "errno", json_object_new_int(err < 0 ? -err : err));
-	json_object_object_add(r, "error", json_object_new_string(msg));
 	return r;
 }
 

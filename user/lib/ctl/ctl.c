@@ -162,3 +162,37 @@ int ia_ctl_wait(const char *path, pid_t pid, int timeout_ms)
 	json_object_put(req);
 	return ret;
 }
+
+json_object *ia_ctl_ok(void)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(true));
+	return o;
+}
+
+json_object *ia_ctl_verr(int err, const char *fmt, va_list ap)
+{
+	json_object *o = json_object_new_object();
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* Names echoed from a request (or cut mid-character) never make the reply invalid UTF-8. */
+	ia_ctl_utf8_clean(msg);
+	json_object_object_add(o, "ok", json_object_new_boolean(false));
+	if (err)
+		json_object_object_add(o, "errno", json_object_new_int(err < 0 ? -err : err));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return o;
+}
+
+json_object *ia_ctl_err(int err, const char *fmt, ...)
+{
+	json_object *o;
+	va_list ap;
+
+	va_start(ap, fmt);
+	o = ia_ctl_verr(err, fmt, ap);
+	va_end(ap);
+	return o;
+}

@@ -7,6 +7,7 @@
 #ifndef INAGG_CTL_H
 #define INAGG_CTL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -39,6 +40,15 @@ int ia_ctl_write(int fd, json_object *msg);
 
 /* Parses one message: strict JSON, valid UTF-8, an object. 0 or -EBADMSG, reason in err. */
 int ia_ctl_parse(const char *buf, size_t len, json_object **msg, char *err, size_t errlen);
+
+/*
+ * The replies of both JSON protocols (the daemon's, the agents'): {"ok":
+ * true}, or {"ok": false, "errno": N (when err is not 0, either sign),
+ * "error": "one line"} with the line made valid UTF-8.
+ */
+json_object *ia_ctl_ok(void);
+json_object *ia_ctl_verr(int err, const char *fmt, va_list ap);
+json_object *ia_ctl_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Whether s is valid UTF-8 (RFC 3629); ia_ctl_utf8_clean() makes it so, '?' for each bad byte. */
 bool ia_ctl_utf8_valid(const char *s, size_t len);
