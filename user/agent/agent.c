@@ -11,28 +11,12 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "ctl.h"
 #include "err.h"
 #include "files.h"
 #include "ledger.h"
 #include "netns.h"
 #include "xdp.h"
 
-json_object *ia_agent_ok(void)
-{
-	return ia_ctl_ok();
-}
-
-json_object *ia_agent_err(int err, const char *fmt, ...)
-{
-	json_object *r;
-	va_list ap;
-
-	va_start(ap, fmt);
-	r = ia_ctl_verr(err, fmt, ap);
-	va_end(ap);
-	return r;
-}
 
 /* ---- the record ---- */
 

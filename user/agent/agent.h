@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "agent_proto.h"
+#include "ctl.h"
 #include "mac.h"
 
 struct ia_xdp;
@@ -51,9 +52,9 @@ json_object *ia_agent_handle(struct ia_agent *a, json_object *req);
  */
 int ia_agent_serve(struct ia_agent *a, int in, int out);
 
-/* Reply helpers, also for agent_push.c. */
-json_object *ia_agent_ok(void);
-json_object *ia_agent_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Replies: the control protocol's (ctl.h), errno always given. */
+#define ia_agent_ok() ia_ctl_ok()
+#define ia_agent_err(err, ...) ia_ctl_err(err, __VA_ARGS__)
 /* The record of job id ("ID" key), made if create. */
 json_object *ia_agent_job(struct ia_agent *a, uint32_t id, bool create);
 int ia_agent_save(struct ia_agent *a);

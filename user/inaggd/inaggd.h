@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <linux/types.h>
 
+#include "ctl.h"
 #include "job.h"
 #include "job_lend.h"
 #include "log.h"
@@ -108,6 +109,7 @@ json_object *handle(struct daemon *d, json_object *req);
  * that request works on (docs/remote.md). Otherwise it waits its turn.
  */
 bool meanwhile_ok(struct daemon *d, json_object *req);
-json_object *error_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The daemon's refusals name no errno. */
+#define error_reply(...) ia_ctl_err(0, __VA_ARGS__)
 
 #endif

@@ -15,18 +15,6 @@
 #include "ctl.h"
 #include "inaggd.h"
 
-/* The daemon's refusals name no errno (ia_ctl_err()'s reply with err 0). */
-json_object *error_reply(const char *fmt, ...)
-{
-	json_object *o;
-	va_list ap;
-
-	va_start(ap, fmt);
-	o = ia_ctl_verr(0, fmt, ap);
-	va_end(ap);
-	return o;
-}
-
 static json_object *ok_reply(void)
 {
 	return ia_ctl_ok();

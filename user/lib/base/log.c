@@ -28,6 +28,15 @@ void ia_vlog_to(ia_log_fn fn, void *ctx, enum ia_log_level level, const char *fm
 	fn(ctx, level, msg);
 }
 
+void ia_log_to(ia_log_fn fn, void *ctx, enum ia_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ia_vlog_to(fn, ctx, level, fmt, ap);
+	va_end(ap);
+}
+
 void ia_log(enum ia_log_level level, const char *fmt, ...)
 {
 	va_list ap;

@@ -29,6 +29,8 @@ void ia_log_set_print(ia_log_fn fn, void *ctx);
 
 /* One message to fn (ctx), or to the print hook when fn is NULL. */
 void ia_vlog_to(ia_log_fn fn, void *ctx, enum ia_log_level level, const char *fmt, va_list ap);
+void ia_log_to(ia_log_fn fn, void *ctx, enum ia_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void ia_log(enum ia_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define pr_warn(fmt, ...)	ia_log(IA_LOG_WARN, fmt, ##__VA_ARGS__)

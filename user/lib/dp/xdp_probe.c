@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The kernel's BPF features the datapath needs, probed before a load (xdp_int.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/utsname.h>
@@ -8,23 +9,19 @@
 
 #include "xdp_int.h"
 
-static const struct {
-	enum bpf_map_type type;
+/* What the datapath needs, in the order probed: map types, then XDP helpers. */
+static const struct need {
+	bool helper;		/* id is an enum bpf_func_id, else an enum bpf_map_type */
+	int id;
 	const char *what;
-} need_maps[] = {
-	{ BPF_MAP_TYPE_HASH,		"hash maps" },
-	{ BPF_MAP_TYPE_ARRAY,		"array maps" },
-	{ BPF_MAP_TYPE_PERCPU_ARRAY,	"per-CPU array maps (Linux 4.6)" },
-	{ BPF_MAP_TYPE_ARRAY_OF_MAPS,	"array-of-maps maps (Linux 4.12)" },
-	{ BPF_MAP_TYPE_DEVMAP_HASH,	"devmap-hash maps (Linux 5.4)" },
-};
-
-static const struct {
-	enum bpf_func_id id;
-	const char *what;
-} need_helpers[] = {
-	{ BPF_FUNC_redirect_map,	"bpf_redirect_map() in XDP (Linux 4.14)" },
-	{ BPF_FUNC_spin_lock,		"bpf_spin_lock() in XDP (Linux 5.1)" },
+} needs[] = {
+	{ false, BPF_MAP_TYPE_HASH,		"hash maps" },
+	{ false, BPF_MAP_TYPE_ARRAY,		"array maps" },
+	{ false, BPF_MAP_TYPE_PERCPU_ARRAY,	"per-CPU array maps (Linux 4.6)" },
+	{ false, BPF_MAP_TYPE_ARRAY_OF_MAPS,	"array-of-maps maps (Linux 4.12)" },
+	{ false, BPF_MAP_TYPE_DEVMAP_HASH,	"devmap-hash maps (Linux 5.4)" },
+	{ true, BPF_FUNC_redirect_map,		"bpf_redirect_map() in XDP (Linux 4.14)" },
+	{ true, BPF_FUNC_spin_lock,		"bpf_spin_lock() in XDP (Linux 5.1)" },
 };
 
 static int missing(const char *what)
@@ -52,15 +49,11 @@ int ia_xdp_probe_features(void)
 	r = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_XDP, NULL);
 	if (r <= 0)
 		return r ? probe_failed(r) : missing("XDP programs (Linux 4.8)");
-	for (i = 0; i < sizeof(need_maps) / sizeof(need_maps[0]); i++) {
-		r = libbpf_probe_bpf_map_type(need_maps[i].type, NULL);
+	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		r = needs[i].helper ? libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, needs[i].id, NULL) :
+				      libbpf_probe_bpf_map_type(needs[i].id, NULL);
 		if (r <= 0)
-			return r ? probe_failed(r) : missing(need_maps[i].what);
-	}
-	for (i = 0; i < sizeof(need_helpers) / sizeof(need_helpers[0]); i++) {
-		r = libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, need_helpers[i].id, NULL);
-		if (r <= 0)
-			return r ? probe_failed(r) : missing(need_helpers[i].what);
+			return r ? probe_failed(r) : missing(needs[i].what);
 	}
 	/* Devmap entries that run a program (ia_egress) have a larger value. */
 	fd = bpf_map_create(BPF_MAP_TYPE_DEVMAP_HASH, NULL, sizeof(__u32),

@@ -11,15 +11,8 @@
 #include "job.h"
 
 
-static void __attribute__((format(printf, 3, 4)))
-note(struct ia_jobs *js, enum ia_log_level level, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	ia_vlog_to(js->ops->note, js->ctx, level, fmt, ap);
-	va_end(ap);
-}
+/* What happened, to the table's note (or the print hook). */
+#define note(js, level, ...) ia_log_to((js)->ops->note, (js)->ctx, level, __VA_ARGS__)
 
 int ia_jobs_init(struct ia_jobs *js, const struct ia_topo *t, const struct ia_job_ops *ops,
 		 void *ctx)

@@ -61,15 +61,8 @@ void ia_lend_commit(struct ia_lend_state *s, uint32_t lent)
 	s->peak = 0;
 }
 
-static void __attribute__((format(printf, 3, 4)))
-note(struct ia_lender *L, enum ia_log_level level, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	ia_vlog_to(L->ops->note, L->ctx, level, fmt, ap);
-	va_end(ap);
-}
+/* What happened, to the lender's note (or the print hook). */
+#define note(L, level, ...) ia_log_to((L)->ops->note, (L)->ctx, level, __VA_ARGS__)
 
 int ia_lender_init(struct ia_lender *L, const struct ia_topo *t, const struct ia_lend_ops *ops,
 		   void *ctx, const struct ia_lend_policy *pol)

@@ -11,8 +11,8 @@
 #include "remote.h"
 
 void ia_remote_session(struct ia_link *l, void *r);
-void ia_remote_note(struct ia_remote *r, enum ia_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* What happened, to the controller's note (or the print hook). */
+#define ia_remote_note(r, level, ...) ia_log_to((r)->note, (r)->note_ctx, level, __VA_ARGS__)
 json_object *ia_remote_request(const char *op);
 /* One request to switch v's agent; ok false becomes -errno. Consumes q. */
 int ia_remote_call(struct ia_remote *r, int v, json_object *q, json_object **reply, char *why,

@@ -21,15 +21,6 @@
 #include "netplan.h"
 #include "remote_int.h"
 
-void ia_remote_note(struct ia_remote *r, enum ia_log_level level, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	ia_vlog_to(r->note, r->note_ctx, level, fmt, ap);
-	va_end(ap);
-}
-
 json_object *ia_remote_request(const char *op)
 {
 	json_object *q = json_object_new_object();

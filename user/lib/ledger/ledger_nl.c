@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,20 @@ static void kernel_close(struct ia_ledger *l)
 	l->nl = NULL;
 }
 
+/* The attributes of a CAP_GET reply and where each goes. */
+static const struct {
+	__u16 type;
+	size_t off;
+} cap_attrs[] = {
+	{ INAGG_A_MAX_JOBS, offsetof(struct ia_ledger_cap, max_jobs) },
+	{ INAGG_A_MAX_SLOTS, offsetof(struct ia_ledger_cap, max_slots) },
+	{ INAGG_A_USED_JOBS, offsetof(struct ia_ledger_cap, used_jobs) },
+	{ INAGG_A_USED_SLOTS, offsetof(struct ia_ledger_cap, used_slots) },
+	{ INAGG_A_HEAD_SLOTS, offsetof(struct ia_ledger_cap, head_slots) },
+	{ INAGG_A_TAIL_SLOTS, offsetof(struct ia_ledger_cap, tail_slots) },
+	{ INAGG_A_LENT_SLOTS, offsetof(struct ia_ledger_cap, lent_slots) },
+};
+
 static int cap_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct ia_ledger_cap *cap = data;
@@ -179,29 +194,9 @@ static int cap_cb(const struct nlmsghdr *nlh, void *data)
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
 		if (mnl_attr_validate(a, MNL_TYPE_U32))
 			continue;
-		switch (mnl_attr_get_type(a)) {
-		case INAGG_A_MAX_JOBS:
-			cap->max_jobs = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_MAX_SLOTS:
-			cap->max_slots = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_USED_JOBS:
-			cap->used_jobs = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_USED_SLOTS:
-			cap->used_slots = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_HEAD_SLOTS:
-			cap->head_slots = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_TAIL_SLOTS:
-			cap->tail_slots = mnl_attr_get_u32(a);
-			break;
-		case INAGG_A_LENT_SLOTS:
-			cap->lent_slots = mnl_attr_get_u32(a);
-			break;
-		}
+		for (size_t i = 0; i < sizeof(cap_attrs) / sizeof(cap_attrs[0]); i++)
+			if (mnl_attr_get_type(a) == cap_attrs[i].type)
+				*(__u32 *)((char *)cap + cap_attrs[i].off) = mnl_attr_get_u32(a);
 	}
 	return MNL_CB_OK;
 }
@@ -215,63 +210,63 @@ static int kernel_get(struct ia_ledger *l, struct ia_ledger_cap *cap)
 	return nl_talk(l, nlh, cap_cb, cap);
 }
 
-static int kernel_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
+/* A u32 attribute of a request, put if put. */
+struct nl_u32 {
+	__u16 type;
+	bool put;
+	__u32 val;
+};
+
+/* A request of cmd with the attributes a[0..n) put, answered by an ACK. */
+static int nl_u32s(struct ia_ledger *l, __u8 cmd, const struct nl_u32 *a, int n)
 {
 	char buf[256];
 	struct nlmsghdr *nlh;
 
-	nlh = genl_put(buf, l->family, INAGG_CMD_CAP_SET, 0);
-	if (max_jobs != IA_LEDGER_KEEP)
-		mnl_attr_put_u32(nlh, INAGG_A_MAX_JOBS, max_jobs);
-	if (max_slots != IA_LEDGER_KEEP)
-		mnl_attr_put_u32(nlh, INAGG_A_MAX_SLOTS, max_slots);
+	nlh = genl_put(buf, l->family, cmd, 0);
+	for (int i = 0; i < n; i++)
+		if (a[i].put)
+			mnl_attr_put_u32(nlh, a[i].type, a[i].val);
 	return nl_talk(l, nlh, NULL, NULL);
+}
+
+static int kernel_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
+{
+	const struct nl_u32 a[] = {
+		{ INAGG_A_MAX_JOBS, max_jobs != IA_LEDGER_KEEP, max_jobs },
+		{ INAGG_A_MAX_SLOTS, max_slots != IA_LEDGER_KEEP, max_slots },
+	};
+
+	return nl_u32s(l, INAGG_CMD_CAP_SET, a, 2);
 }
 
 /* with_class false: the request of old clients, an INA job by default. */
 static int kernel_admit(struct ia_ledger *l, __u32 job, __u32 class, __u32 slots, bool with_class)
 {
-	char buf[256];
-	struct nlmsghdr *nlh;
+	const struct nl_u32 a[] = {
+		{ INAGG_A_JOB_ID, true, job },
+		{ INAGG_A_JOB_CLASS, with_class, class },
+		{ INAGG_A_JOB_SLOTS, class != INAGG_CLASS_PS || slots, slots },
+	};
 
-	nlh = genl_put(buf, l->family, INAGG_CMD_JOB_ADMIT, 0);
-	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
-	if (with_class)
-		mnl_attr_put_u32(nlh, INAGG_A_JOB_CLASS, class);
-	if (class != INAGG_CLASS_PS || slots)
-		mnl_attr_put_u32(nlh, INAGG_A_JOB_SLOTS, slots);
-	return nl_talk(l, nlh, NULL, NULL);
+	return nl_u32s(l, INAGG_CMD_JOB_ADMIT, a, 3);
 }
 
 static int kernel_set_tail(struct ia_ledger *l, __u32 slots)
 {
-	char buf[256];
-	struct nlmsghdr *nlh;
-
-	nlh = genl_put(buf, l->family, INAGG_CMD_TAIL_SET, 0);
-	mnl_attr_put_u32(nlh, INAGG_A_TAIL_SLOTS, slots);
-	return nl_talk(l, nlh, NULL, NULL);
+	return nl_u32s(l, INAGG_CMD_TAIL_SET, &(struct nl_u32){ INAGG_A_TAIL_SLOTS, true, slots }, 1);
 }
 
 static int kernel_lend(struct ia_ledger *l, __u32 job, __u32 count, bool reclaim)
 {
-	char buf[256];
-	struct nlmsghdr *nlh;
+	const struct nl_u32 a[] = { { INAGG_A_JOB_ID, true, job }, { INAGG_A_COUNT, true, count } };
 
-	nlh = genl_put(buf, l->family, reclaim ? INAGG_CMD_JOB_RECLAIM : INAGG_CMD_JOB_LEND, 0);
-	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
-	mnl_attr_put_u32(nlh, INAGG_A_COUNT, count);
-	return nl_talk(l, nlh, NULL, NULL);
+	return nl_u32s(l, reclaim ? INAGG_CMD_JOB_RECLAIM : INAGG_CMD_JOB_LEND, a, 2);
 }
 
 static int kernel_release(struct ia_ledger *l, __u32 job)
 {
-	char buf[256];
-	struct nlmsghdr *nlh;
-
-	nlh = genl_put(buf, l->family, INAGG_CMD_JOB_RELEASE, 0);
-	mnl_attr_put_u32(nlh, INAGG_A_JOB_ID, job);
-	return nl_talk(l, nlh, NULL, NULL);
+	return nl_u32s(l, INAGG_CMD_JOB_RELEASE, &(struct nl_u32){ INAGG_A_JOB_ID, true, job }, 1);
 }
 
 struct jobs_acc {
