@@ -22,3 +22,8 @@ LIB_SRCS	:= $(foreach d,$(LIB_DIRS),$(wildcard user/lib/$(d)/*.c))
 LIB_OBJS	:= $(LIB_SRCS:%.c=$(BUILD)/%.o)
 $(foreach d,$(LIB_DIRS),$(eval $(BUILD)/user/lib/$(d)/%.o: private CFLAGS += \
 	$(addprefix -Iuser/lib/,$(d) $(LIB_SEES_$(d)))))
+
+# A file left at the top (say, added on a branch from before the folders) would not be built.
+ifneq ($(wildcard user/lib/*.c user/lib/*.h),)
+$(error $(wildcard user/lib/*.c user/lib/*.h): put each in its subsystem's folder of user/lib (lib.mk))
+endif
