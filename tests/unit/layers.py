@@ -135,7 +135,8 @@ def node(f):
 
 
 def check_includes():
-    files = lib_files() + sorted(glob.glob('user/inagg/*.[ch]') + glob.glob('user/inagg/eval/*.[ch]'))
+    cli = glob.glob('user/inagg/*.[ch]') + glob.glob('user/inagg/eval/*.[ch]')
+    files = lib_files() + sorted(cli)
     by_name = {}
     for f in files:
         by_name.setdefault(os.path.basename(f), f)

@@ -25,5 +25,5 @@ $(foreach d,$(LIB_DIRS),$(eval $(BUILD)/user/lib/$(d)/%.o: private CFLAGS += \
 
 # A file left at the top (say, added on a branch from before the folders) would not be built.
 ifneq ($(wildcard user/lib/*.c user/lib/*.h),)
-$(error $(wildcard user/lib/*.c user/lib/*.h): put each in its subsystem's folder of user/lib (lib.mk))
+$(error $(wildcard user/lib/*.c user/lib/*.h): put each in its subsystem's folder (lib.mk))
 endif

@@ -130,7 +130,8 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 		}
 		/* One at a time mounts bpffs and pins (/sys/fs: the same folder after a mount). */
 		lock = open(BPF_FS_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		err = lock < 0 || flock(lock, LOCK_EX) ? -errno : ia_xdp_ensure_bpffs() ?: ia_xdp_pin_mkdir(dir) ?:
+		err = lock < 0 || flock(lock, LOCK_EX) ? -errno :
+		      ia_xdp_ensure_bpffs() ?: ia_xdp_pin_mkdir(dir) ?:
 		      ia_xdp_pin_maps(x, dir, dports_path, &dports_new);
 		if (err)
 			goto err;
