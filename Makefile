@@ -12,18 +12,19 @@ CC	?= gcc
 CLANG	?= clang
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	   -D_GNU_SOURCE -Iinclude -Iuser/lib -I$(BUILD)
+	   -D_GNU_SOURCE -Iinclude -I$(BUILD)
 LDLIBS	+= -ljson-c -lbpf -lelf -lz -lmnl -lpthread -lm
 TEST_LAYERS := unit bpf net py kmod
 
-LIB_SRCS := $(wildcard user/lib/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+include user/lib/lib.mk
 LIB	 := $(BUILD)/libinagg.a
 # libinagg.so: the stable API (include/inagg/api.h) and the host endpoint under it.
 SO	 := $(BUILD)/libinagg.so
-SO_OBJS	 := $(patsubst %,$(BUILD)/user/lib/%.o,api api_float api_join ctl err host_worker host_report host_ps host_ps_nack host_ps_late host_ps_sets host_io \
-	      host_wtimer host_vec host_fx cc cc_job)
-CLI_SRCS := $(wildcard user/inagg/*.c)
+SO_OBJS	 := $(filter-out $(BUILD)/user/lib/host/host_share.o,$(patsubst %.c,$(BUILD)/%.o,\
+	      $(wildcard user/lib/host/*.c))) \
+	    $(patsubst %,$(BUILD)/user/lib/%.o,ctl/ctl ctl/ctl_check base/err cc/cc cc/cc_job)
+# The evaluation harness (user/inagg/eval/) is the CLI's alone.
+CLI_SRCS := $(wildcard user/inagg/*.c user/inagg/eval/*.c)
 CLI	 := $(BUILD)/inagg
 
 # Test programs: tests/<layer>/*.c, each one kselftest binary.
@@ -56,7 +57,7 @@ $(IMPAIR_SKEL): $(BUILD)/tests/impair/impair.bpf.o
 $(BUILD)/tests/net/live $(BUILD)/tests/net/tenants $(BUILD)/tests/net/host $(BUILD)/tests/bench/loss_bench: $(IMPAIR_SKEL)
 
 # Only what includes generated headers (BPF skeletons) waits for them.
-$(filter $(BUILD)/user/lib/xdp%,$(LIB_OBJS)) $(filter $(BUILD)/tests/bpf/% $(BUILD)/tests/bench/xdp%,\
+$(filter $(BUILD)/user/lib/dp/xdp%,$(LIB_OBJS)) $(filter $(BUILD)/tests/bpf/% $(BUILD)/tests/bench/xdp%,\
 	$(TEST_BINS) $(BENCH_BINS)): $(GEN_DEPS)
 
 .PHONY: all deps check demo bench clean corpus memory-plot
@@ -69,15 +70,22 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
+# Made anew: a member whose source moved away must not stay behind.
 $(LIB): $(LIB_OBJS)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 # The library's objects are position-independent, so the shared one can reuse them.
-$(LIB_OBJS): CFLAGS += -fPIC
-$(SO): $(SO_OBJS) user/lib/api.map
-	$(CC) $(CFLAGS) -shared -Wl,--version-script=user/lib/api.map -Wl,-soname,libinagg.so.1 \
+$(LIB_OBJS): private CFLAGS += -fPIC
+$(SO): $(SO_OBJS) user/lib/host/api.map
+	$(CC) $(CFLAGS) -shared -Wl,--version-script=user/lib/host/api.map -Wl,-soname,libinagg.so.1 \
 		-o $@ $(SO_OBJS) -ljson-c -lm
 
+# Programs and tests see every folder of the library (private: not passed on to the
+# library's objects they depend on, which see only what lib.mk allows).
+$(BUILD)/user/inagg/%.o $(BUILD)/user/inaggd/%.o $(BUILD)/user/agent/%.o $(BUILD)/tests/%: \
+	private CFLAGS += $(LIB_INC)
+$(CLI_SRCS:%.c=$(BUILD)/%.o): CFLAGS += -Iuser/inagg/eval
 $(CLI): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -99,6 +107,13 @@ $(BUILD)/corpus/Documentation:
 $(BUILD)/tests/%: tests/%.c $(LIB) $(KSELFTEST)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/lib -I$(BUILD)/kselftest -MMD -MP -o $@ $< $(TEST_OBJS) $(LIB) $(LDLIBS)
+
+# The evaluation harness is the CLI's code; its tests link it.
+EVAL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/inagg/eval/*.c))
+EVAL_TESTS := $(BUILD)/tests/unit/eval_live $(BUILD)/tests/unit/apps
+$(EVAL_TESTS): TEST_OBJS = $(EVAL_OBJS)
+$(EVAL_TESTS): private CFLAGS += -Iuser/inagg/eval
+$(EVAL_TESTS): $(EVAL_OBJS)
 
 # The CLI's option tables are tested on their own (tests/unit/cli_opt.c).
 $(BUILD)/tests/unit/cli_opt: TEST_OBJS = $(BUILD)/user/inagg/opt.o $(BUILD)/user/inagg/out.o

@@ -14,38 +14,24 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
+#include <inagg/ledger_rules.h>
 #include <inagg/netlink.h>
 
 struct inagg_job {
 	u32 id;
-	u32 head;		/* head slots: 0 for a PS job */
-	u32 lent;		/* of them, lent to the tail */
-	u32 class;		/* enum inagg_job_class */
+	struct inagg_job_counts c;	/* class, head, lent */
 };
 
 /*
  * One per network namespace. @lock serialises every access to the rest.
- * Invariants (kept by inagg_ledger.c under @lock):
- *   head_slots + tail_slots <= max_slots, used_jobs <= max_jobs,
- *   head_slots = sum of the jobs' head, lent_slots = sum of their lent,
- *   every job's lent <= its head.
+ * The counts keep the invariants of include/inagg/ledger_rules.h, whose
+ * rules inagg_ledger.c applies under @lock.
  */
 struct inagg_ledger {
 	struct mutex lock;
 	struct xarray jobs;		/* job id -> struct inagg_job */
-	u32 max_jobs;
-	u32 max_slots;
-	u32 used_jobs;
-	u32 head_slots;
-	u32 tail_slots;
-	u32 lent_slots;
+	struct inagg_counts c;
 	unsigned int gen;		/* bumped on every change (dumps) */
-};
-
-/* Why the ledger refused: a static message and the attribute to blame. */
-struct inagg_why {
-	const char *msg;
-	int attr;			/* INAGG_A_*, 0 for none */
 };
 
 extern unsigned int inagg_net_id;
@@ -55,12 +41,6 @@ extern atomic_t inagg_nr_jobs;
 static inline struct inagg_ledger *inagg_ledger(struct net *net)
 {
 	return net_generic(net, inagg_net_id);
-}
-
-/* Slots committed: heads and tail. */
-static inline u32 inagg_used_slots(const struct inagg_ledger *l)
-{
-	return l->head_slots + l->tail_slots;
 }
 
 void inagg_ledger_init(struct inagg_ledger *l, u32 max_jobs, u32 max_slots);

@@ -47,11 +47,13 @@ static int inagg_proc_show(struct seq_file *seq, void *v)
 
 	mutex_lock(&l->lock);
 	seq_printf(seq, "jobs %u/%u slots %u/%u head %u tail %u lent %u\n",
-		   l->used_jobs, l->max_jobs, inagg_used_slots(l), l->max_slots,
-		   l->head_slots, l->tail_slots, l->lent_slots);
+		   l->c.used_jobs, l->c.max_jobs, inagg_counts_used(&l->c),
+		   l->c.max_slots, l->c.head_slots, l->c.tail_slots,
+		   l->c.lent_slots);
 	xa_for_each(&l->jobs, id, job)
 		seq_printf(seq, "job %u %s head %u lent %u\n", job->id,
-			   inagg_class_name[job->class], job->head, job->lent);
+			   inagg_class_name[job->c.class], job->c.head,
+			   job->c.lent);
 	mutex_unlock(&l->lock);
 	if (net_eq(seq_file_single_net(seq), &init_net))
 		seq_printf(seq, "total ledgers %d jobs %d\n",

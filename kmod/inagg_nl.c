@@ -67,13 +67,15 @@ static void inagg_refuse(struct genl_info *info, const struct inagg_why *why)
 
 static int inagg_put_cap(struct sk_buff *skb, const struct inagg_ledger *l)
 {
-	if (nla_put_u32(skb, INAGG_A_MAX_JOBS, l->max_jobs) ||
-	    nla_put_u32(skb, INAGG_A_MAX_SLOTS, l->max_slots) ||
-	    nla_put_u32(skb, INAGG_A_USED_JOBS, l->used_jobs) ||
-	    nla_put_u32(skb, INAGG_A_USED_SLOTS, inagg_used_slots(l)) ||
-	    nla_put_u32(skb, INAGG_A_HEAD_SLOTS, l->head_slots) ||
-	    nla_put_u32(skb, INAGG_A_TAIL_SLOTS, l->tail_slots) ||
-	    nla_put_u32(skb, INAGG_A_LENT_SLOTS, l->lent_slots))
+	const struct inagg_counts *c = &l->c;
+
+	if (nla_put_u32(skb, INAGG_A_MAX_JOBS, c->max_jobs) ||
+	    nla_put_u32(skb, INAGG_A_MAX_SLOTS, c->max_slots) ||
+	    nla_put_u32(skb, INAGG_A_USED_JOBS, c->used_jobs) ||
+	    nla_put_u32(skb, INAGG_A_USED_SLOTS, inagg_counts_used(c)) ||
+	    nla_put_u32(skb, INAGG_A_HEAD_SLOTS, c->head_slots) ||
+	    nla_put_u32(skb, INAGG_A_TAIL_SLOTS, c->tail_slots) ||
+	    nla_put_u32(skb, INAGG_A_LENT_SLOTS, c->lent_slots))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -81,9 +83,9 @@ static int inagg_put_cap(struct sk_buff *skb, const struct inagg_ledger *l)
 static int inagg_put_job(struct sk_buff *skb, const struct inagg_job *job)
 {
 	if (nla_put_u32(skb, INAGG_A_JOB_ID, job->id) ||
-	    nla_put_u32(skb, INAGG_A_JOB_SLOTS, job->head) ||
-	    nla_put_u32(skb, INAGG_A_JOB_CLASS, job->class) ||
-	    nla_put_u32(skb, INAGG_A_LENT_SLOTS, job->lent))
+	    nla_put_u32(skb, INAGG_A_JOB_SLOTS, job->c.head) ||
+	    nla_put_u32(skb, INAGG_A_JOB_CLASS, job->c.class) ||
+	    nla_put_u32(skb, INAGG_A_LENT_SLOTS, job->c.lent))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -206,14 +208,16 @@ static int inagg_cap_set_doit(struct sk_buff *skb, struct genl_info *info)
 	u32 max_jobs, max_slots;
 	int err;
 
-	if (!info->attrs[INAGG_A_MAX_JOBS] && !info->attrs[INAGG_A_MAX_SLOTS]) {
-		GENL_SET_ERR_MSG(info, "set needs max_jobs or max_slots");
-		return -EINVAL;
+	err = inagg_rule_set_some(info->attrs[INAGG_A_MAX_JOBS],
+				  info->attrs[INAGG_A_MAX_SLOTS], &why);
+	if (err) {
+		inagg_refuse(info, &why);
+		return err;
 	}
 
 	mutex_lock(&l->lock);
-	max_jobs = inagg_opt_u32(info, INAGG_A_MAX_JOBS, l->max_jobs);
-	max_slots = inagg_opt_u32(info, INAGG_A_MAX_SLOTS, l->max_slots);
+	max_jobs = inagg_opt_u32(info, INAGG_A_MAX_JOBS, l->c.max_jobs);
+	max_slots = inagg_opt_u32(info, INAGG_A_MAX_SLOTS, l->c.max_slots);
 	err = inagg_ledger_set_cap(l, max_jobs, max_slots, &why);
 	err = inagg_change_done(info, l, err, &why, NULL);
 	mutex_unlock(&l->lock);
@@ -242,21 +246,21 @@ static int inagg_tail_set_doit(struct sk_buff *skb, struct genl_info *info)
 static int inagg_job_from_request(struct genl_info *info, struct inagg_job *job)
 {
 	struct nlattr *slots = info->attrs[INAGG_A_JOB_SLOTS];
+	struct inagg_why why = {};
 	int err;
 
 	err = inagg_req_u32(info, INAGG_A_JOB_ID, &job->id);
 	if (err)
 		return err;
-	job->class = inagg_opt_u32(info, INAGG_A_JOB_CLASS, INAGG_CLASS_INA);
-	job->head = 0;
-	if (job->class != INAGG_CLASS_PS)
-		return inagg_req_u32(info, INAGG_A_JOB_SLOTS, &job->head);
-	if (slots) {
-		NL_SET_ERR_MSG_ATTR(info->extack, slots,
-				    "a PS job holds no head slots");
-		return -EINVAL;
-	}
-	return 0;
+	job->c.class = inagg_opt_u32(info, INAGG_A_JOB_CLASS, INAGG_CLASS_INA);
+	job->c.head = 0;
+	job->c.lent = 0;
+	if (job->c.class != INAGG_CLASS_PS)
+		return inagg_req_u32(info, INAGG_A_JOB_SLOTS, &job->c.head);
+	err = inagg_rule_ps_head(job->c.class, slots, &why);
+	if (err)
+		inagg_refuse(info, &why);
+	return err;
 }
 
 static int inagg_job_admit_doit(struct sk_buff *skb, struct genl_info *info)
@@ -347,9 +351,10 @@ static int inagg_job_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (job) {
 		err = inagg_put_job(msg, job);
 	} else {
-		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[INAGG_A_JOB_ID],
-				    "job not admitted");
-		err = -ENOENT;
+		struct inagg_why why = {};
+
+		err = inagg_rule_not_admitted(&why);
+		inagg_refuse(info, &why);
 	}
 	mutex_unlock(&l->lock);
 	return inagg_reply_send(info, msg, hdr, err);

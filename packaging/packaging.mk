@@ -44,7 +44,7 @@ INSTALL	?= install
 
 VERSION := $(shell sed -n 's/^\#define INAGG_VERSION "\(.*\)"$$/\1/p' user/inagg/cli.h)
 MANS	:= $(BUILD)/man/inagg.8 $(BUILD)/man/inaggd.8
-UNITS	:= user/inaggd/inaggd.service packaging/inagg-attach@.service
+UNITS	:= packaging/inaggd.service packaging/inagg-attach@.service
 CONFS	:= packaging/etc/inaggd.conf packaging/etc/attach.conf
 # The API of libinagg.so: api.h and whatever of include/inagg it includes (nothing today).
 API_HEADERS := include/inagg/api.h $(addprefix include/,$(shell \
@@ -52,9 +52,10 @@ API_HEADERS := include/inagg/api.h $(addprefix include/,$(shell \
 PY_SRCS	:= $(wildcard python/inagg/*.py)
 # What the pages show ([...](memory-history.svg)), installed beside them.
 DOC_PICTURES := $(wildcard docs/*.png docs/*.svg)
-# The module: Kbuild, its sources (not the build's inagg.mod.c) and the ABI header.
+# The module: Kbuild, its sources (not the build's inagg.mod.c), the ABI header and the
+# ledger's rules (shared with user space).
 DKMS_SRCS := kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h) \
-	include/inagg/netlink.h
+	include/inagg/netlink.h include/inagg/ledger_rules.h
 PKG_DIR	:= $(BUILD)/pkg
 # DKMS installs this prebuilt module on its kernel instead of compiling it (docs/router-vm.md).
 DKMS_PREBUILT ?= $(if $(wildcard $(KDIR)/Makefile),$(KMOD))

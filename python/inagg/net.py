@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """inaggd's control socket from Python (one JSON request per connection,
-user/lib/ctl.h) and a live network in namespaces for tests and benchmarks
+user/lib/ctl/ctl.h) and a live network in namespaces for tests and benchmarks
 (inagg net up --attach, then inaggd), torn down on exit."""
 import errno
 import json
@@ -18,7 +18,7 @@ DEFAULT_SOCK = "/run/inagg/inaggd.sock"
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
-# As the C client (user/lib/ctl.h, IA_CTL_WAIT_MS): a request may wait on its routers.
+# As the C client (user/lib/ctl/ctl.h, IA_CTL_WAIT_MS): a request may wait on its routers.
 WAIT_S = int(os.environ.get("INAGG_CTL_TIMEOUT_MS") or 300000) / 1000
 
 

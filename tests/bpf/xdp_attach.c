@@ -236,6 +236,9 @@ TEST_F(att, load_error_says_why)
 	struct ia_xdp *x;
 	int fd, err;
 
+	/* As programs do: libbpf's messages through the loader's hook, printed nowhere. */
+	libbpf_set_print(ia_xdp_libbpf_print);
+	ia_xdp_print_to(NULL);
 	snprintf(dir, sizeof(dir), IA_BPFFS_ROOT "/%s", self->t.sw);
 	snprintf(path, sizeof(path), "%s/ia_jobs", dir);
 	mkdir(IA_BPFFS_ROOT, 0700);

@@ -108,10 +108,10 @@ dkms_metadata() {
 	field "$dkms" Depends | grep -qE '(^|, )dkms( |,|$)'
 }
 
-# The sources are those Kbuild names (inagg-y), its headers and the ABI header.
+# The sources are those Kbuild names (inagg-y), its headers, the ABI header and the rules.
 dkms_contents() {
 	local s=/usr/src/inagg-$version f srcs
-	srcs=$(cd "$here" && { echo kmod/Kbuild include/inagg/netlink.h; ls kmod/*.h;
+	srcs=$(cd "$here" && { echo kmod/Kbuild include/inagg/netlink.h include/inagg/ledger_rules.h; ls kmod/*.h;
 		sed -n 's/^inagg-y *:= *//p' kmod/Kbuild | tr ' ' '\n' | sed -n 's|\.o$|.c|p' |
 		sed 's|^|kmod/|'; })
 	dpkg-deb -x "$dkms" "$tmp/d" &&

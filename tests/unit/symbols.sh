@@ -31,6 +31,16 @@ no_exit() {
 	[ -z "$bad" ] || { echo "calls that end the process:"; echo "$bad"; return 1; }
 }
 
+# Every ia_ name libinagg.so uses is in it: an object left out of its list
+# (the Makefile's SO_OBJS) would fail only when a program loads it.
+so_complete() {
+	local so=$BUILD/libinagg.so bad
+	[ -f "$so" ] || { echo "no library at $so"; return 1; }
+	bad=$(nm -D --undefined-only "$so" | awk '$2 ~ /^ia_/ { print $2 }')
+	[ -z "$bad" ] || { echo "libinagg.so needs what it does not hold:"; echo "$bad"; return 1; }
+}
+
 t "libinagg exports only ia_ symbols" prefixed
+t "libinagg.so holds every ia_ name it uses" so_complete
 t "libinagg never calls abort() or exit()" no_exit
 finish

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * inagg-agent: one switch's agent (user/lib/agent.h, docs/remote.md). It
+ * inagg-agent: one switch's agent (agent.h, docs/remote.md). It
  * answers the controller's requests, one JSON line each, on stdin and
  * stdout; the controller starts it over the operator's SSH (or, for a
  * switch namespace on its own host, directly) and ends it by closing stdin.
@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "err.h"
+#include "xdp.h"
 
 #define AGENT_STATE_DIR "/var/lib/inagg"
 
@@ -81,7 +82,9 @@ int main(int argc, char **argv)
 		state = path;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	libbpf_set_print(NULL);
+	/* libbpf's messages kept for errors (ia_xdp_strerror()), printed nowhere. */
+	libbpf_set_print(ia_xdp_libbpf_print);
+	ia_xdp_print_to(NULL);
 	ret = ia_agent_open(&a, sw, netns, state, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "inagg-agent: %s\n", err);

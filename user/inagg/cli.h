@@ -2,7 +2,7 @@
 /*
  * The inagg command line: "inagg [-j] OBJECT COMMAND [OPTIONS]". Each command
  * is one function and one option table (opt.h); main.c holds the tables of
- * objects and commands. The option vocabulary is in docs/cli.md.
+ * objects and commands, common.c the helpers every command may call. The option vocabulary is in docs/cli.md.
  */
 #ifndef INAGG_CLI_H
 #define INAGG_CLI_H
@@ -10,10 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "opt.h"
 #include "out.h"
-#include "place.h"
-#include "topo.h"
 
 #ifndef INAGG_VERSION
 #define INAGG_VERSION "0.1.0"
@@ -31,9 +30,6 @@ struct cmd {
 	unsigned int flags;
 	const char *canon;		/* CMD_HIDDEN: the path it stands for */
 };
-
-/* -v: libbpf's and the verifier's messages on stderr. */
-extern bool cli_verbose;
 
 /* Commands and their option tables, one pair per command. */
 #define CLI_COMMAND(fn, opts) \
@@ -66,31 +62,7 @@ CLI_COMMAND(cmd_ledger_set, ledger_set_cmd);
 CLI_COMMAND(cmd_ledger_admit, ledger_admit_cmd);
 CLI_COMMAND(cmd_ledger_release, ledger_release_cmd);
 
-/* Parses an integer in [min, max]: 0, or 1 after out_err(). */
-int parse_long(const char *opt, const char *s, long min, long max, long *out);
-/* A comma-separated list without an empty item ("a,,b", "a,"): 0, or 1 after out_err(). */
-int list_items_ok(const char *opt, const char *s);
 /* A comma-separated list of at most IA_EVAL_MAXPTS integers into v[0..*n) (eval -k). */
 int parse_list(const char *opt, const char *s, int *v, int *n);
-/* Loads a topology, reporting "FILE: error" on failure. */
-int load_topo(const char *path, struct ia_topo **t);
-/* Parses ALGO, reporting an unknown name with the list of known ones. */
-int parse_algo(const char *s, enum ia_algo *out);
-/* ia_algo_name() for OPT_ENUMF. */
-const char *cli_algo_name(int i);
-/* ia_cc_policy_name() for OPT_ENUMF: the window policies (docs/cc.md). */
-const char *cli_cc_name(int i);
-/* Opens -o FILE for writing, or stdout for none or "-"; NULL after out_err(). */
-FILE *open_out(const char *path);
-/* Closes what open_out() gave: 0, or 1 after out_err(). */
-int close_out(FILE *f, const char *path);
-/* libbpf's messages on stderr only with -v. */
-void quiet_libbpf(void);
-
-/* Runs "PROG ARG" in folder DIR, without a shell: 0 if it exited 0, else a negative errno. */
-int run_in(const char *dir, const char *prog, const char *arg);
-
-/* Monotonic seconds, for timing and progress. */
-double now_seconds(void);
 
 #endif

@@ -22,7 +22,7 @@ static void progress(void *arg, long done, long total)
 {
 	struct progress *p = arg;
 
-	if (!p->tty || now_seconds() - p->start < 1.0)
+	if (!p->tty || ia_now_seconds() - p->start < 1.0)
 		return;
 	fprintf(stderr, "\rinagg eval: %s %ld/%ld", p->what, done, total);
 	p->shown = true;
@@ -500,7 +500,7 @@ int cmd_eval(int argc, char **argv)
 	}
 	o.progress = progress;
 	o.arg = &pr;
-	pr.start = now_seconds();
+	pr.start = ia_now_seconds();
 	if (figs & (FIG2 | FIG3)) {
 		pr.what = "figs. 2-3";
 		err = ia_eval_k(&o, kres);
@@ -534,7 +534,7 @@ int cmd_eval(int argc, char **argv)
 	out_int("switches", " (%lld switches)", (2LL << o.depth) - 1);
 	out_int("seeds", ", mean of %lld seeds", o.seeds);
 	out_uint("seed", " from seed %llu\n", (unsigned long long)o.seed);
-	out_double("seconds", NULL, now_seconds() - pr.start);
+	out_double("seconds", NULL, ia_now_seconds() - pr.start);
 	if (figs & FIG2) {
 		out_obj_open("fig2");
 		print_k(&o, kres, IA_EVAL_ABS, "Fig. 2: mean network congestion vs k");

@@ -134,7 +134,7 @@ int cmd_eval_fig6(int argc, char **argv)
 	struct ia_corpus c;
 	struct fig6_args a;
 	char err[IA_ERRLEN];
-	double start = now_seconds();
+	double start = ia_now_seconds();
 	int ret;
 
 	opt_defaults(&eval_fig6_cmd, &a);
@@ -179,7 +179,7 @@ int cmd_eval_fig6(int argc, char **argv)
 	out_uint("elements_per_message", " in blocks of %llu elements\n", a.f.ps_elems);
 	out_obj_close();
 	print_curves(&a.f, res);
-	out_double("seconds", NULL, now_seconds() - start);
+	out_double("seconds", NULL, ia_now_seconds() - start);
 	ret = out_end();
 out:
 	free(res);

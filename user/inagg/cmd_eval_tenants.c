@@ -110,21 +110,6 @@ static const char *const m_key[M__N] = {
 	"jain", "up", "waste", "flushes", "retx",
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-void tenants_stats(double *v, int n, double *med, double *lo, double *hi)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	*med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	*lo = v[0];
-	*hi = v[n - 1];
-}
-
 static void print_point(double mem, double (*v)[M__N][MAX_ROUNDS], int rounds,
 			const struct ia_sim_res *last)
 {
@@ -143,7 +128,7 @@ static void print_point(double mem, double (*v)[M__N][MAX_ROUNDS], int rounds,
 		out_obj_open(NULL);
 		out_str("scheme", "  %-15s", ia_sim_scheme_name(s));
 		for (int m = 0; m < M__N; m++) {
-			tenants_stats(v[s][m], rounds, &med, &lo, &hi);
+			ia_median_range(v[s][m], rounds, &med, &lo, &hi);
 			if (m == M_TPUT) {
 				/* bytes/s in JSON, MB/s in the table */
 				out_double(m_key[m], NULL, med);
@@ -169,7 +154,7 @@ int cmd_eval_tenants(int argc, char **argv)
 {
 	static const double sweep[] = { 0.25, 0.5, 1.0 };
 	double (*v)[M__N][MAX_ROUNDS] = NULL;
-	double start = now_seconds();
+	double start = ia_now_seconds();
 	bool given[ARRAY_SIZE(tenants_opts)] = { false };
 	struct tenants_args a;
 	struct ia_sim_res r = {};
@@ -258,6 +243,6 @@ int cmd_eval_tenants(int argc, char **argv)
 	free(v);
 	if (ret)
 		return out_err("%s: %s", argv[0], strerror(-ret));
-	out_double("seconds", NULL, now_seconds() - start);
+	out_double("seconds", NULL, ia_now_seconds() - start);
 	return out_end() ? 1 : 0;
 }

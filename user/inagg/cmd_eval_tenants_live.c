@@ -2,9 +2,10 @@
 /*
  * inagg eval tenants (live): every scheme of issue 12 on the same job mixes
  * in network namespaces, interleaved rounds, median and range
- * (user/lib/eval_live.h, docs/cc.md "Live").
+ * (user/inagg/eval/eval_live.h, docs/cc.md "Live").
  */
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -120,7 +121,7 @@ static double median_of(const double *v, int n)
 	double t[TENANTS_MAX_ROUNDS], med, lo, hi;
 
 	memcpy(t, v, n * sizeof(*t));
-	tenants_stats(t, n, &med, &lo, &hi);
+	ia_median_range(t, n, &med, &lo, &hi);
 	return med;
 }
 
@@ -167,7 +168,7 @@ static void print_repeats(const struct tenants_args *a, struct figs *f)
 		}
 		over += f->over[s];
 	}
-	tenants_stats(oth, n, &med, &lo, &hi);
+	ia_median_range(oth, n, &med, &lo, &hi);
 	out_obj_open("repeats");
 	out_double("max_other", NULL, a->keep.max_other);
 	out_uint("other_repeats", NULL, a->keep.max_other > 0 ? a->keep.repeats : 0);
@@ -218,7 +219,7 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 			out_arr_close();
 		}
 		for (int m = 0; m < M__N; m++) {
-			tenants_stats(f->v[s][m], a->rounds, &med, &lo, &hi);
+			ia_median_range(f->v[s][m], a->rounds, &med, &lo, &hi);
 			if (m == M_TPUT || m == M_TALL || m == M_TSUM) {
 				out_double(m_key[m], NULL, med);
 				snprintf(key, sizeof(key), "(%.2f-%.2f)", lo / 1e6, hi / 1e6);
@@ -243,11 +244,11 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 		out_arr_open("jobs");
 		for (uint32_t j = 0; j < a->lc.jobs; j++) {
 			out_obj_open(NULL);
-			tenants_stats(f->jt[s][j], a->rounds, &med, &lo, &hi);
+			ia_median_range(f->jt[s][j], a->rounds, &med, &lo, &hi);
 			out_bool("ps", NULL, f->last.job[j].ps);
 			out_double("tput", " %.2f", med);
 			out_text("%s", f->last.job[j].ps ? "p" : "i");
-			tenants_stats(f->jj[s][j], a->rounds, &med, &lo, &hi);
+			ia_median_range(f->jj[s][j], a->rounds, &med, &lo, &hi);
 			out_double("jct_ms", NULL, med);
 			out_obj_close();
 		}
@@ -486,12 +487,18 @@ static int run_round(struct ia_live *L, const struct tenants_args *a, int k, str
 	return 0;
 }
 
+/* The run's folder, removed entry by entry (no shell). */
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
 int tenants_live(struct tenants_args *a, const char *argv0)
 {
 	static double sum[MAX_POINTS][IA_SIM__COUNT][3][3];
 	struct point p[MAX_POINTS];
 	char exe[PATH_MAX], dir[64];
-	double start = now_seconds();
+	double start = ia_now_seconds();
 	struct ia_live L = { 0 };
 	struct figs *f;
 	ssize_t len;
@@ -558,12 +565,12 @@ int tenants_live(struct tenants_args *a, const char *argv0)
 			break;
 		}
 		for (int s = 0; s < IA_SIM__COUNT; s++) {
-			tenants_stats(f->v[s][M_TPUT], a->rounds, &sum[i][s][0][0], &sum[i][s][0][1],
-				      &sum[i][s][0][2]);
-			tenants_stats(f->v[s][M_JCT_PS], a->rounds, &sum[i][s][1][0],
-				      &sum[i][s][1][1], &sum[i][s][1][2]);
-			tenants_stats(f->v[s][M_TSUM], a->rounds, &sum[i][s][2][0],
-				      &sum[i][s][2][1], &sum[i][s][2][2]);
+			ia_median_range(f->v[s][M_TPUT], a->rounds, &sum[i][s][0][0], &sum[i][s][0][1],
+					&sum[i][s][0][2]);
+			ia_median_range(f->v[s][M_JCT_PS], a->rounds, &sum[i][s][1][0],
+					&sum[i][s][1][1], &sum[i][s][1][2]);
+			ia_median_range(f->v[s][M_TSUM], a->rounds, &sum[i][s][2][0],
+					&sum[i][s][2][1], &sum[i][s][2][2]);
 		}
 		if (f->nbad) {
 			bad += f->nbad;
@@ -572,14 +579,9 @@ int tenants_live(struct tenants_args *a, const char *argv0)
 	}
 	ia_live_down(&L);
 	out_arr_close();
-	if (!ret) {
-		char cmd[128];
-
-		/* The daemon's log stays when something failed. */
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		if (system(cmd))
-			out_warn("could not remove %s", dir);
-	}
+	/* The daemon's log stays when something failed. */
+	if (!ret && nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS))
+		out_warn("could not remove %s", dir);
 	free(f);
 	if (ret)
 		return 1;
@@ -587,6 +589,6 @@ int tenants_live(struct tenants_args *a, const char *argv0)
 		return 1;
 	out_bool("exact", NULL, !bad);
 	out_text(bad ? "NOT EXACT: see above\n" : "every job's result exact\n");
-	out_double("seconds", NULL, now_seconds() - start);
+	out_double("seconds", NULL, ia_now_seconds() - start);
 	return out_end() || bad ? 1 : 0;
 }

@@ -184,7 +184,7 @@ int cmd_worker_run(int argc, char **argv)
 		ret = out_err("%s: %s", argv[0], err);
 		goto out;
 	}
-	t0 = now_seconds();
+	t0 = ia_now_seconds();
 	ret = ia_worker_run(w, v, v, n, err, sizeof(err));
 	ia_worker_stats(w, &st);
 	if (ret == -ETIMEDOUT && !st.results) {
@@ -192,7 +192,7 @@ int cmd_worker_run(int argc, char **argv)
 		inet_ntop(AF_INET, &a.cfg.ps, ps, sizeof(ps));
 		ret = out_err("worker %u: %s: no result at all from the PS at %s:%u in %.1f s "
 			      "(is it running there?)", a.cfg.id, err, ps, IA_UDP_PORT,
-			      now_seconds() - t0);
+			      ia_now_seconds() - t0);
 		goto out;
 	}
 	if (ret) {

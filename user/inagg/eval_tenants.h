@@ -7,6 +7,7 @@
 
 #include "eval_live.h"
 #include "sim.h"
+#include "stats.h"
 
 #define TENANTS_MAX_ROUNDS	64
 
@@ -30,8 +31,6 @@ struct point {
 	const char *mix;
 };
 
-/* Median, min and max of v[0..n) (sorted in place). */
-void tenants_stats(double *v, int n, double *med, double *lo, double *hi);
 int tenants_live(struct tenants_args *a, const char *argv0);
 /* cmd_eval_tenants_plot.c: sum[point][scheme][tput, PS JCT, sum][median, low, high]. */
 int tenants_write_plot(const char *dir, const struct point *p, int np,

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "opt.h"
+#include "out.h"
 
 #define OPT_MAX 64		/* options of one command */
 #define HELP_COL 24		/* where option descriptions start */

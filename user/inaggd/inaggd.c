@@ -39,16 +39,17 @@
 #include <bpf/libbpf.h>
 
 #include "ctl.h"
+#include "files.h"
 #include "inaggd.h"
 #include "netplan.h"
 
-static int log_level = LOG_INFO;
+static enum ia_log_level log_level = IA_LOG_INFO;
 static bool log_journal;
 
-void log_msg(int level, const char *fmt, ...)
+void log_msg(enum ia_log_level level, const char *fmt, ...)
 {
-	static const char *const names[] = { [LOG_ERR] = "error", [LOG_WARN] = "warning",
-					     [LOG_INFO] = "info", [LOG_DEBUG] = "debug" };
+	static const char *const names[] = { [IA_LOG_ERR] = "error", [IA_LOG_WARN] = "warning",
+					     [IA_LOG_INFO] = "info", [IA_LOG_DEBUG] = "debug" };
 	va_list ap;
 
 	if (level > log_level)
@@ -64,7 +65,7 @@ void log_msg(int level, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-void note(void *ctx, int level, const char *msg)
+void note(void *ctx, enum ia_log_level level, const char *msg)
 {
 	log_msg(level, "%s", msg);
 }
@@ -75,24 +76,17 @@ int save_state(void *ctx, const struct ia_jobs *js)
 {
 	struct daemon *d = ctx;
 	json_object *root = ia_jobs_to_json(js);
-	char tmp[PATH_MAX];
-	int fd, ret = 0;
 	const char *s;
+	int ret;
 
 	json_object_object_add(root, "tag", json_object_new_string(d->tag));
 	json_object_object_add(root, "topology", json_object_new_string(d->topo_path));
 	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
-	/* Write and rename: a crash leaves the old or the new file, never half. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp", d->state_path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s) || fsync(fd) ||
-	    rename(tmp, d->state_path))
-		ret = -errno;
-	if (fd >= 0)
-		close(fd);
+	/* A crash leaves the old or the new file, never half. */
+	ret = ia_write_atomic(d->state_path, s, strlen(s), 0600, true);
 	json_object_put(root);
 	if (ret)
-		log_msg(LOG_ERR, "state file %s: %s", d->state_path, strerror(-ret));
+		log_msg(IA_LOG_ERR, "state file %s: %s", d->state_path, strerror(-ret));
 	return ret;
 }
 
@@ -107,20 +101,20 @@ static int recover(struct daemon *d)
 	if (!root) {
 		if (access(d->state_path, F_OK) && errno == ENOENT)
 			return 0;
-		log_msg(LOG_ERR, "state file %s unreadable: %s", d->state_path,
+		log_msg(IA_LOG_ERR, "state file %s unreadable: %s", d->state_path,
 			json_util_get_last_err());
 		return -EBADMSG;
 	}
 	if (!json_object_object_get_ex(root, "tag", &v) ||
 	    !json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), d->tag)) {
-		log_msg(LOG_ERR, "state file %s belongs to another network", d->state_path);
+		log_msg(IA_LOG_ERR, "state file %s belongs to another network", d->state_path);
 		json_object_put(root);
 		return -EINVAL;
 	}
 	ret = ia_jobs_recover(&d->jobs, root, &repairs, err, sizeof(err));
 	json_object_put(root);
 	if (ret)
-		log_msg(LOG_ERR, "state file %s: %s", d->state_path, err);
+		log_msg(IA_LOG_ERR, "state file %s: %s", d->state_path, err);
 	return ret;
 }
 
@@ -187,18 +181,18 @@ int main(int argc, char **argv)
 		case 'n': tag = optarg; break;
 		case 's': d.sock_path = optarg; break;
 		case 'S': d.state_path = optarg; break;
-		case 'v': log_level = LOG_DEBUG; break;
-		case 'q': log_level = LOG_WARN; break;
+		case 'v': log_level = IA_LOG_DEBUG; break;
+		case 'q': log_level = IA_LOG_WARN; break;
 		case 'K': d.job_flags |= IA_JOB_F_KERNEL_FWD; break;
 		case 'm':
 			if (parse_num(optarg, 60000, &d.sample_ms)) {
-				log_msg(LOG_ERR, "--sample: invalid value '%s': 0..60000 ms", optarg);
+				log_msg(IA_LOG_ERR, "--sample: invalid value '%s': 0..60000 ms", optarg);
 				return 2;
 			}
 			break;
 		case 'L':
 			if (parse_num(optarg, 100000, &d.lend_hold)) {
-				log_msg(LOG_ERR, "--lend-hold: invalid value '%s': 0..100000 samples",
+				log_msg(IA_LOG_ERR, "--lend-hold: invalid value '%s': 0..100000 samples",
 					optarg);
 				return 2;
 			}
@@ -213,7 +207,7 @@ int main(int argc, char **argv)
 	}
 	/* As net up names the network: the tag is in namespace and file names. */
 	if (!ia_net_tag_valid(tag)) {
-		log_msg(LOG_ERR, "network tag '%s': use 1 to %d of [a-z0-9]", tag, IA_NET_TAG_MAX);
+		log_msg(IA_LOG_ERR, "network tag '%s': use 1 to %d of [a-z0-9]", tag, IA_NET_TAG_MAX);
 		return 1;
 	}
 	strcpy(d.tag, tag);
@@ -222,14 +216,14 @@ int main(int argc, char **argv)
 	if (ia_topo_load(topo, &d.t, err, sizeof(err))) {
 		/* As inagg says it: some messages name the file already, some do not. */
 		if (strncmp(err, topo, strlen(topo)))
-			log_msg(LOG_ERR, "%s: %s", topo, err);
+			log_msg(IA_LOG_ERR, "%s: %s", topo, err);
 		else
-			log_msg(LOG_ERR, "%s", err);
+			log_msg(IA_LOG_ERR, "%s", err);
 		return 1;
 	}
 	ret = claim_network(tag, err, sizeof(err));
 	if (ret < 0) {
-		log_msg(LOG_ERR, "%s", err);
+		log_msg(IA_LOG_ERR, "%s", err);
 		return 1;
 	}
 	drop_stale_locks();
@@ -239,7 +233,7 @@ int main(int argc, char **argv)
 	 * socket would lose it to this one (the stale file of a killed one is replaced).
 	 */
 	if (socket_in_use(d.sock_path)) {
-		log_msg(LOG_ERR, "control socket %s: another daemon listens on it (-s PATH for this one)",
+		log_msg(IA_LOG_ERR, "control socket %s: another daemon listens on it (-s PATH for this one)",
 			d.sock_path);
 		return 1;
 	}
@@ -249,16 +243,18 @@ int main(int argc, char **argv)
 	}
 	if (ia_jobs_init(&d.jobs, d.t, &switch_job_ops, &d) || lend_init(&d))
 		return 1;
-	libbpf_set_print(NULL);
+	/* libbpf's messages kept for errors (ia_xdp_strerror()), printed nowhere. */
+	libbpf_set_print(ia_xdp_libbpf_print);
+	ia_xdp_print_to(NULL);
 	ret = resolve_ports(&d);
 	if (ret) {
-		log_msg(LOG_ERR, "network '%s' is not up (inagg net up -n %s): %s", tag, tag,
+		log_msg(IA_LOG_ERR, "network '%s' is not up (inagg net up -n %s): %s", tag, tag,
 			strerror(-ret));
 		return 1;
 	}
 	ret = init_ledgers(&d, err, sizeof(err));
 	if (ret) {
-		log_msg(LOG_ERR, "%s", err);
+		log_msg(IA_LOG_ERR, "%s", err);
 		return 1;
 	}
 	ret = recover(&d);
@@ -266,7 +262,7 @@ int main(int argc, char **argv)
 		return 1;
 	lend_reset(&d);
 	if (mem_init(&d)) {
-		log_msg(LOG_ERR, "out of memory");
+		log_msg(IA_LOG_ERR, "out of memory");
 		return 1;
 	}
 
@@ -278,15 +274,15 @@ int main(int argc, char **argv)
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	lfd = listen_on(d.sock_path);
 	if (lfd < 0 || sfd < 0) {
-		log_msg(LOG_ERR, "control socket %s: %s", d.sock_path, strerror(-lfd));
+		log_msg(IA_LOG_ERR, "control socket %s: %s", d.sock_path, strerror(-lfd));
 		return 1;
 	}
-	log_msg(LOG_INFO, "network %s: %d switches, %d jobs; listening on %s", tag, d.t->n,
+	log_msg(IA_LOG_INFO, "network %s: %d switches, %d jobs; listening on %s", tag, d.t->n,
 		d.jobs.njobs, d.sock_path);
 	ret = serve(&d, lfd, sfd);
 	if (ret)
-		log_msg(LOG_ERR, "control socket: %s", strerror(-ret));
-	log_msg(LOG_INFO, "stopping; jobs stay configured and are recovered on restart");
+		log_msg(IA_LOG_ERR, "control socket: %s", strerror(-ret));
+	log_msg(IA_LOG_INFO, "stopping; jobs stay configured and are recovered on restart");
 	unlink(d.sock_path);
 	close(lfd);
 	mem_free(&d);

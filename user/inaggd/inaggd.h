@@ -9,15 +9,15 @@
 #include <json-c/json.h>
 #include <linux/types.h>
 
+#include "ctl.h"
 #include "job.h"
 #include "job_lend.h"
+#include "log.h"
 #include "netbuild.h"
 #include "remote.h"
 #include "xdp.h"
 
-enum { LOG_ERR = 3, LOG_WARN = 4, LOG_INFO = 6, LOG_DEBUG = 7 };
-
-void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_msg(enum ia_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct port {
 	int ifindex;
@@ -63,7 +63,7 @@ extern const struct ia_job_ops switch_job_ops;
 
 /* inaggd.c: the state file and the log, for the job transaction. */
 int save_state(void *ctx, const struct ia_jobs *js);
-void note(void *ctx, int level, const char *msg);
+void note(void *ctx, enum ia_log_level level, const char *msg);
 
 /* memory.c: sampled occupancy and utilisation of every switch's memory. */
 int mem_init(struct daemon *d);
@@ -109,6 +109,7 @@ json_object *handle(struct daemon *d, json_object *req);
  * that request works on (docs/remote.md). Otherwise it waits its turn.
  */
 bool meanwhile_ok(struct daemon *d, json_object *req);
-json_object *error_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The daemon's refusals name no errno. */
+#define error_reply(...) ia_ctl_err(0, __VA_ARGS__)
 
 #endif

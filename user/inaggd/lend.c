@@ -112,7 +112,7 @@ void lend_reset(struct daemon *d)
 
 			if (j->held[v] && ia_remote_reclaim(d->remote, v, j->id, 0, why,
 							    sizeof(why)) < 0)
-				log_msg(LOG_WARN, "job %u: reclaiming lent head slots on %s: %s",
+				log_msg(IA_LOG_WARN, "job %u: reclaiming lent head slots on %s: %s",
 					j->id, d->t->sw[v].name, why);
 		}
 	}

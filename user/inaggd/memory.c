@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "inaggd.h"
 #include "ledger.h"
 #include "xdp_mem.h"
@@ -24,14 +25,6 @@
 #define MEM_HISTORY 4096
 #define MEM_FIELDS 6	/* per switch and sample: head, head_open, tail, lent, tail_live, tail_stale */
 #define TAIL_PROBES 128		/* tail slots read per sample: its occupancy is estimated */
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 struct mem_job {
 	__u32 id;		/* 0: unused */
@@ -73,7 +66,7 @@ int mem_init(struct daemon *d)
 	if (!m->busy || !m->avail || !m->cap || !m->open || !m->tail_live || !m->tail_stale ||
 	    !m->hist_t || !m->hist)
 		return -ENOMEM;
-	m->start_ms = now_ms();
+	m->start_ms = ia_now_ms();
 	m->next_ms = m->start_ms;
 	return 0;
 }
@@ -238,7 +231,7 @@ static void sample(struct daemon *d, long long now, long long dt)
 long long mem_tick(struct daemon *d)
 {
 	struct memstat *m = d->mem;
-	long long now = now_ms();
+	long long now = ia_now_ms();
 
 	if (!m || d->sample_ms <= 0)
 		return -1;
@@ -252,7 +245,7 @@ long long mem_tick(struct daemon *d)
 					       now - m->last_ms : d->sample_ms;
 
 			sample(d, now, dt);
-			took = now_ms() - now;
+			took = ia_now_ms() - now;
 		}
 		/* Sampling never takes more than a fifth of the daemon's time. */
 		m->interval_ms = 4 * took > d->sample_ms ? 4 * took : d->sample_ms;

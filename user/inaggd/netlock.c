@@ -86,7 +86,7 @@ int claim_network(const char *tag, char *err, size_t errlen)
 	}
 	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
 	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
-		log_msg(LOG_WARN, "%s: %s", path, strerror(errno));
+		log_msg(IA_LOG_WARN, "%s: %s", path, strerror(errno));
 	strcpy(net_lock, path);
 	net_lock_pid = getpid();
 	atexit(release_network);
@@ -145,7 +145,7 @@ void drop_stale_locks(void)
 	}
 	closedir(d);
 	if (n)
-		log_msg(LOG_INFO, "removed %d lock files of earlier daemons of networks not up", n);
+		log_msg(IA_LOG_INFO, "removed %d lock files of earlier daemons of networks not up", n);
 }
 
 /*
@@ -186,5 +186,5 @@ void drop_stale_records(void)
 	}
 	closedir(d);
 	if (n)
-		log_msg(LOG_INFO, "removed %d agent records of namespaces that are gone", n);
+		log_msg(IA_LOG_INFO, "removed %d agent records of namespaces that are gone", n);
 }

@@ -15,28 +15,9 @@
 #include "ctl.h"
 #include "inaggd.h"
 
-json_object *error_reply(const char *fmt, ...)
-{
-	json_object *o = json_object_new_object();
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* Names echoed from a request (or cut mid-character) never make the reply invalid UTF-8. */
-	ia_ctl_utf8_clean(msg);
-	json_object_object_add(o, "ok", json_object_new_boolean(false));
-	json_object_object_add(o, "error", json_object_new_string(msg));
-	return o;
-}
-
 static json_object *ok_reply(void)
 {
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "ok", json_object_new_boolean(true));
-	return o;
+	return ia_ctl_ok();
 }
 
 /* A job's record, and with detail where its workers and destination are. */

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctl.h"
 #include "inaggd.h"
 
@@ -47,14 +48,6 @@ static struct client cl[MAX_CLIENTS];
 static int ncl, listen_fd = -1;
 /* Counts what serve_meanwhile() accepted or closed: the main loop's poll results are stale. */
 static unsigned int meanwhile_changes;
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 bool socket_in_use(const char *path)
 {
@@ -110,7 +103,7 @@ static void answer(struct client *c, json_object *reply)
 	size_t len = strlen(s);
 
 	/* The deadline now bounds the sending of the answer. */
-	c->deadline = now_ms() + DEADLINE_MS;
+	c->deadline = ia_now_ms() + DEADLINE_MS;
 	c->out = malloc(len + 1);
 	if (c->out) {
 		memcpy(c->out, s, len);
@@ -269,12 +262,12 @@ static void accept_all(int lfd, int *ncl)
 			return;
 		c = free_slot(ncl);
 		if (!c || !(c->in = malloc(REQ_MAX + 1))) {
-			log_msg(LOG_WARN, "%d connections open: one more refused", *ncl);
+			log_msg(IA_LOG_WARN, "%d connections open: one more refused", *ncl);
 			refuse(fd);
 			continue;
 		}
 		c->fd = fd;
-		c->deadline = now_ms() + DEADLINE_MS;
+		c->deadline = ia_now_ms() + DEADLINE_MS;
 		(*ncl)++;
 	}
 }
@@ -341,7 +334,7 @@ int serve(struct daemon *d, int lfd, int sfd)
 	if (!getenv("INAGGD_MEANWHILE") || strcmp(getenv("INAGGD_MEANWHILE"), "0"))
 		ia_link_set_wait_hook(serve_meanwhile, d);
 	for (;;) {
-		long long now = now_ms(), wait = -1;
+		long long now = ia_now_ms(), wait = -1;
 		int np = 2;
 
 		changes = meanwhile_changes;
@@ -356,12 +349,12 @@ int serve(struct daemon *d, int lfd, int sfd)
 			if (c->pending) {
 				serve_request(d, c, c->pending - 1);
 				c->pending = 0;
-				now = now_ms();
+				now = ia_now_ms();
 			}
 			/* A request that came while another was handled is not late. */
 			if (now >= c->deadline && !c->out && !c->drain && client_read(d, c, false) &&
 			    c->out)
-				now = now_ms();
+				now = ia_now_ms();
 			if (now >= c->deadline) {
 				/* Too slow: told why if it still listens, then closed. */
 				if (!c->out && !c->drain)

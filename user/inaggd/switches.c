@@ -101,7 +101,7 @@ int resolve_ports(struct daemon *d)
 	ret = ia_remote_open(d->remote, t, d->topo_path, d->tag, agent_bin(bin, sizeof(bin)), err,
 			     sizeof(err));
 	if (ret) {
-		log_msg(LOG_ERR, "%s", err);
+		log_msg(IA_LOG_ERR, "%s", err);
 		return ret;
 	}
 	d->remote->job_flags = d->job_flags;
@@ -112,7 +112,7 @@ int resolve_ports(struct daemon *d)
 		d->remote->sw[v].link.async = true;
 	ret = ia_remote_connect(d->remote, err, sizeof(err));
 	if (ret) {
-		log_msg(LOG_ERR, "%s", err);
+		log_msg(IA_LOG_ERR, "%s", err);
 		return ret;
 	}
 	for (int v = 0; v < t->n; v++) {

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A switch's pins under IA_BPFFS_ROOT/<switch>/ (xdp_int.h): bpffs mounted
+ * if nobody did, the maps' pin paths, the programs pinned and reused while
+ * they use the pinned maps, and all of it removed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <bpf/bpf.h>
+
+#include "xdp_int.h"
+
+#define BPF_FS_MAGIC_NR	0xcafe4a11
+#define BPF_FS_DIR	"/sys/fs/bpf"
+
+int ia_xdp_pin_dir(const char *sw, char *buf, size_t len)
+{
+	if (!sw || !*sw || strchr(sw, '/') || !strcmp(sw, ".") || !strcmp(sw, ".."))
+		return ia_xdp_fail(-EINVAL, "invalid switch name '%s'", sw ? sw : "");
+	if ((size_t)snprintf(buf, len, "%s/%s", IA_BPFFS_ROOT, sw) >= len)
+		return ia_xdp_fail(-ENAMETOOLONG, "switch name too long");
+	return 0;
+}
+
+/* Like iproute2: mount bpffs where it is expected if nobody did. */
+int ia_xdp_ensure_bpffs(void)
+{
+	struct statfs st;
+
+	if (statfs(BPF_FS_DIR, &st))
+		return -errno;
+	if (st.f_type == BPF_FS_MAGIC_NR)
+		return 0;
+	if (mount("bpf", BPF_FS_DIR, "bpf", 0, "mode=0700"))
+		return ia_xdp_fail(-errno, "mounting bpffs on %s: %s", BPF_FS_DIR, strerror(errno));
+	return 0;
+}
+
+int ia_xdp_pin_mkdir(const char *dir)
+{
+	if (mkdir(IA_BPFFS_ROOT, 0700) && errno != EEXIST)
+		return -errno;
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * libbpf 1.1 refuses to reuse a pinned devmap: the kernel adds
+ * BPF_F_RDONLY_PROG to its flags. Reuse it by hand; 1 if it must be pinned.
+ */
+static int reuse_devmap(struct bpf_map *map, const char *path)
+{
+	int fd = bpf_obj_get(path), err;
+
+	if (fd < 0)
+		return errno == ENOENT ? 1 : -errno;
+	err = bpf_map__reuse_fd(map, fd);
+	close(fd);
+	return err;
+}
+
+/* bpffs names cannot hold a dot: no "ia_xdp.prog". */
+static const char *const prog_pin[IA_PROG__N] = {
+	[IA_PROG_XDP]	 = "prog_ia_xdp",
+	[IA_PROG_EGRESS] = "prog_ia_egress",
+	[IA_PROG_PASS]	 = "prog_ia_pass",
+	[IA_PROG_SPARSE] = "prog_ia_sparse",
+	[IA_PROG_HOLD]	 = "prog_ia_hold",
+};
+
+/* dir/name, which fits: dir is a ia_xdp_pin_dir() and names are short. */
+static void pin_path(char *buf, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+		buf[0] = '\0';
+}
+
+__u32 ia_xdp_obj_id(int fd)
+{
+	struct bpf_prog_info info = {};	/* id: the same offset in map info */
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+bool ia_xdp_prog_uses_map(int prog_fd, __u32 map_id)
+{
+	__u32 ids[64], len, i;
+	struct bpf_prog_info info = {};
+
+	len = sizeof(info);
+	info.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return false;
+	for (i = 0; i < info.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (ids[i] == map_id)
+			return true;
+	return false;
+}
+
+/*
+ * The switch's pinned programs, if all are there and use its maps (a pin of
+ * an older set of maps is removed); 1 if reused.
+ */
+int ia_xdp_reuse_progs(struct ia_xdp *x, const char *dir)
+{
+	char path[PATH_MAX];
+	int i, fd, n = 0;
+	__u32 jobs;
+
+	pin_path(path, dir, "ia_jobs");
+	fd = bpf_obj_get(path);
+	jobs = fd < 0 ? 0 : ia_xdp_obj_id(fd);
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < IA_PROG__N; i++) {
+		pin_path(path, dir, prog_pin[i]);
+		x->prog_fd[i] = bpf_obj_get(path);
+		n += x->prog_fd[i] >= 0;
+	}
+	if (n == IA_PROG__N && jobs && ia_xdp_prog_uses_map(x->prog_fd[IA_PROG_XDP], jobs))
+		return 1;
+	for (i = 0; i < IA_PROG__N; i++) {
+		if (x->prog_fd[i] >= 0)
+			close(x->prog_fd[i]);
+		x->prog_fd[i] = -1;
+		pin_path(path, dir, prog_pin[i]);
+		unlink(path);
+	}
+	return 0;
+}
+
+/* Pins the programs loaded here; one another process pinned first wins. */
+int ia_xdp_pin_progs(struct ia_xdp *x, const char *dir)
+{
+	char path[PATH_MAX];
+	int i, fd;
+
+	for (i = 0; i < IA_PROG__N; i++) {
+		pin_path(path, dir, prog_pin[i]);
+		if (!bpf_obj_pin(x->prog_fd[i], path))
+			continue;
+		if (errno != EEXIST)
+			return ia_xdp_fail(-errno, "pinning %s: %s", path, strerror(errno));
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			return -errno;
+		close(x->prog_fd[i]);
+		x->prog_fd[i] = fd;
+	}
+	return 0;
+}
+
+/* Pin paths of the maps; the devmap's own path if it must be pinned after load. */
+int ia_xdp_pin_maps(struct ia_xdp *x, const char *dir, char *dports_path, bool *dports_new)
+{
+	char path[PATH_MAX];
+	struct bpf_map *map;
+	int err;
+
+	bpf_object__for_each_map(map, x->skel->obj) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+				     bpf_map__name(map)) >= sizeof(path))
+			return -ENAMETOOLONG;
+		if (map == x->skel->maps.ia_dports) {
+			strcpy(dports_path, path);
+			err = reuse_devmap(map, path);
+			if (err < 0)
+				return err;
+			*dports_new = err;
+			continue;
+		}
+		err = bpf_map__set_pin_path(map, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int ia_xdp_unpin(const char *sw)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int err;
+
+	err = ia_xdp_pin_dir(sw, dir, sizeof(dir));
+	if (err)
+		return err;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
+			continue;
+		if (unlink(path) && !err)
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && !err)
+		err = -errno;
+	return err;
+}
+

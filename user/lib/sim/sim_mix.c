@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The simulator's job mix (drawn from the seed, the same for every scheme),
+ * selective INA, and the results (sim.h, docs/cc.md "Simulation").
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "names.h"
+#include "sim_int.h"
+
+static const char *const scheme_names[IA_SIM__COUNT] = {
+	[IA_SIM_NETPACK_ATP] = "netpack-atp",
+	[IA_SIM_NETPACK_A2TP] = "netpack-a2tp",
+	[IA_SIM_FLEXINA] = "flexina",
+	[IA_SIM_HT_ATP] = "ht-atp",
+	[IA_SIM_FLEXINA_NOTAIL] = "flexina-notail",
+};
+
+const char *ia_sim_scheme_name(enum ia_sim_scheme s)
+{
+	return ia_name_of(scheme_names, IA_SIM__COUNT, s);
+}
+
+int ia_sim_scheme_parse(const char *name, enum ia_sim_scheme *s)
+{
+	int i = ia_name_find(scheme_names, IA_SIM__COUNT, name);
+
+	if (i < 0)
+		return -EINVAL;
+	*s = i;
+	return 0;
+}
+
+void ia_sim_defaults(struct ia_sim_cfg *c)
+{
+	*c = (struct ia_sim_cfg){
+		.jobs = 128, .depth = 7, .wmin = 2, .wmax = 8, .cmin = 64, .cmax = 512,
+		.iters = 4, .window = 64, .per_leaf = 4, .mem = 0.5, .rate = 2e6, .rtt = 20e-6,
+		.spread = 5e-6, .gap = 200e-6, .thresh = 64, .buffer = 1024, .seed = 1,
+		/* inaggd's samples as the live evaluation runs it (-m 20, eval_live.h) */
+		.lend_period = 20e-3,
+	};
+}
+
+static double uni(uint64_t *rng)
+{
+	return (ia_splitmix64(rng) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static uint32_t uni_int(uint64_t *rng, uint32_t lo, uint32_t hi)
+{
+	return lo + (uint32_t)(ia_splitmix64(rng) % (hi - lo + 1));
+}
+
+enum ia_cc_policy ia_sim_scheme_policy(enum ia_sim_scheme s)
+{
+	switch (s) {
+	case IA_SIM_NETPACK_A2TP:
+		return IA_CC_A2TP;
+	case IA_SIM_FLEXINA:
+	case IA_SIM_FLEXINA_NOTAIL:
+		return IA_CC_FLEXINA;
+	default:
+		return IA_CC_ATP;
+	}
+}
+
+bool ia_sim_scheme_tail(enum ia_sim_scheme s)
+{
+	return s == IA_SIM_FLEXINA || s == IA_SIM_HT_ATP;
+}
+
+int ia_sim_check(const struct ia_sim_cfg *c)
+{
+	if (!c->jobs || c->jobs > 100000 || c->depth > 16 || !c->wmin || c->wmin > c->wmax ||
+	    c->wmax > 64 || !c->cmin || c->cmin > c->cmax || c->cmax > 65536 || !c->iters ||
+	    !c->window || c->window > IA_MAX_WINDOW || !c->per_leaf || !(c->mem >= 0) ||
+	    !(c->rate > 0) || !(c->rtt > 0) || !(c->spread >= 0) || !(c->gap >= 0) || !c->buffer ||
+	    !(c->rto >= 0) || !(c->tail_age >= 0) || !(c->lend_period >= 0) || !(c->wake >= 0) ||
+	    !(c->noroom >= 0) || c->noroom > 1)
+		return -EINVAL;
+	return 0;
+}
+
+/* Job i of the mix: cfg->mix's, or drawn (the same draws whatever the scheme). */
+static int mix_job(struct sim *s, struct ia_sim_job *pub, uint32_t i, uint32_t leaves,
+		   uint64_t *rng)
+{
+	const struct ia_sim_cfg *c = s->cfg;
+	const struct ia_sim_mixjob *m = c->mix ? &c->mix[i] : NULL;
+	struct sjob *j = &s->j[i];
+	double gap;
+	uint32_t w;
+
+	j->pub = &pub[i];
+	if (m)
+		pub[i] = (struct ia_sim_job){ .leaf = m->leaf, .workers = m->workers,
+					      .chunks = m->chunks };
+	else
+		pub[i] = (struct ia_sim_job){
+			.leaf = uni_int(rng, 0, leaves - 1),
+			.workers = uni_int(rng, c->wmin, c->wmax),
+			.chunks = uni_int(rng, c->cmin, c->cmax),
+		};
+	if (pub[i].leaf >= s->nleaves || !pub[i].workers || pub[i].workers > IA_SIM_MAX_W ||
+	    !pub[i].chunks)
+		return -EINVAL;
+	j->spread = calloc(pub[i].workers, sizeof(double));
+	j->gap = calloc(pub[i].workers, sizeof(double));
+	j->ch = calloc(pub[i].chunks, sizeof(*j->ch));
+	if (!j->spread || !j->gap || !j->ch)
+		return -ENOMEM;
+	for (w = 1; w < pub[i].workers; w++)
+		j->spread[w] = uni(rng) * c->spread;
+	gap = uni(rng) * c->gap;
+	j->t0 = uni(rng) * 10 * c->rtt;
+	for (w = 0; w < pub[i].workers; w++)
+		j->gap[w] = m ? m->gap[w] : gap;
+	if (m)
+		j->t0 = 0;	/* the live experiment starts every job at once */
+	return 0;
+}
+
+int ia_sim_build(struct sim *s, struct ia_sim_job *pub)
+{
+	const struct ia_sim_cfg *c = s->cfg;
+	uint64_t rng = c->seed;
+	uint32_t i, w, leaves, *need;
+	int err = -ENOMEM;
+
+	s->nleaves = 1u << c->depth;
+	/* Jobs share leaves: per_leaf of them on each of the first leaves. */
+	leaves = (c->jobs + c->per_leaf - 1) / c->per_leaf;
+	leaves = leaves < s->nleaves ? leaves : s->nleaves;
+	s->j = calloc(c->jobs, sizeof(*s->j));
+	s->leaf = calloc(s->nleaves, sizeof(*s->leaf));
+	need = calloc(s->nleaves, sizeof(*need));
+	if (!s->j || !s->leaf || !need)
+		goto out;
+	for (i = 0; i < c->jobs; i++) {
+		err = mix_job(s, pub, i, leaves, &rng);
+		if (err)
+			goto out;
+		need[pub[i].leaf] += c->window;
+	}
+	err = -ENOMEM;
+	for (i = 0; i < s->nleaves; i++) {
+		struct leaf *l = &s->leaf[i];
+
+		l->slots = (uint32_t)floor(c->mem * need[i]);
+		l->slot = calloc(l->slots ? l->slots : 1, sizeof(*l->slot));
+		l->ina = calloc(c->jobs, sizeof(*l->ina));
+		if (!l->slot || !l->ina)
+			goto out;
+	}
+	/* Selective INA, in submission order. */
+	for (i = 0; i < c->jobs; i++) {
+		struct leaf *l = &s->leaf[pub[i].leaf];
+		struct sjob *j = &s->j[i];
+		/* Workers keep half the head in flight (ia_job_worker_window()). */
+		struct ia_cc_cfg cc = { .policy = ia_sim_scheme_policy(s->scheme),
+					.wmax = ia_job_worker_window(c->window) };
+		double start = INFINITY;
+
+		if (l->heads + c->window <= l->slots) {
+			j->head = l->heads;
+			l->heads += c->window;
+			l->ina[l->nina++] = i;
+			j->lend.lent = c->lent_start < c->window ? c->lent_start : c->window;
+		} else {
+			pub[i].ps = 1;
+		}
+		cc.ps = pub[i].ps;
+		err = ia_cc_init(&j->cc, &cc, 0);
+		if (err)
+			goto out;
+		for (w = 0; w < pub[i].workers; w++)
+			start = j->gap[w] < start ? j->gap[w] : start;
+		j->t_iter = j->t0;
+		ia_sim_push(s, j->t0 + start, EV_SEND, i, 0, 0, 0, 0, 0);
+	}
+	s->left = c->jobs;
+	ia_sim_push(s, s->lend_period, EV_SAMPLE, 0, 0, 0, 0, 0, 0);
+	err = s->err;
+out:
+	free(need);
+	return err;
+}
+
+void ia_sim_teardown(struct sim *s)
+{
+	for (uint32_t i = 0; s->j && i < s->cfg->jobs; i++) {
+		free(s->j[i].spread);
+		free(s->j[i].gap);
+		free(s->j[i].ch);
+	}
+	for (uint32_t i = 0; s->leaf && i < s->nleaves; i++) {
+		free(s->leaf[i].slot);
+		free(s->leaf[i].ina);
+	}
+	free(s->j);
+	free(s->leaf);
+	free(s->heap);
+}
+
+void ia_sim_summarise(struct sim *s, const struct ia_sim_job *pub, struct ia_sim_res *r)
+{
+	double bytes = 0, x, sx = 0, sxx = 0, slots = 0, chunks = 0, ps_chunks = 0;
+	double tmo = 0, racks = 0;
+	uint64_t tries = s->claims + s->hits + s->collided;
+	uint32_t i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < s->cfg->jobs; i++) {
+		const struct ia_sim_job *j = &pub[i];
+		double end = s->j[i].t0 + j->jct;
+
+		bytes += j->bytes;
+		tmo += j->timeouts;
+		r->first += s->j[i].first / s->cfg->jobs;
+		racks += j->racks;
+		chunks += (double)j->chunks * s->cfg->iters;
+		ps_chunks += j->ps ? (double)j->chunks * s->cfg->iters : 0;
+		if (end > r->makespan)
+			r->makespan = end;
+		if (j->ps) {
+			r->n_ps++;
+			r->jct_ps += j->jct;
+		} else {
+			r->n_ina++;
+			r->jct_ina += j->jct;
+		}
+		x = j->jct > 0 ? j->bytes / j->jct : 0;
+		sx += x;
+		sxx += x * x;
+	}
+	for (i = 0; i < s->nleaves; i++)
+		slots += s->leaf[i].slots;
+	r->tput = r->makespan > 0 ? bytes / r->makespan : 0;
+	r->jct_ina = r->n_ina ? r->jct_ina / r->n_ina : 0;
+	r->jct_ps = r->n_ps ? r->jct_ps / r->n_ps : 0;
+	r->util = slots > 0 && r->makespan > 0 ? s->slot_time / (slots * r->makespan) : 0;
+	r->mark_rate = s->results ? (double)s->marked / s->results : 0;
+	r->coll_rate = tries ? (double)s->collided / tries : 0;
+	r->up = chunks > 0 ? s->accepted / chunks : 0;
+	r->waste = chunks > 0 ? s->wasted / chunks : 0;
+	r->flushes = ps_chunks > 0 ? s->flushes / ps_chunks : 0;
+	r->discards = ps_chunks > 0 ? s->discards / ps_chunks : 0;
+	r->retx_rate = s->results ? (tmo + racks) / s->results : 0;
+	r->tmo_rate = s->results ? tmo / s->results : 0;
+	r->jain = sxx > 0 ? sx * sx / (s->cfg->jobs * sxx) : 0;
+}
+
