@@ -6,6 +6,7 @@
 #   make bench    benchmarks, with baselines measured in the same run
 #   make corpus   word count's text for `inagg eval fig6` (docs/apps.md)
 #   make memory-plot  head and tail over time (docs/memory.md) from a live run's history
+# CPPFLAGS, CFLAGS and LDFLAGS from the environment are used (debian/rules: dpkg-buildflags').
 
 BUILD	?= build
 CC	?= gcc
@@ -67,7 +68,7 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(LIB): $(LIB_OBJS)
 	$(AR) rcs $@ $^
@@ -75,11 +76,11 @@ $(LIB): $(LIB_OBJS)
 # The library's objects are position-independent, so the shared one can reuse them.
 $(LIB_OBJS): CFLAGS += -fPIC
 $(SO): $(SO_OBJS) user/lib/api.map
-	$(CC) $(CFLAGS) -shared -Wl,--version-script=user/lib/api.map -Wl,-soname,libinagg.so.1 \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,--version-script=user/lib/api.map -Wl,-soname,libinagg.so.1 \
 		-o $@ $(SO_OBJS) -ljson-c -lm
 
 $(CLI): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(KSELFTEST):
 	scripts/kselftest.sh $(@D)

@@ -31,6 +31,7 @@ manfiles() { awk -F '\t' -f "$here/tests/pkg/manfiles.awk"; }
 root=$build/pkg/root
 mnt=$tmp/mnt
 inagg_deb=$(ls "$build"/pkg/inagg_*.deb 2>/dev/null | head -n 1)
+lib_deb=$(ls "$build"/pkg/libinagg1_*.deb 2>/dev/null | head -n 1)
 dkms_deb=$(ls "$build"/pkg/inagg-dkms_*.deb 2>/dev/null | head -n 1)
 version=${dkms_deb##*/inagg-dkms_}
 version=${version%_*.deb}
@@ -49,13 +50,14 @@ mount_root() {
 	mount -t proc proc "$mnt/proc" && mount --rbind /dev "$mnt/dev" &&
 	mount -t sysfs sys "$mnt/sys" && mount -t bpf bpf "$mnt/sys/fs/bpf" &&
 	mount -t tmpfs run "$mnt/run" &&
-	cp "$inagg_deb" "$dkms_deb" "$mnt/tmp/"
+	cp "$inagg_deb" "$dkms_deb" "$lib_deb" "$mnt/tmp/"
 }
 
-# apt-get must resolve inagg's Depends by itself (the root's cache has them).
+# apt-get must resolve inagg's Depends by itself (the root's cache has them). The
+# root has no python3: python3-inagg is tested unpacked (tests/pkg/deb.sh).
 install_debs() {
 	in_root apt-get install -y --no-install-recommends \
-		"/tmp/${inagg_deb##*/}" "/tmp/${dkms_deb##*/}"
+		"/tmp/${inagg_deb##*/}" "/tmp/${dkms_deb##*/}" "/tmp/${lib_deb##*/}"
 }
 
 depends_installed() {
@@ -110,7 +112,7 @@ files_as_man_page_says() {
 	local path pkg f n=0
 	while read -r path pkg; do
 		path=${path//VERSION/$version}
-		case $pkg in inagg | inagg-dkms) ;; *) continue ;; esac
+		case $pkg in inagg | inagg-dkms | libinagg1) ;; *) continue ;; esac
 		n=$((n + 1))
 		for f in "$mnt"$path; do
 			[ -e "$f" ] || { echo "missing: $path ($pkg)"; return 1; }
@@ -121,7 +123,7 @@ files_as_man_page_says() {
 }
 
 ledger_show() {
-	in_root /usr/sbin/inagg ledger show | tee /dev/stderr | grep -qE '^backend +user'
+	in_root /usr/bin/inagg ledger show | tee /dev/stderr | grep -qE '^backend +user'
 }
 
 inaggd_runs() {
@@ -137,17 +139,17 @@ veth() {
 in_ns() { nsenter --net="/run/netns/$NS" chroot "$mnt" env -i LC_ALL=C "$@"; }
 
 attach() {
-	in_ns /usr/sbin/inagg dev attach eth1 --switch pkgsw &&
+	in_ns /usr/bin/inagg dev attach eth1 --switch pkgsw &&
 	ip -n "$NS" link show eth1 | grep -q 'prog/xdp' &&
 	[ -e "$mnt/sys/fs/bpf/inagg/pkgsw" ]
 }
 
 status() {
-	in_ns /usr/sbin/inagg dev show --switch pkgsw | tee /dev/stderr | grep -E '^ +eth1 .*ia_xdp'
+	in_ns /usr/bin/inagg dev show --switch pkgsw | tee /dev/stderr | grep -E '^ +eth1 .*ia_xdp'
 }
 
 detach() {
-	in_ns /usr/sbin/inagg dev detach eth1 --switch pkgsw &&
+	in_ns /usr/bin/inagg dev detach eth1 --switch pkgsw &&
 	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp'
 }
 
@@ -157,9 +159,22 @@ completion() {
 		tee /dev/stderr | grep -qw show
 }
 
+# Removal disables the ports' units the operator enabled (their links go) and keeps
+# the state; purge removes the state (/var/lib/inagg) and the pins.
+wants=/etc/systemd/system/multi-user.target.wants
+remove() {
+	mkdir -p "$mnt$wants" "$mnt/var/lib/inagg" "$mnt/sys/fs/bpf/inagg/pkgsw" &&
+	ln -s /lib/systemd/system/inagg-attach@.service "$mnt$wants/inagg-attach@eth1.service" &&
+	echo '{}' >"$mnt/var/lib/inagg/agent-pkgsw.json" &&
+	in_root apt-get remove -y inagg &&
+	[ ! -e "$mnt/usr/bin/inagg" ] && [ ! -L "$mnt$wants/inagg-attach@eth1.service" ] &&
+	[ -f "$mnt/var/lib/inagg/agent-pkgsw.json" ] && [ -f "$mnt/etc/inagg/inaggd.conf" ]
+}
+
 purge() {
-	in_root apt-get purge -y inagg inagg-dkms &&
-	[ ! -e "$mnt/usr/sbin/inagg" ] && [ ! -e "$mnt/lib/systemd/system/inaggd.service" ] &&
+	in_root apt-get purge -y inagg inagg-dkms libinagg1 &&
+	[ ! -e "$mnt/usr/bin/inagg" ] && [ ! -e "$mnt/lib/systemd/system/inaggd.service" ] &&
+	[ ! -e "$mnt/var/lib/inagg" ] && [ ! -e "$mnt/sys/fs/bpf/inagg" ] &&
 	[ ! -e "$mnt/lib/modules/$kver/updates/dkms/inagg.ko" ] &&
 	[ ! -e "$mnt/usr/src/inagg-$version" ] && [ ! -e "$mnt/etc/inagg" ]
 }
@@ -187,5 +202,6 @@ t "pkg: installed inagg dev attach" attach
 t "pkg: installed inagg dev show" status
 t "pkg: installed inagg dev detach" detach
 t "pkg: installed bash completion" completion
-t "pkg: apt-get purge removes both, and the module" purge
+t "pkg: apt-get remove inagg disables the ports' units, keeps state and configuration" remove
+t "pkg: apt-get purge removes the packages, the module, the state and the pins" purge
 finish

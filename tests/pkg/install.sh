@@ -37,7 +37,9 @@ same_as_table() {
 	[ -f "$page" ] || { echo "no man page at $page"; return 1; }
 	want=$tmp/want
 	: >"$want"
-	for row in $(rows "$page" inagg); do
+	# make install puts what the packages inagg, libinagg1, libinagg-dev and python3-inagg hold.
+	for row in $(rows "$page" inagg; rows "$page" libinagg1; rows "$page" libinagg-dev
+			rows "$page" python3-inagg); do
 		case $row in
 		/usr/lib/python3/*) [ "$prefix" != /usr ] &&
 			row=$prefix/lib/python$pyver/${row#/usr/lib/python3/} ;;

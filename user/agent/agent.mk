@@ -5,4 +5,4 @@ AGENT_SRCS := $(wildcard user/agent/*.c)
 ALL_TARGETS += $(AGENT)
 
 $(AGENT): $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
