@@ -149,8 +149,10 @@ status() {
 }
 
 detach() {
-	in_ns /usr/bin/inagg dev detach eth1 --switch pkgsw &&
-	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp'
+	in_ns /usr/bin/inagg dev detach eth1 --switch pkgsw | tee /dev/stderr | grep -q 'unpinned' &&
+	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp' &&
+	# The last port gone, so are the switch's pins.
+	[ ! -e "$mnt/sys/fs/bpf/inagg/pkgsw" ]
 }
 
 completion() {
@@ -200,7 +202,7 @@ t "pkg: installed inaggd runs" inaggd_runs
 t "pkg: a veth in namespace $NS" veth
 t "pkg: installed inagg dev attach" attach
 t "pkg: installed inagg dev show" status
-t "pkg: installed inagg dev detach" detach
+t "pkg: installed inagg dev detach, the last port: its pins removed" detach
 t "pkg: installed bash completion" completion
 t "pkg: apt-get remove inagg disables the ports' units, keeps state and configuration" remove
 t "pkg: apt-get purge removes the packages, the module, the state and the pins" purge

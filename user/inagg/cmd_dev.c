@@ -124,8 +124,57 @@ static int parse_dev(const struct opt_cmd *cmd, int argc, char **argv, struct de
 	return 0;
 }
 
+/* Whether an interface of this namespace still runs one of inagg's programs (ia_*), any mode. */
+static bool inagg_attached(void)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	bool any = false;
+
+	for (i = ifs; i && i->if_index && !any; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		__u32 ids[3];
+
+		if (bpf_xdp_query(i->if_index, 0, &q))
+			continue;
+		ids[0] = q.drv_prog_id, ids[1] = q.skb_prog_id, ids[2] = q.hw_prog_id;
+		for (int k = 0; k < 3 && !any; k++) {
+			struct bpf_prog_info info = { 0 };
+			__u32 len = sizeof(info);
+			int pfd = ids[k] ? bpf_prog_get_fd_by_id(ids[k]) : -1;
+
+			if (pfd < 0)
+				continue;
+			any = !bpf_obj_get_info_by_fd(pfd, &info, &len) && !strncmp(info.name, "ia_", 3);
+			close(pfd);
+		}
+	}
+	if (ifs)
+		if_freenameindex(ifs);
+	return !ifs || any;
+}
+
+/*
+ * The last port detached: the switch's pinned maps go too (/sys/fs/bpf/inagg/SWITCH), unless
+ * a job is still configured in them or a port of this namespace still runs inagg.
+ */
+static bool unpin_unused(const char *sw)
+{
+	struct ia_pinned_job *jobs = NULL;
+	size_t n = 0;
+	bool done;
+
+	if (inagg_attached() || ia_pinned_jobs(sw, &jobs, &n) || n) {
+		free(jobs);
+		return false;
+	}
+	free(jobs);
+	done = !ia_xdp_unpin(sw);
+	return done;
+}
+
 static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach)
 {
+	bool unpinned = false;
 	const char *path = argv[0];
 	struct ia_xdp *x = NULL;
 	struct dev_args a;
@@ -158,9 +207,14 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 		out_err("%s: %s: %s", path, a.dev, ia_xdp_strerror(ret));
 		goto out;
 	}
+	if (!attach)
+		unpinned = unpin_unused(a.sw);
 	out_begin();
 	out_str("dev", attach ? "%s: inagg attached" : "%s: inagg detached", a.dev);
-	out_str("switch", " (switch %s)\n", a.sw);
+	out_str("switch", " (switch %s)", a.sw);
+	if (!attach)
+		out_bool("unpinned", unpinned ? "; its maps unpinned (no port left)" : NULL, unpinned);
+	out_text("\n");
 	ret = out_end();
 out:
 	ia_xdp_close(x);
