@@ -72,18 +72,22 @@ MKMAN	= packaging/mkman.sh $@ $(basename $(@F)) 8 $(VERSION)
 man: $(MANS)
 progs: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS)
 
-$(BUILD)/man/inagg.8: docs/cli.md docs/router-vm.md packaging/mkman.sh packaging/md2man.awk
+# inagg(8)'s COMMANDS are each command's -h, made from the option table that parses it.
+$(BUILD)/man/inagg.8: $(CLI) docs/cli.md docs/router-vm.md packaging/mkman.sh \
+		packaging/md2man.awk packaging/cmd2man.awk
 	@mkdir -p $(@D)
 	$(MKMAN) "in-network aggregation: placement, datapath, jobs" \
-		"skip:ADDING A COMMAND" md:docs/cli.md \
+		"skip:COMMANDS|EXAMPLES|ADDING A COMMAND|NOTES FOR DEVELOPERS|SEE ALSO" md:docs/cli.md cmds:$(CLI) \
+		"md:docs/cli.md:COMMANDS:PLACEMENT AND EVALUATION" md:docs/cli.md:EXAMPLES \
 		"md:docs/router-vm.md:Installed files" \
-		"see:inaggd(8), ip(8), bpftool(8), dkms(8), /usr/share/doc/inagg/"
+		"see:inaggd(8), inagg-agent(8), ip(8), bpftool(8), dkms(8), /usr/share/doc/inagg/"
 
-$(BUILD)/man/inaggd.8: $(INAGGD) docs/net.md docs/router-vm.md packaging/mkman.sh \
+$(BUILD)/man/inaggd.8: $(INAGGD) docs/inaggd.md docs/router-vm.md packaging/mkman.sh \
 		packaging/md2man.awk
 	@mkdir -p $(@D)
 	$(MKMAN) "the inagg job daemon: placement, admission, configuration" \
-		help:$(INAGGD) "md:docs/net.md:The daemon:DESCRIPTION" \
+		help:$(INAGGD) md:docs/inaggd.md:DESCRIPTION "md:docs/inaggd.md:EXIT STATUS" \
+		md:docs/inaggd.md:ENVIRONMENT \
 		"md:docs/router-vm.md:Services" "md:docs/router-vm.md:Installed files" \
 		"see:inagg(8), inagg-agent(8), systemd.service(5), /usr/share/doc/inagg/"
 
