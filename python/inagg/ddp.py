@@ -96,7 +96,8 @@ class Hook:
 def allreduce_hook(state, bucket):
     """register_comm_hook(state, allreduce_hook): the mean gradient through inagg."""
     buf = bucket.buffer()
-    g = buf.detach().cpu().numpy().astype(np.float32, copy=False)
+    # numpy has no bfloat16: every bucket goes through float32 (exact from bf16 and fp16).
+    g = buf.detach().to(torch.float32).cpu().numpy()
     total, frac, emax = state.reduce(g, bucket.index())
     n = state.n
     if state.verify_group is not None:
