@@ -58,6 +58,29 @@ except TimeoutError:
 '
 }
 
+# The DDP hook on a bucket of each floating type (a reduce that doubles, as two workers'
+# sum): numpy sees float32, the mean comes back exact in the bucket's type (bf16 has no numpy).
+hook_dtypes() {
+	py -c '
+import numpy as np, torch, inagg.ddp as d
+class State:
+    n, verify_group, step = 2, None, 0
+    def reduce(self, g, idx):
+        assert g.dtype == np.float32, g.dtype
+        return g.astype(np.float64) * 2, 20, 0
+class Bucket:
+    def __init__(self, t): self.t = t
+    def buffer(self): return self.t
+    def index(self): return 0
+    def is_last(self): return True
+for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+    t = torch.tensor([1.5, -2.25, 3.0], dtype=dt)
+    d.allreduce_hook(State(), Bucket(t))
+    assert t.dtype == dt and t.tolist() == [1.5, -2.25, 3.0], (dt, t)
+    print(dt, "ok")
+'
+}
+
 if ! /usr/bin/python3 -c 'import ensurepip, numpy' 2>/dev/null; then
 	t "python: venv and numpy (python3-venv, python3-numpy)" false
 	finish
@@ -68,4 +91,9 @@ t "python: the venv imports its inagg, which loads libinagg" imports_from_venv
 t "python: pip metadata: this version, numpy required; inagg.__version__" metadata
 t "python: inagg.launch runs the interpreter it was started with" launcher_interpreter
 t "python: inagg.Timeout is a TimeoutError and an InaggError" timeout_is_builtin
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	t "python: the DDP hook takes float32, float64, float16 and bfloat16 buckets" hook_dtypes
+else
+	results+=("ok $((++n)) python: the DDP hook's bucket types # SKIP no python3-torch")
+fi
 finish
