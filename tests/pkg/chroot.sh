@@ -9,8 +9,12 @@
 # the installed binaries run: inagg ledger show, and inagg dev attach, show and
 # detach on a veth of a namespace of this test. Every run works on an overlay
 # of the root, in a mount namespace of its own, so the root stays as built and
-# nothing is left mounted. Needs root; touches a namespace: run it under
-# flock /tmp/inagg-net.lock (make check's caller holds it).
+# nothing is left mounted. With a port attached, the packages are upgraded to a
+# next version (the same tree with its version raised, built here as make deb
+# builds): the port stays attached with its pins, DKMS moves to the new version,
+# the operator's configuration stays. Removal disables the ports' units; purge
+# leaves no unit link, state, pin or module. Needs root; touches a namespace:
+# run it under flock /tmp/inagg-net.lock (make check's caller holds it).
 BUILD=${BUILD:-build}
 build=$(realpath -m "$BUILD")
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -173,6 +177,43 @@ remove() {
 	[ -f "$mnt/var/lib/inagg/agent-pkgsw.json" ] && [ -f "$mnt/etc/inagg/inaggd.conf" ]
 }
 
+# The tree make deb copied, its version raised (cli.h and the changelog): a new upstream
+# version, built as make deb builds.
+next=
+build_next() {
+	local src=$build/pkg/inagg-$version d=$tmp/next/inagg-$version
+	next=$version.1
+	[ -f "$src/debian/rules" ] || { echo "no $src (make deb)"; return 1; }
+	mkdir -p "$tmp/next" && cp -a "$src" "$d" && rm -rf "$d/debian/build" &&
+	sed -i "s/^#define INAGG_VERSION \"$version\"/#define INAGG_VERSION \"$next\"/" \
+		"$d/user/inagg/cli.h" &&
+	{ printf 'inagg (%s) unstable; urgency=medium\n\n  * Test upgrade.\n\n' "$next"
+	  printf ' -- inagg developers <inagg@example.org>  %s\n\n' "$(date -R)"
+	  cat "$src/debian/changelog"; } >"$d/debian/changelog" &&
+	(cd "$d" && dpkg-buildpackage -b -us -uc -J"$(nproc)" >"$tmp/next/build.log" 2>&1) ||
+		{ tail -n 20 "$tmp/next/build.log"; return 1; }
+	ls "$tmp/next"/*_"$next"_*.deb
+}
+
+upgrade() {
+	local p
+	[ -n "$next" ] || return 1
+	echo 'INAGG_ATTACH_ARGS="-m skb"' >>"$mnt/etc/inagg/attach.conf"
+	for p in inagg inagg-dkms libinagg1; do cp "$tmp/next/${p}_${next}"_*.deb "$mnt/tmp/"; done
+	in_root sh -c "apt-get install -y --no-install-recommends /tmp/inagg_${next}_*.deb \
+		/tmp/inagg-dkms_${next}_*.deb /tmp/libinagg1_${next}_*.deb" || return 1
+	[ "$(in_root dpkg-query -W -f='${Version}' inagg)" = "$next" ] &&
+	in_root /usr/bin/inagg --version | grep -qx "inagg $next" || { echo "not $next"; return 1; }
+	ip -n "$NS" link show eth1 | grep -q 'prog/xdp' || { echo "eth1 detached"; return 1; }
+	[ -e "$mnt/sys/fs/bpf/inagg/pkgsw" ] || { echo "pins gone"; return 1; }
+	in_root dkms status inagg
+	in_root dkms status inagg | grep -q "^inagg/$next, $kver.*installed" &&
+	! in_root dkms status inagg | grep -q "^inagg/$version," &&
+	[ ! -e "$mnt/usr/src/inagg-$version" ] || { echo "DKMS not moved to $next"; return 1; }
+	grep -q 'm skb' "$mnt/etc/inagg/attach.conf" || { echo "configuration lost"; return 1; }
+	version=$next
+}
+
 purge() {
 	in_root apt-get purge -y inagg inagg-dkms libinagg1 &&
 	[ ! -e "$mnt/usr/bin/inagg" ] && [ ! -e "$mnt/lib/systemd/system/inaggd.service" ] &&
@@ -202,6 +243,9 @@ t "pkg: installed inaggd runs" inaggd_runs
 t "pkg: a veth in namespace $NS" veth
 t "pkg: installed inagg dev attach" attach
 t "pkg: installed inagg dev show" status
+t "pkg: the next version's packages built (dpkg-buildpackage)" build_next
+t "pkg: apt-get upgrades to it with a port attached: still attached, pins, DKMS, conffile" \
+	upgrade
 t "pkg: installed inagg dev detach, the last port: its pins removed" detach
 t "pkg: installed bash completion" completion
 t "pkg: apt-get remove inagg disables the ports' units, keeps state and configuration" remove
