@@ -239,23 +239,41 @@ static void show_interfaces(void)
 	out_arr_open("interfaces");
 	ifs = if_nameindex();
 	for (i = ifs; i && i->if_index; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
 		struct bpf_prog_info info = { 0 };
 		__u32 id = 0, len = sizeof(info);
+		const char *mode = "";
+		char tag[2 * BPF_TAG_SIZE + 1] = "";
 
-		bpf_xdp_query_id(i->if_index, 0, &id);
+		/* The program of the mode attached (native first), as ip link shows it. */
+		if (!bpf_xdp_query(i->if_index, 0, &q)) {
+			if (q.drv_prog_id)
+				id = q.drv_prog_id, mode = "drv";
+			else if (q.skb_prog_id)
+				id = q.skb_prog_id, mode = "skb";
+			else if (q.hw_prog_id)
+				id = q.hw_prog_id, mode = "hw";
+		}
 		if (id) {
 			int pfd = bpf_prog_get_fd_by_id(id);
 
 			if (pfd >= 0) {
 				bpf_obj_get_info_by_fd(pfd, &info, &len);
 				close(pfd);
+				for (int k = 0; k < BPF_TAG_SIZE; k++)
+					snprintf(tag + 2 * k, 3, "%02x", info.tag[k]);
 			}
 		}
 		out_obj_open(NULL);
 		out_str("name", "  %-8s", i->if_name);
 		out_int("ifindex", " ifindex %-4lld", i->if_index);
 		out_uint("prog_id", id ? " xdp id %llu" : "", id);
-		out_str("prog", id ? " %s\n" : " no xdp\n", id ? info.name : "");
+		out_str("prog", id ? " %s" : " no xdp", id ? info.name : "");
+		if (id) {
+			out_str("mode", " mode %s", mode);
+			out_str("tag", " tag %s", tag);
+		}
+		out_text("\n");
 		out_obj_close();
 	}
 	if (ifs)
