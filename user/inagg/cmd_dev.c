@@ -124,30 +124,37 @@ static int parse_dev(const struct opt_cmd *cmd, int argc, char **argv, struct de
 	return 0;
 }
 
-/* Whether an interface of this namespace still runs one of inagg's programs (ia_*), any mode. */
+/* Whether interface ifindex runs one of inagg's programs (ia_*), in any mode. */
+static bool port_has_inagg(int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	__u32 ids[3];
+	bool any = false;
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return false;
+	ids[0] = q.drv_prog_id, ids[1] = q.skb_prog_id, ids[2] = q.hw_prog_id;
+	for (int k = 0; k < 3 && !any; k++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int pfd = ids[k] ? bpf_prog_get_fd_by_id(ids[k]) : -1;
+
+		if (pfd < 0)
+			continue;
+		any = !bpf_obj_get_info_by_fd(pfd, &info, &len) && !strncmp(info.name, "ia_", 3);
+		close(pfd);
+	}
+	return any;
+}
+
+/* Whether an interface of this namespace still runs one of inagg's programs. */
 static bool inagg_attached(void)
 {
 	struct if_nameindex *ifs = if_nameindex(), *i;
 	bool any = false;
 
-	for (i = ifs; i && i->if_index && !any; i++) {
-		LIBBPF_OPTS(bpf_xdp_query_opts, q);
-		__u32 ids[3];
-
-		if (bpf_xdp_query(i->if_index, 0, &q))
-			continue;
-		ids[0] = q.drv_prog_id, ids[1] = q.skb_prog_id, ids[2] = q.hw_prog_id;
-		for (int k = 0; k < 3 && !any; k++) {
-			struct bpf_prog_info info = { 0 };
-			__u32 len = sizeof(info);
-			int pfd = ids[k] ? bpf_prog_get_fd_by_id(ids[k]) : -1;
-
-			if (pfd < 0)
-				continue;
-			any = !bpf_obj_get_info_by_fd(pfd, &info, &len) && !strncmp(info.name, "ia_", 3);
-			close(pfd);
-		}
-	}
+	for (i = ifs; i && i->if_index && !any; i++)
+		any = port_has_inagg(i->if_index);
 	if (ifs)
 		if_freenameindex(ifs);
 	return !ifs || any;
@@ -195,6 +202,12 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 	}
 	/* Detaching never creates a switch: a wrong name is an error. */
 	ret = attach ? ia_xdp_open(a.sw, &x) : ia_xdp_open_existing(a.sw, &x);
+	if (ret && !attach && !port_has_inagg(ifindex)) {
+		/* As after the last port's detach, which unpinned the switch's maps. */
+		out_err("%s: %s: no inagg program attached (switch %s: maps: %s)", path, a.dev, a.sw,
+			ia_xdp_strerror(ret));
+		goto out;
+	}
 	if (ret) {
 		out_err("%s: switch %s: maps: %s", path, a.sw, ia_xdp_strerror(ret));
 		goto out;
@@ -268,12 +281,11 @@ static void show_interfaces(void)
 		out_str("name", "  %-8s", i->if_name);
 		out_int("ifindex", " ifindex %-4lld", i->if_index);
 		out_uint("prog_id", id ? " xdp id %llu" : "", id);
-		out_str("prog", id ? " %s" : " no xdp", id ? info.name : "");
 		if (id) {
 			out_str("mode", " mode %s", mode);
 			out_str("tag", " tag %s", tag);
 		}
-		out_text("\n");
+		out_str("prog", id ? " %s\n" : " no xdp\n", id ? info.name : "");
 		out_obj_close();
 	}
 	if (ifs)
