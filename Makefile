@@ -6,6 +6,7 @@
 #   make bench    benchmarks, with baselines measured in the same run
 #   make corpus   word count's text for `inagg eval fig6` (docs/apps.md)
 #   make memory-plot  head and tail over time (docs/memory.md) from a live run's history
+# CPPFLAGS, CFLAGS and LDFLAGS from the environment are used (debian/rules: dpkg-buildflags').
 
 BUILD	?= build
 CC	?= gcc
@@ -68,7 +69,7 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 # Made anew: a member whose source moved away must not stay behind.
 $(LIB): $(LIB_OBJS)
@@ -78,7 +79,7 @@ $(LIB): $(LIB_OBJS)
 # The library's objects are position-independent, so the shared one can reuse them.
 $(LIB_OBJS): private CFLAGS += -fPIC
 $(SO): $(SO_OBJS) user/lib/host/api.map
-	$(CC) $(CFLAGS) -shared -Wl,--version-script=user/lib/host/api.map -Wl,-soname,libinagg.so.1 \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,--version-script=user/lib/host/api.map -Wl,-soname,libinagg.so.1 \
 		-o $@ $(SO_OBJS) -ljson-c -lm
 
 # Programs and tests see every folder of the library (private: not passed on to the
@@ -87,7 +88,7 @@ $(BUILD)/user/inagg/%.o $(BUILD)/user/inaggd/%.o $(BUILD)/user/agent/%.o $(BUILD
 	private CFLAGS += $(LIB_INC)
 $(CLI_SRCS:%.c=$(BUILD)/%.o): CFLAGS += -Iuser/inagg/eval
 $(CLI): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(KSELFTEST):
 	scripts/kselftest.sh $(@D)

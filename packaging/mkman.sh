@@ -7,6 +7,10 @@
 #   md:FILE:HEADING[:AS]        the "## HEADING..." section of it, as section AS
 #   help:PROGRAM                PROGRAM -h: its Usage lines as SYNOPSIS, the
 #                               rest as OPTIONS
+#   cmds:PROGRAM                COMMANDS: for each command of PROGRAM -h's usage,
+#                               PROGRAM OBJECT COMMAND -h (made from the option
+#                               table that parses it): synopsis, description,
+#                               options with their limits and defaults
 #   see:TEXT                    SEE ALSO TEXT
 #   skip:HEADING|HEADING...     leave these "##" out of the next whole document
 set -eu
@@ -53,6 +57,17 @@ skip=
 				{ line($0) }
 				BEGIN { syn = 1 }
 				END { print ".fi" }' ;;
+		cmds:*)
+			prog=${part#cmds:}
+			echo '.SH "COMMANDS"'
+			cmds=$($prog -h | sed -nE 's/^(Usage:)? +[^ ]+ \[-j\] ([a-z0-9]+) ([a-z0-9]+).*/\2 \3/p')
+			[ -n "$cmds" ] || { echo "mkman: no commands in '$prog -h'" >&2; exit 1; }
+			echo "$cmds" | while read -r obj cmd; do
+				$prog "$obj" "$cmd" -h >"$tmp.help" ||
+					{ echo "mkman: '$prog $obj $cmd -h' failed" >&2; exit 1; }
+				$awk -v title="$name $obj $cmd" -f "$here/cmd2man.awk" "$tmp.help"
+			done
+			rm -f "$tmp.help" ;;
 		see:*)
 			echo ".SH \"SEE ALSO\""
 			echo "${part#see:}" ;;
@@ -61,6 +76,8 @@ skip=
 			exit 1 ;;
 		esac
 	done
-} | perl -CS -pe 's/([^\x00-\x7f])/sprintf("\\[u%04X]", ord($1))/ge' >"$tmp"
-# Characters beyond ASCII became groff's \[uXXXX], whatever the locale.
+} | perl -CS -pe 's/([^\x00-\x7f])/sprintf("\\[u%04X]", ord($1))/ge' |
+	sed -E 's#(^|[^/A-Za-z0-9_.])docs/([A-Za-z0-9_-]+\.(md))#\1/usr/share/doc/inagg/\2#g' >"$tmp"
+# Characters beyond ASCII became groff's \[uXXXX], whatever the locale; the docs the
+# text names (docs/NAME.md), the paths where the package installs them.
 mv "$tmp" "$out"

@@ -6,11 +6,14 @@
 #   make uninstall                  removes them (configuration the operator
 #                                   changed stays)
 #   make install-dkms               the module's source for DKMS, modules-load.d
-#   make deb                        $(BUILD)/pkg/inagg_V_ARCH.deb, inagg-dkms_V_ARCH.deb
-#        [DKMS_PREBUILT=]           (inagg-dkms carries inagg.ko prebuilt for the kernel of
-#                                   make modules, when its headers are here; empty: the
-#                                   source alone, an Architecture: all package)
-#   make man                        $(BUILD)/man/inagg.8, inaggd.8, from docs/
+#   make deb                        the packages of debian/ (dpkg-buildpackage -b in a copy
+#                                   of the tree, $(BUILD)/pkg/inagg-V): inagg, libinagg1,
+#                                   libinagg-dev, python3-inagg, inagg-dkms in $(BUILD)/pkg/
+#        [DKMS_PREBUILT=KO]         inagg-dkms also carries KO (make modules' inagg.ko) prebuilt
+#                                   for its kernel, for DKMS to install there without compiling
+#                                   (a local convenience; an archive's build has none)
+#   make progs                      what the packages hold: the programs, library, man pages
+#   make man                        $(BUILD)/man/inagg.8, inaggd.8, inagg-agent.8, from docs/
 #   make check-routers              tests/kmod/routers.sh on router VMs that install the
 #                                   packages (ROUTERS_BOOT=package; about 13 min under TCG,
 #                                   not in make check, which boots them from an initramfs)
@@ -19,6 +22,8 @@
 # Where every file goes is the table "Installed files" of docs/router-vm.md,
 # which the man pages carry; tests/pkg/install.sh holds the two to each other.
 PREFIX	?= /usr/local
+# inagg is run by users (as ip is); the daemons are the administrator's.
+BINDIR	?= $(PREFIX)/bin
 SBINDIR	?= $(PREFIX)/sbin
 MANDIR	?= $(PREFIX)/share/man
 DOCDIR	?= $(PREFIX)/share/doc/inagg
@@ -43,7 +48,7 @@ DKMSDIR	:= /usr/src
 INSTALL	?= install
 
 VERSION := $(shell sed -n 's/^\#define INAGG_VERSION "\(.*\)"$$/\1/p' user/inagg/cli.h)
-MANS	:= $(BUILD)/man/inagg.8 $(BUILD)/man/inaggd.8
+MANS	:= $(BUILD)/man/inagg.8 $(BUILD)/man/inaggd.8 $(BUILD)/man/inagg-agent.8
 UNITS	:= packaging/inaggd.service packaging/inagg-attach@.service
 CONFS	:= packaging/etc/inaggd.conf packaging/etc/attach.conf
 # The API of libinagg.so: api.h and whatever of include/inagg it includes (nothing today).
@@ -58,38 +63,49 @@ DKMS_SRCS := kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard k
 	include/inagg/netlink.h include/inagg/ledger_rules.h
 PKG_DIR	:= $(BUILD)/pkg
 # DKMS installs this prebuilt module on its kernel instead of compiling it (docs/router-vm.md).
-DKMS_PREBUILT ?= $(if $(wildcard $(KDIR)/Makefile),$(KMOD))
-DKMS_TARBALL = $(PKG_DIR)/stage/inagg-dkms/usr/share/inagg-dkms/inagg-$(VERSION).dkms.tar.gz
+DKMS_PREBUILT ?=
 ALL_TARGETS += $(MANS)
 CHECK_DEPS += deb
 TEST_LAYERS += pkg
 MKMAN	= packaging/mkman.sh $@ $(basename $(@F)) 8 $(VERSION)
 
-.PHONY: man install uninstall install-dkms uninstall-dkms deb check-routers check-routers-dkms
+.PHONY: man progs install uninstall install-dkms uninstall-dkms deb check-routers check-routers-dkms
 man: $(MANS)
+progs: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS)
 
-$(BUILD)/man/inagg.8: docs/cli.md docs/router-vm.md packaging/mkman.sh packaging/md2man.awk
+# inagg(8)'s COMMANDS are each command's -h, made from the option table that parses it.
+$(BUILD)/man/inagg.8: $(CLI) docs/cli.md docs/router-vm.md packaging/mkman.sh \
+		packaging/md2man.awk packaging/cmd2man.awk
 	@mkdir -p $(@D)
 	$(MKMAN) "in-network aggregation: placement, datapath, jobs" \
-		"skip:ADDING A COMMAND" md:docs/cli.md \
+		"skip:COMMANDS|EXAMPLES|ADDING A COMMAND|NOTES FOR DEVELOPERS|SEE ALSO" md:docs/cli.md cmds:$(CLI) \
+		"md:docs/cli.md:COMMANDS:PLACEMENT AND EVALUATION" md:docs/cli.md:EXAMPLES \
 		"md:docs/router-vm.md:Installed files" \
-		"see:inaggd(8), ip(8), bpftool(8), dkms(8), /usr/share/doc/inagg/"
+		"see:inaggd(8), inagg-agent(8), ip(8), bpftool(8), dkms(8), /usr/share/doc/inagg/"
 
-$(BUILD)/man/inaggd.8: $(INAGGD) docs/net.md docs/router-vm.md packaging/mkman.sh \
+$(BUILD)/man/inaggd.8: $(INAGGD) docs/inaggd.md docs/router-vm.md packaging/mkman.sh \
 		packaging/md2man.awk
 	@mkdir -p $(@D)
 	$(MKMAN) "the inagg job daemon: placement, admission, configuration" \
-		help:$(INAGGD) "md:docs/net.md:The daemon:DESCRIPTION" \
+		help:$(INAGGD) md:docs/inaggd.md:DESCRIPTION "md:docs/inaggd.md:EXIT STATUS" \
+		md:docs/inaggd.md:ENVIRONMENT \
 		"md:docs/router-vm.md:Services" "md:docs/router-vm.md:Installed files" \
-		"see:inagg(8), systemd.service(5), /usr/share/doc/inagg/"
+		"see:inagg(8), inagg-agent(8), systemd.service(5), /usr/share/doc/inagg/"
+
+$(BUILD)/man/inagg-agent.8: $(AGENT) docs/remote.md packaging/mkman.sh packaging/md2man.awk
+	@mkdir -p $(@D)
+	$(MKMAN) "the agent of one inagg switch, run by inaggd" \
+		help:$(AGENT) "md:docs/remote.md:The agent on a router:DESCRIPTION" \
+		"see:inaggd(8), inagg(8), ssh(1), /usr/share/doc/inagg/remote.md"
 
 install: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS)
-	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR) \
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DOCDIR)/examples \
 		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/inagg $(DESTDIR)$(PYTHONDIR)/inagg
-	$(INSTALL) -m 0755 $(CLI) $(INAGGD) $(AGENT) $(DESTDIR)$(SBINDIR)/
+	$(INSTALL) -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 0755 $(INAGGD) $(AGENT) $(DESTDIR)$(SBINDIR)/
 	for u in $(UNITS); do \
-		sed 's|/usr/sbin/|$(SBINDIR)/|g' $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
+		sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/usr/bin/inagg |$(BINDIR)/inagg |g' $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
 	@# An operator's configuration is never overwritten.
 	for c in $(CONFS); do [ -e $(DESTDIR)$(CONFDIR)/$${c##*/} ] || \
@@ -107,7 +123,7 @@ install: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS)
 	[ -n "$(DESTDIR)" ] || $(LDCONFIG) || echo "install: $(LDCONFIG) failed: run it as root"
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/inagg $(DESTDIR)$(SBINDIR)/inaggd $(DESTDIR)$(SBINDIR)/inagg-agent \
+	rm -f $(DESTDIR)$(BINDIR)/inagg $(DESTDIR)$(SBINDIR)/inaggd $(DESTDIR)$(SBINDIR)/inagg-agent \
 		$(foreach u,$(UNITS),$(DESTDIR)$(UNITDIR)/$(notdir $(u))) \
 		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man8/$(notdir $(m)).gz) \
 		$(DESTDIR)$(COMPLDIR)/inagg $(DESTDIR)$(COMPLDIR)/inaggd
@@ -126,7 +142,7 @@ uninstall:
 install-dkms:
 	$(INSTALL) -d $(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)/kmod \
 		$(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)/include/inagg $(DESTDIR)$(MODLOADDIR)
-	sed 's/@VERSION@/$(VERSION)/' packaging/dkms.conf \
+	sed 's/#MODULE_VERSION#/$(VERSION)/' packaging/dkms.conf \
 		>$(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)/dkms.conf
 	for f in $(DKMS_SRCS); do \
 		$(INSTALL) -m 0644 $$f $(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)/$$f || exit 1; done
@@ -136,23 +152,27 @@ uninstall-dkms:
 	rm -rf $(DESTDIR)$(DKMSDIR)/inagg-$(VERSION)
 	rm -f $(DESTDIR)$(MODLOADDIR)/inagg.conf
 
-# Both packages are made anew from an install into a staging folder.
-deb: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS) $(if $(DKMS_PREBUILT),modules)
-	@rm -rf $(PKG_DIR)/stage $(PKG_DIR)/*.deb
-	@$(MAKE) --no-print-directory -s install PREFIX=/usr DESTDIR=$(abspath $(PKG_DIR))/stage/inagg
-	strip --strip-unneeded $(PKG_DIR)/stage/inagg/usr/sbin/* \
-		$$(find $(PKG_DIR)/stage/inagg -name 'libinagg.so.*' -type f)
-	@$(MAKE) --no-print-directory -s install-dkms PREFIX=/usr \
-		DESTDIR=$(abspath $(PKG_DIR))/stage/inagg-dkms
-	$(if $(DKMS_PREBUILT),packaging/mkdkmstar.sh $(PKG_DIR)/stage/inagg-dkms/usr/src/inagg-$(VERSION) \
-		$(DKMS_PREBUILT) $(DKMS_TARBALL))
-	packaging/mkdeb.sh inagg $(PKG_DIR)/stage/inagg $(PKG_DIR) $(VERSION)
-	packaging/mkdeb.sh inagg-dkms $(PKG_DIR)/stage/inagg-dkms $(PKG_DIR) $(VERSION)
+# The packages of debian/, built as an archive would build them (dpkg-buildpackage, which
+# takes the build flags from dpkg-buildflags), in a copy of the tree: the files git knows,
+# so that neither $(BUILD) nor the .debs land in or beside the working tree.
+PKG_SRC	:= $(PKG_DIR)/inagg-$(VERSION)
+deb: $(if $(DKMS_PREBUILT),modules)
+	@rm -rf $(PKG_SRC) $(PKG_DIR)/stage $(PKG_DIR)/*.deb $(PKG_DIR)/*.buildinfo \
+		$(PKG_DIR)/*.changes
+	@mkdir -p $(PKG_SRC)
+	{ git ls-files -co --exclude-standard 2>/dev/null || \
+		find . -path ./$(BUILD) -prune -o -type f -print; } | \
+		while read -r f; do [ -e "$$f" ] && printf '%s\n' "$$f"; done | \
+		tar -cf - -T - | tar -C $(PKG_SRC) -xf -
+	cd $(PKG_SRC) && $(if $(DKMS_PREBUILT),INAGG_DKMS_PREBUILT=$(abspath $(DKMS_PREBUILT))) \
+		dpkg-buildpackage -b -us -uc -J$(shell nproc) >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log; exit 1; }
+	@ls $(PKG_DIR)/*.deb
 
 # The routers' test makes the packages itself (docs/routers.md's command 1). The caller holds
 # /tmp/ia-net.lock, as for make check.
 check-routers: all
-	ROUTERS_BOOT=package BUILD=$(BUILD) bash tests/kmod/routers.sh
+	ROUTERS_BOOT=package DKMS_PREBUILT=$(KMOD) BUILD=$(BUILD) bash tests/kmod/routers.sh
 
 check-routers-dkms: all
 	ROUTERS_BOOT=package ROUTERS_DKMS=build BUILD=$(BUILD) bash tests/kmod/routers.sh

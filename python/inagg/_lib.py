@@ -31,8 +31,9 @@ class InaggError(RuntimeError):
         self.errno = err
 
 
-class TimeoutError_(InaggError):
-    """A chunk got no result after the retries: the PS or the network is gone."""
+class TimeoutError_(InaggError, TimeoutError):
+    """A chunk got no result after the retries: the PS or the network is gone. Also a
+    builtin TimeoutError, so that "except TimeoutError" catches it."""
 
 
 class Unreachable(InaggError):

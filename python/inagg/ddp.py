@@ -144,8 +144,10 @@ def allreduce_hook(state, bucket):
     in_place = buf.dtype == torch.float32 and buf.device.type == "cpu" and buf.is_contiguous()
     if in_place and state.verify_group is None:
         return _async_mean(state, bucket, buf)
-    g = buf.detach().cpu().numpy().astype(np.float32, copy=in_place)
+    # numpy has no bfloat16: other buckets go through float32 (exact from bf16 and fp16).
+    g = buf.detach().to(torch.float32).cpu().numpy()
     if in_place:	# verified: libinagg's path, checked against Gloo's sums of g
+        g = g.copy()
         arr = buf.detach().numpy()
         frac, emax = state.reduce_into(arr, bucket.index(), mean=True)
         mean = arr

@@ -19,7 +19,9 @@ import time
 from . import net
 from ._lib import InaggError
 
-PY = "/usr/bin/python3"
+# The interpreter the launcher runs in (a venv's, conda's), so that the workers and the PS
+# find the same packages (torch, numpy, inagg).
+PY = sys.executable or "python3"
 
 
 def run(job, script_argv, sock=None, backend="inagg", port=29500, env_extra=None,

@@ -9,8 +9,12 @@
 # the installed binaries run: inagg ledger show, and inagg dev attach, show and
 # detach on a veth of a namespace of this test. Every run works on an overlay
 # of the root, in a mount namespace of its own, so the root stays as built and
-# nothing is left mounted. Needs root; touches a namespace: run it under
-# flock /tmp/inagg-net.lock (make check's caller holds it).
+# nothing is left mounted. With a port attached, the packages are upgraded to a
+# next version (the same tree with its version raised, built here as make deb
+# builds): the port stays attached with its pins, DKMS moves to the new version,
+# the operator's configuration stays. Removal disables the ports' units; purge
+# leaves no unit link, state, pin or module. Needs root; touches a namespace:
+# run it under flock /tmp/inagg-net.lock (make check's caller holds it).
 BUILD=${BUILD:-build}
 build=$(realpath -m "$BUILD")
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,6 +35,7 @@ manfiles() { awk -F '\t' -f "$here/tests/pkg/manfiles.awk"; }
 root=$build/pkg/root
 mnt=$tmp/mnt
 inagg_deb=$(ls "$build"/pkg/inagg_*.deb 2>/dev/null | head -n 1)
+lib_deb=$(ls "$build"/pkg/libinagg1_*.deb 2>/dev/null | head -n 1)
 dkms_deb=$(ls "$build"/pkg/inagg-dkms_*.deb 2>/dev/null | head -n 1)
 version=${dkms_deb##*/inagg-dkms_}
 version=${version%_*.deb}
@@ -49,13 +54,14 @@ mount_root() {
 	mount -t proc proc "$mnt/proc" && mount --rbind /dev "$mnt/dev" &&
 	mount -t sysfs sys "$mnt/sys" && mount -t bpf bpf "$mnt/sys/fs/bpf" &&
 	mount -t tmpfs run "$mnt/run" &&
-	cp "$inagg_deb" "$dkms_deb" "$mnt/tmp/"
+	cp "$inagg_deb" "$dkms_deb" "$lib_deb" "$mnt/tmp/"
 }
 
-# apt-get must resolve inagg's Depends by itself (the root's cache has them).
+# apt-get must resolve inagg's Depends by itself (the root's cache has them). The
+# root has no python3: python3-inagg is tested unpacked (tests/pkg/deb.sh).
 install_debs() {
 	in_root apt-get install -y --no-install-recommends \
-		"/tmp/${inagg_deb##*/}" "/tmp/${dkms_deb##*/}"
+		"/tmp/${inagg_deb##*/}" "/tmp/${dkms_deb##*/}" "/tmp/${lib_deb##*/}"
 }
 
 depends_installed() {
@@ -110,7 +116,7 @@ files_as_man_page_says() {
 	local path pkg f n=0
 	while read -r path pkg; do
 		path=${path//VERSION/$version}
-		case $pkg in inagg | inagg-dkms) ;; *) continue ;; esac
+		case $pkg in inagg | inagg-dkms | libinagg1) ;; *) continue ;; esac
 		n=$((n + 1))
 		for f in "$mnt"$path; do
 			[ -e "$f" ] || { echo "missing: $path ($pkg)"; return 1; }
@@ -121,7 +127,7 @@ files_as_man_page_says() {
 }
 
 ledger_show() {
-	in_root /usr/sbin/inagg ledger show | tee /dev/stderr | grep -qE '^backend +user'
+	in_root /usr/bin/inagg ledger show | tee /dev/stderr | grep -qE '^backend +user'
 }
 
 inaggd_runs() {
@@ -137,18 +143,20 @@ veth() {
 in_ns() { nsenter --net="/run/netns/$NS" chroot "$mnt" env -i LC_ALL=C "$@"; }
 
 attach() {
-	in_ns /usr/sbin/inagg dev attach eth1 --switch pkgsw &&
+	in_ns /usr/bin/inagg dev attach eth1 --switch pkgsw &&
 	ip -n "$NS" link show eth1 | grep -q 'prog/xdp' &&
 	[ -e "$mnt/sys/fs/bpf/inagg/pkgsw" ]
 }
 
 status() {
-	in_ns /usr/sbin/inagg dev show --switch pkgsw | tee /dev/stderr | grep -E '^ +eth1 .*ia_xdp'
+	in_ns /usr/bin/inagg dev show --switch pkgsw | tee /dev/stderr | grep -E '^ +eth1 .*ia_xdp'
 }
 
 detach() {
-	in_ns /usr/sbin/inagg dev detach eth1 --switch pkgsw &&
-	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp'
+	in_ns /usr/bin/inagg dev detach eth1 --switch pkgsw | tee /dev/stderr | grep -q 'unpinned' &&
+	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp' &&
+	# The last port gone, so are the switch's pins.
+	[ ! -e "$mnt/sys/fs/bpf/inagg/pkgsw" ]
 }
 
 completion() {
@@ -157,9 +165,59 @@ completion() {
 		tee /dev/stderr | grep -qw show
 }
 
+# Removal disables the ports' units the operator enabled (their links go) and keeps
+# the state; purge removes the state (/var/lib/inagg) and the pins.
+wants=/etc/systemd/system/multi-user.target.wants
+remove() {
+	mkdir -p "$mnt$wants" "$mnt/var/lib/inagg" "$mnt/sys/fs/bpf/inagg/pkgsw" &&
+	ln -s /lib/systemd/system/inagg-attach@.service "$mnt$wants/inagg-attach@eth1.service" &&
+	echo '{}' >"$mnt/var/lib/inagg/agent-pkgsw.json" &&
+	in_root apt-get remove -y inagg &&
+	[ ! -e "$mnt/usr/bin/inagg" ] && [ ! -L "$mnt$wants/inagg-attach@eth1.service" ] &&
+	[ -f "$mnt/var/lib/inagg/agent-pkgsw.json" ] && [ -f "$mnt/etc/inagg/inaggd.conf" ]
+}
+
+# The tree make deb copied, its version raised (cli.h and the changelog): a new upstream
+# version, built as make deb builds.
+next=
+build_next() {
+	local src=$build/pkg/inagg-$version d=$tmp/next/inagg-$version
+	next=$version.1
+	[ -f "$src/debian/rules" ] || { echo "no $src (make deb)"; return 1; }
+	mkdir -p "$tmp/next" && cp -a "$src" "$d" && rm -rf "$d/debian/build" &&
+	sed -i "s/^#define INAGG_VERSION \"$version\"/#define INAGG_VERSION \"$next\"/" \
+		"$d/user/inagg/cli.h" &&
+	{ printf 'inagg (%s) unstable; urgency=medium\n\n  * Test upgrade.\n\n' "$next"
+	  printf ' -- inagg developers <inagg@example.org>  %s\n\n' "$(date -R)"
+	  cat "$src/debian/changelog"; } >"$d/debian/changelog" &&
+	(cd "$d" && dpkg-buildpackage -b -us -uc -J"$(nproc)" >"$tmp/next/build.log" 2>&1) ||
+		{ tail -n 20 "$tmp/next/build.log"; return 1; }
+	ls "$tmp/next"/*_"$next"_*.deb
+}
+
+upgrade() {
+	local p
+	[ -n "$next" ] || return 1
+	echo 'INAGG_ATTACH_ARGS="-m skb"' >>"$mnt/etc/inagg/attach.conf"
+	for p in inagg inagg-dkms libinagg1; do cp "$tmp/next/${p}_${next}"_*.deb "$mnt/tmp/"; done
+	in_root sh -c "apt-get install -y --no-install-recommends /tmp/inagg_${next}_*.deb \
+		/tmp/inagg-dkms_${next}_*.deb /tmp/libinagg1_${next}_*.deb" || return 1
+	[ "$(in_root dpkg-query -W -f='${Version}' inagg)" = "$next" ] &&
+	in_root /usr/bin/inagg --version | grep -qx "inagg $next" || { echo "not $next"; return 1; }
+	ip -n "$NS" link show eth1 | grep -q 'prog/xdp' || { echo "eth1 detached"; return 1; }
+	[ -e "$mnt/sys/fs/bpf/inagg/pkgsw" ] || { echo "pins gone"; return 1; }
+	in_root dkms status inagg
+	in_root dkms status inagg | grep -q "^inagg/$next, $kver.*installed" &&
+	! in_root dkms status inagg | grep -q "^inagg/$version," &&
+	[ ! -e "$mnt/usr/src/inagg-$version" ] || { echo "DKMS not moved to $next"; return 1; }
+	grep -q 'm skb' "$mnt/etc/inagg/attach.conf" || { echo "configuration lost"; return 1; }
+	version=$next
+}
+
 purge() {
-	in_root apt-get purge -y inagg inagg-dkms &&
-	[ ! -e "$mnt/usr/sbin/inagg" ] && [ ! -e "$mnt/lib/systemd/system/inaggd.service" ] &&
+	in_root apt-get purge -y inagg inagg-dkms libinagg1 &&
+	[ ! -e "$mnt/usr/bin/inagg" ] && [ ! -e "$mnt/lib/systemd/system/inaggd.service" ] &&
+	[ ! -e "$mnt/var/lib/inagg" ] && [ ! -e "$mnt/sys/fs/bpf/inagg" ] &&
 	[ ! -e "$mnt/lib/modules/$kver/updates/dkms/inagg.ko" ] &&
 	[ ! -e "$mnt/usr/src/inagg-$version" ] && [ ! -e "$mnt/etc/inagg" ]
 }
@@ -185,7 +243,11 @@ t "pkg: installed inaggd runs" inaggd_runs
 t "pkg: a veth in namespace $NS" veth
 t "pkg: installed inagg dev attach" attach
 t "pkg: installed inagg dev show" status
-t "pkg: installed inagg dev detach" detach
+t "pkg: the next version's packages built (dpkg-buildpackage)" build_next
+t "pkg: apt-get upgrades to it with a port attached: still attached, pins, DKMS, conffile" \
+	upgrade
+t "pkg: installed inagg dev detach, the last port: its pins removed" detach
 t "pkg: installed bash completion" completion
-t "pkg: apt-get purge removes both, and the module" purge
+t "pkg: apt-get remove inagg disables the ports' units, keeps state and configuration" remove
+t "pkg: apt-get purge removes the packages, the module, the state and the pins" purge
 finish

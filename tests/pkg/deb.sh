@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # The packages of "make deb" (KTAP): metadata (dpkg-deb -I), contents
 # (dpkg-deb -c) against the INSTALLED FILES table of the man page they carry,
-# conffiles, maintainer scripts, and the DKMS source being this tree's module;
-# the package's libinagg.so.1, header and Python package serve a C program and
-# /usr/bin/python3 from the unpacked package alone.
+# conffiles, maintainer scripts, hardening, lintian, and the DKMS source being
+# this tree's module; libinagg1's libinagg.so.1, libinagg-dev's header and
+# python3-inagg's package serve a C program and /usr/bin/python3 from the
+# unpacked packages alone.
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath -m "$BUILD")
@@ -16,8 +17,12 @@ trap 'rm -rf "$tmp"' EXIT
 # PATH PACKAGE of each row of a man page's INSTALLED FILES table (stdin).
 manfiles() { awk -F '\t' -f "$here/tests/pkg/manfiles.awk"; }
 
-deb=$(ls "$build"/pkg/inagg_*.deb 2>/dev/null | head -n 1)
-dkms=$(ls "$build"/pkg/inagg-dkms_*.deb 2>/dev/null | head -n 1)
+pkgdeb() { ls "$build"/pkg/"$1"_*.deb 2>/dev/null | head -n 1; }
+deb=$(pkgdeb inagg)
+dkms=$(pkgdeb inagg-dkms)
+libdeb=$(pkgdeb libinagg1)
+devdeb=$(pkgdeb libinagg-dev)
+pydeb=$(pkgdeb python3-inagg)
 version=$("$build/inagg" --version | awk '{ print $2 }')
 
 field() { dpkg-deb -f "$1" "$2"; }
@@ -39,25 +44,41 @@ depends() {
 	done
 }
 
-# Files of the package, as absolute paths.
-files() { dpkg-deb -c "$1" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' | sort; }
+# Files of the package, as absolute paths, but the copyright and changelog debhelper
+# puts in every package's /usr/share/doc/PACKAGE/.
+files() {
+	dpkg-deb -c "$1" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' |
+		grep -vE '^/usr/share/doc/[^/]+/(copyright|changelog\.gz)$' | sort
+}
 
+# All four packages unpacked into one tree, as on a host that installed them.
+unpacked() {
+	[ -d "$tmp/x" ] && return 0
+	for p in "$deb" "$libdeb" "$devdeb" "$pydeb"; do dpkg-deb -x "$p" "$tmp/x" || return 1; done
+}
+
+# Each package holds exactly the rows of inagg(8)'s INSTALLED FILES table that name it.
 contents_as_man_page() {
-	local want=$tmp/want row f
-	dpkg-deb -x "$deb" "$tmp/x" || return 1
-	: >"$want"
-	for row in $(zcat "$tmp/x/usr/share/man/man8/inagg.8.gz" | manfiles |
-		awk '$2 == "inagg" { print $1 }'); do
-		compgen -G "$tmp/x$row" >/dev/null || { echo "missing: $row"; return 1; }
-		for f in $tmp/x$row; do echo "${f#$tmp/x}"; done >>"$want"
+	local want=$tmp/want row f p d
+	unpacked || return 1
+	for p in inagg libinagg1 libinagg-dev python3-inagg; do
+		d=$(pkgdeb "$p")
+		: >"$want"
+		for row in $(zcat "$tmp/x/usr/share/man/man8/inagg.8.gz" | manfiles |
+			awk -v p="$p" '$2 == p { print $1 }'); do
+			compgen -G "$tmp/x$row" >/dev/null || { echo "missing: $row"; return 1; }
+			for f in $tmp/x$row; do echo "${f#$tmp/x}"; done >>"$want"
+		done
+		sort -u -o "$want" "$want"
+		diff -u "$want" <(files "$d") || { echo "in $p"; return 1; }
 	done
-	sort -u -o "$want" "$want"
-	diff -u "$want" <(files "$deb")
 }
 
 owned_by_root() {
-	! dpkg-deb -c "$deb" | awk '{ print $2 }' | grep -vx root/root &&
-	! dpkg-deb -c "$dkms" | awk '{ print $2 }' | grep -vx root/root
+	local p
+	for p in "$deb" "$dkms" "$libdeb" "$devdeb" "$pydeb"; do
+		! dpkg-deb -c "$p" | awk '{ print $2 }' | grep -vx root/root || return 1
+	done
 }
 
 conffiles() {
@@ -71,40 +92,81 @@ scripts_parse() {
 	for s in "$tmp"/ctl/*inst "$tmp"/ctl/*rm "$tmp"/dctl/*inst "$tmp"/dctl/*rm; do
 		[ -x "$s" ] && sh -n "$s" || { echo "$s"; return 1; }
 	done
-	grep -q "common.postinst inagg $version" "$tmp/dctl/postinst"
+	grep -qx "DKMS_VERSION=$version" "$tmp/dctl/postinst" &&
+	grep -q 'common.postinst' "$tmp/dctl/postinst" &&
+	# Maintainer scripts leave systemctl to debhelper's helpers (daemon-reload aside).
+	! grep -hE '^[^#]*systemctl' "$tmp"/ctl/*inst "$tmp"/ctl/*rm | grep -v daemon-reload
 }
 
 runs() {
-	"$tmp/x/usr/sbin/inagg" --version | grep -qx "inagg $version" &&
+	unpacked &&
+	"$tmp/x/usr/bin/inagg" --version | grep -qx "inagg $version" &&
 	"$tmp/x/usr/sbin/inaggd" -h | grep -q '^Usage: inaggd' &&
-	! readelf -S "$tmp/x/usr/sbin/inagg" | grep -q '\.debug_info'
+	"$tmp/x/usr/sbin/inagg-agent" -h | grep -q '^Usage: inagg-agent' &&
+	! readelf -S "$tmp/x/usr/bin/inagg" | grep -q '\.debug_info'
+}
+
+# dpkg-buildflags' hardening in every ELF file: PIE, BIND_NOW and RELRO, fortified
+# calls, no executable stack.
+hardened() {
+	local f
+	unpacked || return 1
+	for f in "$tmp/x/usr/bin/inagg" "$tmp/x/usr/sbin/inaggd" "$tmp/x/usr/sbin/inagg-agent" \
+			"$tmp/x/$lib/libinagg.so.1"; do
+		readelf -d "$f" | grep -qE 'BIND_NOW|FLAGS.*NOW' || { echo "$f: no bindnow"; return 1; }
+		readelf -l "$f" | grep -q GNU_RELRO || { echo "$f: no relro"; return 1; }
+		readelf -h "$f" | grep -q 'DYN ' || { echo "$f: not PIE"; return 1; }
+		readelf -lW "$f" | grep GNU_STACK | grep -q RWE && { echo "$f: exec stack"; return 1; }
+	done
+	for f in "$tmp/x/usr/bin/inagg" "$tmp/x/usr/sbin/inaggd"; do
+		readelf --dyn-syms -W "$f" | grep -q '__[a-z]*_chk@' || { echo "$f: not fortified"; return 1; }
+	done
+}
+
+# lintian on every package: no error and no warning (docs/router-vm.md lists what it
+# still says at the pedantic and info levels, and why).
+lintian_clean() {
+	local out
+	command -v lintian >/dev/null || { echo "no lintian"; return 1; }
+	local rc=0
+	out=$(lintian --fail-on error,warning "$build"/pkg/*.changes 2>&1) || rc=$?
+	grep -v 'running with root privileges' <<<"$out"
+	return $rc
 }
 
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 lib=/usr/lib/$ma
-
-unpacked() { [ -d "$tmp/x" ] || dpkg-deb -x "$deb" "$tmp/x"; }
 
 lib_stripped() {
 	unpacked && lib_installed "$tmp/x" "$lib" &&
 	! readelf -S "$tmp/x$lib/libinagg.so.1" | grep -q '\.debug_info'
 }
 
-# dpkg runs ldconfig once done (the trigger of Debian policy 8.1.1); shlibs lets
-# other packages' dpkg-shlibdeps depend on inagg; dh_python3's byte code handling.
+# dpkg runs ldconfig once done (the trigger of Debian policy 8.1.1); shlibs and
+# the symbols file let other packages' dpkg-shlibdeps depend on libinagg1, every
+# symbol of the API versioned (INAGG_1, or INAGG_2 for what API version 2 added);
+# dh_python3's byte code handling.
 lib_metadata() {
-	dpkg-deb -e "$deb" "$tmp/lctl" &&
+	local sym
+	dpkg-deb -e "$libdeb" "$tmp/lctl" && dpkg-deb -e "$pydeb" "$tmp/pctl" &&
 	grep -qx 'activate-noawait ldconfig' "$tmp/lctl/triggers" &&
-	grep -qx "libinagg 1 inagg (>= $version)" "$tmp/lctl/shlibs" &&
-	grep -q '^	py3compile -p inagg$' "$tmp/lctl/postinst" &&
-	grep -q '^	py3clean -p inagg$' "$tmp/lctl/prerm"
+	grep -qx "libinagg 1 libinagg1 (>= $version)" "$tmp/lctl/shlibs" &&
+	grep -qx 'libinagg.so.1 libinagg1 #MINVER#' "$tmp/lctl/symbols" || return 1
+	for sym in $(grep -oE '\bia_api_[a-z0-9_]+\(' "$here/include/inagg/api.h" | tr -d '(' |
+			sort -u); do
+		grep -qE "^ $sym@INAGG_[12] " "$tmp/lctl/symbols" || { echo "no $sym"; return 1; }
+	done
+	[ "$(field "$devdeb" Depends | grep -o 'libinagg1 ([^)]*)')" = "libinagg1 (= $version)" ] &&
+	field "$pydeb" Depends | grep -qE '(^|, )libinagg1 ' &&
+	field "$pydeb" Depends | grep -qE '(^|, )python3-numpy' &&
+	grep -q 'py3compile -p python3-inagg' "$tmp/pctl/postinst" &&
+	grep -q 'py3clean -p python3-inagg' "$tmp/pctl/prerm"
 }
 
 dkms_metadata() {
 	[ "$(field "$dkms" Package)" = inagg-dkms ] &&
 	[ "$(field "$dkms" Version)" = "$version" ] &&
-	# All, unless it carries a module prebuilt for this machine's kernel.
-	[ "$(field "$dkms" Architecture)" = "$(prebuilt && dpkg --print-architecture || echo all)" ] &&
+	[ "$(field "$dkms" Architecture)" = all ] &&
 	field "$dkms" Depends | grep -qE '(^|, )dkms( |,|$)'
 }
 
@@ -143,7 +205,7 @@ dkms_tarball() {
 	strip -g -o "$tmp/ko" "$build/kmod/inagg.ko" && cmp "$tmp/ko" "$m"
 }
 
-if [ -z "$deb" ] || [ -z "$dkms" ]; then
+if [ -z "$deb" ] || [ -z "$dkms" ] || [ -z "$libdeb" ] || [ -z "$devdeb" ] || [ -z "$pydeb" ]; then
 	t "deb: packages built (make deb)" false
 	finish
 fi
@@ -154,6 +216,7 @@ t "deb: files owned by root" owned_by_root
 t "deb: /etc/inagg files are conffiles" conffiles
 t "deb: maintainer scripts parse" scripts_parse
 t "deb: packaged binaries run, stripped" runs
+t "deb: hardened: PIE, bindnow, relro, fortify, no executable stack" hardened
 t "deb: libinagg.so.1 in $lib, soname libinagg.so.1, stripped, libinagg.so links it" \
 	lib_stripped
 t "deb: /usr/include/inagg/api.h and what it includes" headers_installed "$tmp/x" /usr/include
@@ -161,9 +224,10 @@ t "deb: a C program builds with -linagg against the package and runs" \
 	c_program "$tmp/x" "$lib" /usr/include
 t "deb: /usr/bin/python3 imports the package's inagg, which loads the package's library" \
 	py_imports "$tmp/x" "$lib" /usr/lib/python3/dist-packages
-t "deb: ldconfig trigger, shlibs of libinagg.so.1, Python byte code compiled and cleaned" \
+t "deb: libinagg1's ldconfig trigger, shlibs and symbols; -dev and python3 depend on it" \
 	lib_metadata
 t "deb: inagg-dkms metadata" dkms_metadata
 t "deb: inagg-dkms holds this tree's module source and dkms.conf" dkms_contents
 t "deb: inagg-dkms's DKMS tarball: that source, this tree's inagg.ko for its kernel" dkms_tarball
+t "deb: lintian: no errors, no warnings" lintian_clean
 finish

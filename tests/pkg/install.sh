@@ -37,7 +37,9 @@ same_as_table() {
 	[ -f "$page" ] || { echo "no man page at $page"; return 1; }
 	want=$tmp/want
 	: >"$want"
-	for row in $(rows "$page" inagg); do
+	# make install puts what the packages inagg, libinagg1, libinagg-dev and python3-inagg hold.
+	for row in $(rows "$page" inagg; rows "$page" libinagg1; rows "$page" libinagg-dev
+			rows "$page" python3-inagg); do
 		case $row in
 		/usr/lib/python3/*) [ "$prefix" != /usr ] &&
 			row=$prefix/lib/python$pyver/${row#/usr/lib/python3/} ;;
@@ -92,6 +94,17 @@ units_verify() {
 	done
 }
 
+# inaggd's unit is confined: systemd-analyze's exposure at most 5 (of 10), and it is
+# Type=notify (inaggd says READY=1 once its socket listens).
+unit_confined() {
+	local u=$1/lib/systemd/system/inaggd.service out score
+	grep -qx 'Type=notify' "$u" || { echo "not Type=notify"; return 1; }
+	out=$(systemd-analyze security --offline=yes "$u" 2>&1) || { echo "$out"; return 1; }
+	score=$(sed -n 's/.*Overall exposure level for inaggd.service: \([0-9.]*\).*/\1/p' <<<"$out")
+	echo "exposure $score"
+	[ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 5.0) }'
+}
+
 # The synopsis of docs/cli.md is inagg(8)'s; inaggd -h's usage is inaggd(8)'s.
 synopsis_from_docs() {
 	local m=$1/usr/share/man/man8 line text
@@ -105,11 +118,11 @@ synopsis_from_docs() {
 }
 
 renders_cleanly() {
-	local out
-	out=$(zcat "$1/usr/share/man/man8/inagg.8.gz" | LC_ALL=C groff -ww -z -man -t 2>&1) &&
-	[ -z "$out" ] &&
-	out=$(zcat "$1/usr/share/man/man8/inaggd.8.gz" | LC_ALL=C groff -ww -z -man -t 2>&1) &&
-	[ -z "$out" ] || { echo "$out"; return 1; }
+	local out p
+	for p in inagg inaggd inagg-agent; do
+		out=$(zcat "$1/usr/share/man/man8/$p.8.gz" | LC_ALL=C groff -ww -z -man -t 2>&1) &&
+		[ -z "$out" ] || { echo "$p.8: $out"; return 1; }
+	done
 }
 
 keeps_changed_config() {
@@ -187,6 +200,11 @@ if command -v systemd-analyze >/dev/null; then
 	t "install: systemd-analyze verify of both units" units_verify
 else
 	results+=("ok $((++n)) install: systemd-analyze verify # SKIP no systemd-analyze")
+fi
+if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
+	t "install: inaggd.service is Type=notify, systemd-analyze security <= 5" unit_confined "$u"
+else
+	results+=("ok $((++n)) install: inaggd.service confined # SKIP no systemd-analyze --offline")
 fi
 t "install: man pages carry docs/cli.md's and inaggd -h's synopsis" synopsis_from_docs "$u"
 t "install: man pages render without groff warnings" renders_cleanly "$u"

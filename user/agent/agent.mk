@@ -11,4 +11,4 @@ $(BUILD)/tests/unit/agent: TEST_OBJS = $(AGENT_OBJS)
 $(BUILD)/tests/unit/agent: $(AGENT_OBJS)
 
 $(AGENT): $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -124,8 +124,64 @@ static int parse_dev(const struct opt_cmd *cmd, int argc, char **argv, struct de
 	return 0;
 }
 
+/* Whether interface ifindex runs one of inagg's programs (ia_*), in any mode. */
+static bool port_has_inagg(int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	__u32 ids[3];
+	bool any = false;
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return false;
+	ids[0] = q.drv_prog_id, ids[1] = q.skb_prog_id, ids[2] = q.hw_prog_id;
+	for (int k = 0; k < 3 && !any; k++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int pfd = ids[k] ? bpf_prog_get_fd_by_id(ids[k]) : -1;
+
+		if (pfd < 0)
+			continue;
+		any = !bpf_obj_get_info_by_fd(pfd, &info, &len) && !strncmp(info.name, "ia_", 3);
+		close(pfd);
+	}
+	return any;
+}
+
+/* Whether an interface of this namespace still runs one of inagg's programs. */
+static bool inagg_attached(void)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	bool any = false;
+
+	for (i = ifs; i && i->if_index && !any; i++)
+		any = port_has_inagg(i->if_index);
+	if (ifs)
+		if_freenameindex(ifs);
+	return !ifs || any;
+}
+
+/*
+ * The last port detached: the switch's pinned maps go too (/sys/fs/bpf/inagg/SWITCH), unless
+ * a job is still configured in them or a port of this namespace still runs inagg.
+ */
+static bool unpin_unused(const char *sw)
+{
+	struct ia_pinned_job *jobs = NULL;
+	size_t n = 0;
+	bool done;
+
+	if (inagg_attached() || ia_pinned_jobs(sw, &jobs, &n) || n) {
+		free(jobs);
+		return false;
+	}
+	free(jobs);
+	done = !ia_xdp_unpin(sw);
+	return done;
+}
+
 static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach)
 {
+	bool unpinned = false;
 	const char *path = argv[0];
 	struct ia_xdp *x = NULL;
 	struct dev_args a;
@@ -146,6 +202,12 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 	}
 	/* Detaching never creates a switch: a wrong name is an error. */
 	ret = attach ? ia_xdp_open(a.sw, &x) : ia_xdp_open_existing(a.sw, &x);
+	if (ret && !attach && !port_has_inagg(ifindex)) {
+		/* As after the last port's detach, which unpinned the switch's maps. */
+		out_err("%s: %s: no inagg program attached (switch %s: maps: %s)", path, a.dev, a.sw,
+			ia_xdp_strerror(ret));
+		goto out;
+	}
 	if (ret) {
 		out_err("%s: switch %s: maps: %s", path, a.sw, ia_xdp_strerror(ret));
 		goto out;
@@ -158,9 +220,14 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 		out_err("%s: %s: %s", path, a.dev, ia_xdp_strerror(ret));
 		goto out;
 	}
+	if (!attach)
+		unpinned = unpin_unused(a.sw);
 	out_begin();
 	out_str("dev", attach ? "%s: inagg attached" : "%s: inagg detached", a.dev);
-	out_str("switch", " (switch %s)\n", a.sw);
+	out_str("switch", " (switch %s)", a.sw);
+	if (!attach)
+		out_bool("unpinned", unpinned ? "; its maps unpinned (no port left)" : NULL, unpinned);
+	out_text("\n");
 	ret = out_end();
 out:
 	ia_xdp_close(x);
@@ -185,22 +252,39 @@ static void show_interfaces(void)
 	out_arr_open("interfaces");
 	ifs = if_nameindex();
 	for (i = ifs; i && i->if_index; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
 		struct bpf_prog_info info = { 0 };
 		__u32 id = 0, len = sizeof(info);
+		const char *mode = "";
+		char tag[2 * BPF_TAG_SIZE + 1] = "";
 
-		bpf_xdp_query_id(i->if_index, 0, &id);
+		/* The program of the mode attached (native first), as ip link shows it. */
+		if (!bpf_xdp_query(i->if_index, 0, &q)) {
+			if (q.drv_prog_id)
+				id = q.drv_prog_id, mode = "drv";
+			else if (q.skb_prog_id)
+				id = q.skb_prog_id, mode = "skb";
+			else if (q.hw_prog_id)
+				id = q.hw_prog_id, mode = "hw";
+		}
 		if (id) {
 			int pfd = bpf_prog_get_fd_by_id(id);
 
 			if (pfd >= 0) {
 				bpf_obj_get_info_by_fd(pfd, &info, &len);
 				close(pfd);
+				for (int k = 0; k < BPF_TAG_SIZE; k++)
+					snprintf(tag + 2 * k, 3, "%02x", info.tag[k]);
 			}
 		}
 		out_obj_open(NULL);
 		out_str("name", "  %-8s", i->if_name);
 		out_int("ifindex", " ifindex %-4lld", i->if_index);
 		out_uint("prog_id", id ? " xdp id %llu" : "", id);
+		if (id) {
+			out_str("mode", " mode %s", mode);
+			out_str("tag", " tag %s", tag);
+		}
 		out_str("prog", id ? " %s\n" : " no xdp\n", id ? info.name : "");
 		out_obj_close();
 	}

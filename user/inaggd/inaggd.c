@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,32 @@
 
 static enum ia_log_level log_level = IA_LOG_INFO;
 static bool log_journal;
+
+/*
+ * Tells systemd (Type=notify, $NOTIFY_SOCKET) how the daemon is: READY=1 once the
+ * control socket listens, STOPPING=1. One datagram, as sd_notify(3) sends it; no
+ * libsystemd. Nothing without the variable.
+ */
+static void notify(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	len = offsetof(struct sockaddr_un, sun_path) + strlen(path);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0';	/* an abstract socket */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+		log_msg(IA_LOG_WARN, "NOTIFY_SOCKET %s: %s", path, strerror(errno));
+	close(fd);
+}
 
 void log_msg(enum ia_log_level level, const char *fmt, ...)
 {
@@ -279,9 +306,11 @@ int main(int argc, char **argv)
 	}
 	log_msg(IA_LOG_INFO, "network %s: %d switches, %d jobs; listening on %s", tag, d.t->n,
 		d.jobs.njobs, d.sock_path);
+	notify("READY=1");
 	ret = serve(&d, lfd, sfd);
 	if (ret)
 		log_msg(IA_LOG_ERR, "control socket: %s", strerror(-ret));
+	notify("STOPPING=1");
 	log_msg(IA_LOG_INFO, "stopping; jobs stay configured and are recovered on restart");
 	unlink(d.sock_path);
 	close(lfd);

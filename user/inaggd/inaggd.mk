@@ -5,4 +5,4 @@ INAGGD_SRCS := $(wildcard user/inaggd/*.c)
 ALL_TARGETS += $(INAGGD)
 
 $(INAGGD): $(INAGGD_SRCS:%.c=$(BUILD)/%.o) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
