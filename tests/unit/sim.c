@@ -77,8 +77,7 @@ TEST(same_mix_for_every_scheme_and_repeatable)
 
 /*
  * With memory for every head there are no PS jobs, so the tail changes
- * nothing: flexina runs as netpack-a2tp (INA jobs cut cwnd(1 - alpha/2) in
- * both) and ht-atp as netpack-atp.
+ * nothing: flexina runs as flexina-notail and ht-atp as netpack-atp.
  */
 TEST(schemes_coincide_without_ps_jobs)
 {
@@ -89,8 +88,9 @@ TEST(schemes_coincide_without_ps_jobs)
 	for (int s = 0; s < IA_SIM__COUNT; s++)
 		ASSERT_EQ(0, ia_sim_run(&c, s, &r[s], NULL));
 	ASSERT_EQ(0u, r[0].n_ps);
-	ASSERT_EQ(0, memcmp(&r[IA_SIM_FLEXINA], &r[IA_SIM_NETPACK_A2TP], sizeof(r[0])));
-	ASSERT_EQ(0, memcmp(&r[IA_SIM_FLEXINA_NOTAIL], &r[IA_SIM_NETPACK_A2TP], sizeof(r[0])));
+	/* a2tp is A2TP's own rule (alpha from 0), no longer flexina's INA rule. */
+	ASSERT_EQ(0, memcmp(&r[IA_SIM_FLEXINA_NOTAIL], &r[IA_SIM_FLEXINA], sizeof(r[0])));
+	ASSERT_EQ(0, r[IA_SIM_NETPACK_A2TP].coll_rate);
 	ASSERT_EQ(0, memcmp(&r[IA_SIM_HT_ATP], &r[IA_SIM_NETPACK_ATP], sizeof(r[0])));
 	ASSERT_EQ(0, r[IA_SIM_FLEXINA].coll_rate);
 }

@@ -254,6 +254,8 @@ static void iteration_start(struct sim *s, uint32_t job)
 		if (ia_cc_init(&j->cc, &cc, (uint64_t)(s->now * 1e9)))
 			s->err = -EINVAL;
 		j->min_rtt = 0;
+	} else {
+		ia_cc_iteration(&j->cc, (uint64_t)(s->now * 1e9));
 	}
 	j->last_cut = -1;
 	j->last_fresh = j->last_result = s->now;
