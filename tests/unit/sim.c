@@ -104,6 +104,8 @@ TEST(tail_only_for_head_tail_schemes)
 	uint64_t msgs[IA_SIM__COUNT] = {};
 
 	small(&c, 0.25);
+	/* The heads fill the leaves: the tail is what they lent while set up. */
+	c.lent_start = 16;
 	for (int s = 0; s < IA_SIM__COUNT; s++) {
 		ASSERT_EQ(0, ia_sim_run(&c, s, &r, jobs));
 		for (int i = 0; i < 24; i++)
@@ -187,12 +189,14 @@ TEST(given_mix_run_as_given)
 		ASSERT_EQ(0, ia_sim_run(&c, s, &r, jobs));
 		ASSERT_EQ(4u, r.n_ina);
 		ASSERT_EQ(4u, r.n_ps);
+		ASSERT_EQ(2u * 2 * 64, r.slots);
+		ASSERT_EQ(0u, r.idle);
 		for (uint32_t i = 0; i < 8; i++) {
 			ASSERT_EQ(mix[i].leaf, jobs[i].leaf);
 			ASSERT_EQ(mix[i].workers, jobs[i].workers);
 			ASSERT_EQ(mix[i].chunks, jobs[i].chunks);
-			/* Selective INA in order: the first two of each leaf have heads. */
-			ASSERT_EQ(i >= 4, jobs[i].ps);
+			/* Largest benefit first: the two longest of each leaf have heads. */
+			ASSERT_EQ(i < 4, jobs[i].ps);
 			ASSERT_EQ(3 * jobs[i].chunks * c.iters * 1024.0, jobs[i].bytes);
 		}
 	}
@@ -218,7 +222,7 @@ TEST(ps_merges_every_piece_once)
 	c.rto = 10;
 	ASSERT_EQ(0, ia_sim_run(&c, IA_SIM_NETPACK_ATP, &r, NULL));
 	for (uint32_t i = 0; i < 8; i++) {
-		if (i < 4)
+		if (i >= 4)
 			ina += mix[i].chunks * c.iters;
 		else
 			ps += mix[i].chunks * c.iters;
@@ -335,6 +339,9 @@ TEST(stale_partials_flushed_by_age)
 
 	for (int a = 0; a < 3; a++) {
 		given(&c, mix, 10e-3);
+		/* Jobs 4-7 asked as PS: the shorter jobs hold the heads, the timing above. */
+		for (int i = 4; i < 8; i++)
+			mix[i].ps = true;
 		c.tail_age = age[a];
 		ASSERT_EQ(0, ia_sim_run(&c, IA_SIM_HT_ATP, &r[a], NULL));
 		TH_LOG("age %g s: colls %.3f, flushes %.3f, up %.2f", age[a], r[a].coll_rate,

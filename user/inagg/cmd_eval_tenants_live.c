@@ -326,7 +326,8 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 		for (uint32_t i = 0; i < lc.jobs; i++) {
 			mix[i] = (struct ia_sim_mixjob){ .leaf = lm[i].leaf,
 							 .workers = lm[i].workers,
-							 .chunks = lm[i].chunks };
+							 .chunks = lm[i].chunks,
+							 .ps = lm[i].want_ps };
 			for (uint32_t w = 0; w < lm[i].workers; w++)
 				mix[i].gap[w] = lm[i].gap_ms[w] / 1e3;
 		}

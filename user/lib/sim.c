@@ -288,6 +288,7 @@ static void result(struct sim *s, uint32_t job, uint32_t cseq)
 	j->pub->marks += !!(c->flags & IA_CC_MARK);
 	j->pub->colls += !!(c->flags & IA_CC_COLL);
 	j->pub->bytes += j->pub->workers * CHUNK_BYTES;
+	s->bytes_now += j->pub->workers * CHUNK_BYTES;
 	ia_cc_result(&j->cc, c->flags, (uint64_t)(s->now * 1e9));
 	j->last_result = s->now;
 	if (!j->first)
@@ -331,6 +332,11 @@ static void result(struct sim *s, uint32_t job, uint32_t cseq)
 	} else {
 		j->pub->jct = s->now - j->t0;
 		s->left--;
+		/* The window in which every job contends ends with the first to finish. */
+		if (s->left + 1 == s->cfg->jobs) {
+			s->t_first_end = s->now;
+			s->bytes_first_end = s->bytes_now;
+		}
 	}
 }
 
