@@ -168,8 +168,8 @@ static void try_send(struct sim *s, uint32_t job)
 		c->sent_once = 1;
 		c->tmo = 0;
 		c->first = j->order + 1;	/* send_chunk()'s order */
-		/* As the worker: beyond its aggregator window a PS chunk bypasses the tails. */
-		if (j->pub->ps && ia_sim_scheme_tail(s->scheme)) {
+		/* As the worker: beyond its aggregator window a chunk bypasses shared memory. */
+		if (j->pub->ps ? ia_sim_scheme_tail(s->scheme) : ia_sim_scheme_shared(s->scheme)) {
 			if (j->agg_inflight >= ia_cc_agg_window(&j->cc)) {
 				flags = IA_F_BYPASS;
 			} else {
@@ -193,10 +193,12 @@ static void resend(struct sim *s, uint32_t job, uint32_t idx)
 static void arrive(struct sim *s, const struct ev *e)
 {
 	struct sjob *j = &s->j[e->job];
+	bool pool = j->pub->ps ? ia_sim_scheme_tail(s->scheme) : ia_sim_scheme_shared(s->scheme);
 
-	if (!j->pub->ps)
+	/* A2TP's pool and the tails are best effort: resends and bypasses go up raw. */
+	if (!j->pub->ps && !pool)
 		ia_sim_head(s, e->job, e->cseq, e->w);
-	else if (e->flags & (IA_F_RETX | IA_F_BYPASS) || !ia_sim_scheme_tail(s->scheme))
+	else if (e->flags & (IA_F_RETX | IA_F_BYPASS) || !pool)
 		ia_sim_up(s, e->job, e->cseq, 1ull << e->w, 0);
 	else
 		ia_sim_tail(s, e->job, e->cseq, e->w);

@@ -17,7 +17,7 @@
 /* The schemes of the evaluation (issue 12 point 3). */
 enum ia_sim_scheme {
 	IA_SIM_NETPACK_ATP,	/* selective INA: PS jobs never use switch memory; atp */
-	IA_SIM_NETPACK_A2TP,	/* same memory; a2tp */
+	IA_SIM_NETPACK_A2TP,	/* same memory, INA jobs share it (sim); a2tp */
 	IA_SIM_FLEXINA,		/* head/tail (and lent heads); flexina */
 	IA_SIM_HT_ATP,		/* ablation: head/tail with atp windows */
 	IA_SIM_FLEXINA_NOTAIL,	/* ablation: flexina windows, PS jobs without tail */
@@ -107,6 +107,13 @@ int ia_sim_scheme_parse(const char *name, enum ia_sim_scheme *s);
 enum ia_cc_policy ia_sim_scheme_policy(enum ia_sim_scheme s);
 /* Whether a scheme's PS jobs aggregate in the switches' tails (head/tail). */
 bool ia_sim_scheme_tail(enum ia_sim_scheme s);
+/*
+ * Whether a scheme's INA jobs share their leaf's memory as one hashed pool,
+ * as A2TP's (and ATP's) jobs share aggregators, instead of private heads:
+ * netpack-a2tp in the simulator, so that its aggregator window meets the
+ * collisions A2TP reacts to.
+ */
+bool ia_sim_scheme_shared(enum ia_sim_scheme s);
 /*
  * Runs the job mix of cfg (drawn from cfg->seed: the same for every scheme)
  * under scheme s. jobs, if not NULL, gets cfg->jobs entries. 0, -EINVAL for

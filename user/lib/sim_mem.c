@@ -101,6 +101,11 @@ static struct slot *tail_find(struct sim *s, struct leaf *l, uint32_t job, uint3
 {
 	uint32_t tail = l->slots - l->heads, total = tail, v, i;
 
+	/* A2TP's pool: the leaf's whole memory, no heads, nothing lent. */
+	if (ia_sim_scheme_shared(s->scheme)) {
+		*lender = NULL;
+		return l->slots ? &l->slot[ia_tail_hash(job, cseq) % l->slots] : NULL;
+	}
 	for (i = 0; i < l->nina; i++)
 		total += s->j[l->ina[i]].lend.lent;
 	if (!total)

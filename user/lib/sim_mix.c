@@ -74,6 +74,11 @@ bool ia_sim_scheme_tail(enum ia_sim_scheme s)
 	return s == IA_SIM_FLEXINA || s == IA_SIM_HT_ATP;
 }
 
+bool ia_sim_scheme_shared(enum ia_sim_scheme s)
+{
+	return s == IA_SIM_NETPACK_A2TP;
+}
+
 int ia_sim_check(const struct ia_sim_cfg *c)
 {
 	if (!c->jobs || c->jobs > 100000 || c->depth > 16 || !c->wmin || c->wmin > c->wmax ||
@@ -301,7 +306,9 @@ void ia_sim_summarise(struct sim *s, const struct ia_sim_job *pub, struct ia_sim
 		for (uint32_t k = 0; k < s->cfg->jobs && ia_sim_scheme_tail(s->scheme) && !ps; k++)
 			ps = pub[k].ps && pub[k].leaf == i;
 		/* Beside the heads: a tail for the leaf's PS jobs, or nobody's. */
-		if (!ps)
+		if (ia_sim_scheme_shared(s->scheme))
+			r->idle += l->nina ? 0 : l->slots;	/* the INA jobs' pool */
+		else if (!ps)
 			r->idle += l->slots - l->heads;
 	}
 	r->tput = r->makespan > 0 ? bytes / r->makespan : 0;
