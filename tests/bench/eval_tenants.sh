@@ -18,7 +18,11 @@
 #     this 2-core host) and NOCONG_ROUNDS rounds (40: with 9 the 96 %
 #     interval of a ratio's median spanned +-0.05-0.13; with 40 on a quiet
 #     host, 0.95-1.03, docs/cc-live.md; about 13 minutes);
-#  4. simulation against live on the small mix (tolerance printed).
+#  4. simulation against live on the small mix (tolerance printed);
+#  5. (simfair, issue 33) the simulated fair headline: memory 0.25 and 0.5,
+#     saturated bottleneck, selective INA by availability (idle slots 0),
+#     flexina over netpack-atp and netpack-a2tp on the throughput while every
+#     job contends and on the makespan, bootstrap 95 % intervals (~30 s).
 # In 2 and 3 a run during which other work took more than MAX_OTHER of the
 # host's CPU is run again, at most OTHER_REPEATS times (MAX_OTHER=0: never);
 # the verdicts say how many were and how much other work the kept ones met.
@@ -38,11 +42,20 @@ MAX_OTHER=${MAX_OTHER:-0.15}
 OTHER_REPEATS=${OTHER_REPEATS:-3}
 keep=()
 [ "$MAX_OTHER" = 0 ] || keep=(--max-other "$MAX_OTHER" --other-repeats "$OTHER_REPEATS")
-STEPS=${STEPS:-sweep accept nocong compare}
+STEPS=${STEPS:-simfair sweep accept nocong compare}
+SIMFAIR_ROUNDS=${SIMFAIR_ROUNDS:-10}
 step() { [[ " $STEPS " == *" $1 "* ]]; }
 out=$BUILD/bench-tenants
 mkdir -p "$out"
 set -o pipefail
+
+if step simfair; then
+	for m in 0.25 0.5; do
+		echo "== simulated fair headline, memory $m ($SIMFAIR_ROUNDS rounds)"
+		"$INAGG" eval tenants --sim --mem "$m" --rounds "$SIMFAIR_ROUNDS" |
+			tee "$out/simfair-$m.txt" || exit 1
+	done
+fi
 
 if step sweep; then
 	echo "== sweep ($SWEEP_ROUNDS rounds per point)"
