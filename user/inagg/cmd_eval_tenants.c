@@ -133,7 +133,7 @@ void tenants_stats(double *v, int n, double *med, double *lo, double *hi)
  * its bootstrap 95 % interval: the 2.5th and 97.5th percentiles of the
  * means of BOOT_N resamples of the rounds with replacement.
  */
-static double boot_mean(const double *x, int n, double *lo, double *hi)
+double tenants_boot(const double *x, int n, double *lo, double *hi)
 {
 	static double m[BOOT_N];
 	uint64_t rng = 0x5eed;
@@ -176,7 +176,7 @@ static void print_headline(double (*v)[M__N][MAX_ROUNDS], int rounds)
 				/* a makespan: shorter is better, so the baseline's over flexina's */
 				x[k] = met[m] == M_MKSP ? (f > 0 ? g / f : 0) : (g > 0 ? f / g : 0);
 			}
-			mean = boot_mean(x, rounds, &lo, &hi);
+			mean = tenants_boot(x, rounds, &lo, &hi);
 			snprintf(key, sizeof(key), "%s_vs_%s", name[m], ia_sim_scheme_name(base[b]));
 			out_obj_open(key);
 			if (m == 2)

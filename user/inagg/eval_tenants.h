@@ -32,6 +32,8 @@ struct point {
 
 /* Median, min and max of v[0..n) (sorted in place). */
 void tenants_stats(double *v, int n, double *med, double *lo, double *hi);
+/* The mean of x[0..n) and its bootstrap 95 % interval over the n values (rounds). */
+double tenants_boot(const double *x, int n, double *lo, double *hi);
 int tenants_live(struct tenants_args *a, const char *argv0);
 /* cmd_eval_tenants_plot.c: sum[point][scheme][tput, PS JCT, sum][median, low, high]. */
 int tenants_write_plot(const char *dir, const struct point *p, int np,
