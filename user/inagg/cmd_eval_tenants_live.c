@@ -187,6 +187,39 @@ static void print_intervals(const struct tenants_args *a, struct figs *f)
 	out_obj_close();
 }
 
+/*
+ * Leaf slots no job can ever use (issue 33), from the last round's classes:
+ * a leaf has floor(mem x its jobs x window) slots (eval_live_net.c's
+ * topology), its INA jobs a whole window each; the rest is idle for the
+ * schemes without tails, and for the tail schemes where no PS job is.
+ */
+static void print_idle(const struct tenants_args *a, const struct point *p, struct figs *f)
+{
+	const struct ia_live_cfg *c = &a->lc;
+	uint64_t idle = 0, idle_tail = 0, slots = 0;
+
+	for (uint32_t l = 0; l < c->leaves; l++) {
+		uint32_t n = 0, ina = 0, ps = 0, s;
+
+		for (uint32_t j = l; j < c->jobs; j += c->leaves) {
+			n++;
+			ina += !f->last.job[j].ps;
+			ps += f->last.job[j].ps;
+		}
+		s = (uint32_t)floor(p->mem * n * c->window);
+		slots += s;
+		s = s > ina * c->window ? s - ina * c->window : 0;
+		idle += s;
+		idle_tail += ps ? 0 : s;
+	}
+	out_obj_open("idle_slots");
+	out_uint("slots", "  leaf slots %llu", slots);
+	out_uint("netpack", "; no job can use (last round): netpack-* and flexina-notail %llu",
+		 idle);
+	out_uint("tail", ", flexina and ht-atp %llu\n", idle_tail);
+	out_obj_close();
+}
+
 /* Never silently: how many runs were run again, and the other work of those kept. */
 static void print_repeats(const struct tenants_args *a, struct figs *f)
 {
@@ -293,6 +326,7 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 	out_arr_close();
 	print_ratios(a, f);
 	print_intervals(a, f);
+	print_idle(a, p, f);
 	print_repeats(a, f);
 	out_obj_close();
 }
