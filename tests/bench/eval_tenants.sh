@@ -22,7 +22,8 @@
 #  5. (simfair, issue 33) the simulated fair headline: memory 0.25 and 0.5,
 #     saturated bottleneck, selective INA by availability (idle slots 0),
 #     flexina over netpack-atp and netpack-a2tp on the throughput while every
-#     job contends and on the makespan, bootstrap 95 % intervals (~30 s).
+#     job contends and on the makespan, bootstrap 95 % intervals (~30 s), on
+#     128 drawn jobs and on the live experiment's shape (8 jobs, 2 leaves).
 # In 2 and 3 a run during which other work took more than MAX_OTHER of the
 # host's CPU is run again, at most OTHER_REPEATS times (MAX_OTHER=0: never);
 # the verdicts say how many were and how much other work the kept ones met.
@@ -54,6 +55,9 @@ if step simfair; then
 		echo "== simulated fair headline, memory $m ($SIMFAIR_ROUNDS rounds)"
 		"$INAGG" eval tenants --sim --mem "$m" --rounds "$SIMFAIR_ROUNDS" |
 			tee "$out/simfair-$m.txt" || exit 1
+		echo "== the same, the live experiment's shape: 8 jobs on 2 leaves, 4500 msgs/s"
+		"$INAGG" eval tenants --sim --mem "$m" --rounds 20 --jobs 8 -d 1 --per-leaf 4 \
+			--link-rate 4500 --iters 4 | tee "$out/simfair-live-shape-$m.txt" || exit 1
 	done
 fi
 
