@@ -126,7 +126,7 @@ TEST(atp_restarts_each_tensor)
 	struct ia_cc cc;
 
 	/* ATP's client builds its CC_manager per tensor, at the full window. */
-	make(_metadata, &cc, IA_CC_ATP, false, 0 + 16, 16);
+	make(_metadata, &cc, IA_CC_ATP, false, 16, 16);
 	replay(_metadata, &cc, "...............M|.......M|", cw, aw, 4, &n);
 	EXPECT_EQ(4u, cw[1]);
 	/* Half a round counted, then a new tensor: the round is dropped too. */
