@@ -53,131 +53,181 @@ TEST(fixed_is_aimd_on_timeouts)
 	ASSERT_EQ(3u, cc.cuts);
 }
 
-TEST(atp_once_per_window)
+/*
+ * Replays a trace of results: one character per result ('.' clean, 'M'
+ * marked, 'C' collided, 'B' both), '|' where the trace says a window (round)
+ * closes. At each '|' the policy must have closed exactly one more round;
+ * the windows there are stored in cw[] and aw[] (ia_cc_agg_window()).
+ */
+static void replay(struct __test_metadata *_metadata, struct ia_cc *cc, const char *trace,
+		   uint32_t *cw, uint32_t *aw, uint32_t max, uint32_t *n)
 {
+	static uint64_t now = 1000;
+	uint64_t rounds = cc->rounds;
+
+	*n = 0;
+	for (const char *t = trace; *t; t++) {
+		if (*t == '|') {
+			ASSERT_EQ(rounds + 1, cc->rounds);
+			rounds = cc->rounds;
+			ASSERT_LT(*n, max);
+			cw[*n] = ia_cc_window(cc);
+			aw[*n] = ia_cc_agg_window(cc);
+			(*n)++;
+			continue;
+		}
+		ASSERT_EQ(rounds, cc->rounds);
+		ia_cc_result(cc, (*t == 'M' || *t == 'B' ? IA_CC_MARK : 0) |
+				 (*t == 'C' || *t == 'B' ? IA_CC_COLL : 0), ++now);
+	}
+}
+
+TEST(atp_reacts_on_the_window_closing_result)
+{
+	/*
+	 * ATP's client (in-ATP/ATP, common/CC_manager.h, client/p4ml_manager.cc):
+	 * at the result that closes the window, halve if it is marked, else +1500
+	 * bytes rounded down to whole packets (one ~1.1 KB chunk); marks on the
+	 * other results of the window do nothing. From 8 (wmax 16):
+	 *   8: MMM.....   closing clean        -> 9
+	 *   9: ........M  closing marked       -> 4
+	 *   4: ....                            -> 5
+	 *   5: ....M                           -> 2
+	 *   2: MM                              -> 1
+	 *   1: M          1/2 = 0, at least 1  -> 1 (no cut)
+	 *   1: .                               -> 2
+	 *   2: .C         collisions ignored   -> 3
+	 */
+	static const uint32_t want[] = { 9, 4, 5, 2, 1, 1, 2, 3 };
+	uint32_t cw[16], aw[16], n;
 	struct ia_cc cc;
 
 	make(_metadata, &cc, IA_CC_ATP, false, 8, 16);
-	/* Round of 8 clean results: 8 + 1. */
-	results(&cc, 7, 0, 0);
-	ASSERT_EQ(8u, ia_cc_window(&cc));
-	results(&cc, 1, 0, 0);
-	ASSERT_EQ(9u, ia_cc_window(&cc));
-	/* Round of 9: the first mark halves at once (9 / 2 = 4) ... */
-	results(&cc, 1, 1, 0);
-	ASSERT_EQ(4u, ia_cc_window(&cc));
-	/* ... the next marks of the same round do nothing, nor does its end. */
-	results(&cc, 8, 3, 0);
-	ASSERT_EQ(4u, ia_cc_window(&cc));
-	/* Rounds of 4 and 5 clean results: 5, 6. */
-	results(&cc, 4, 0, 0);
-	ASSERT_EQ(5u, ia_cc_window(&cc));
-	results(&cc, 5, 0, 0);
-	ASSERT_EQ(6u, ia_cc_window(&cc));
-	/* Collisions mean nothing to atp. */
-	results(&cc, 6, 0, 6);
-	ASSERT_EQ(7u, ia_cc_window(&cc));
-	ASSERT_EQ(16u, cc.awnd);
-	/* A timeout halves (7 / 2 = 3) and starts a round of 3. */
-	results(&cc, 2, 0, 0);
-	ia_cc_timeout(&cc, 1000);
-	ASSERT_EQ(3u, ia_cc_window(&cc));
-	results(&cc, 3, 0, 0);
-	ASSERT_EQ(4u, ia_cc_window(&cc));
-	ASSERT_EQ(6u, cc.rounds);
+	replay(_metadata, &cc, "MMM.....|........M|....|....M|MM|M|.|.C|", cw, aw, 16, &n);
+	ASSERT_EQ(8u, n);
+	for (uint32_t i = 0; i < n; i++) {
+		EXPECT_EQ(want[i], cw[i]);
+		EXPECT_EQ(want[i], aw[i]);	/* one window: all may aggregate */
+	}
+	EXPECT_EQ(3u, cc.cuts);
+	/* Clamped at wmax; a timeout halves and restarts the round (our addition). */
+	make(_metadata, &cc, IA_CC_ATP, false, 16, 16);
+	replay(_metadata, &cc, "................|", cw, aw, 16, &n);
+	EXPECT_EQ(16u, cw[0]);
+	ia_cc_timeout(&cc, 1);
+	EXPECT_EQ(8u, ia_cc_window(&cc));
+	replay(_metadata, &cc, ".......M|", cw, aw, 16, &n);
+	EXPECT_EQ(4u, cw[0]);
 }
 
-TEST(atp_clamped)
+TEST(atp_restarts_each_tensor)
 {
+	uint32_t cw[4], aw[4], n;
 	struct ia_cc cc;
 
+	/* ATP's client builds its CC_manager per tensor, at the full window. */
 	make(_metadata, &cc, IA_CC_ATP, false, 16, 16);
-	results(&cc, 16, 0, 0);
-	ASSERT_EQ(16u, ia_cc_window(&cc));
-	make(_metadata, &cc, IA_CC_ATP, false, 1, 16);
-	results(&cc, 1, 1, 0);
-	ASSERT_EQ(1u, ia_cc_window(&cc));
-	ASSERT_EQ(0u, cc.cuts);
+	replay(_metadata, &cc, "...............M|.......M|", cw, aw, 4, &n);
+	EXPECT_EQ(4u, cw[1]);
+	/* Half a round counted, then a new tensor: the round is dropped too. */
+	replay(_metadata, &cc, "MM", cw, aw, 4, &n);
+	ia_cc_iteration(&cc, 5);
+	EXPECT_EQ(16u, ia_cc_window(&cc));
+	EXPECT_EQ(0u, cc.racked);
+	replay(_metadata, &cc, "...............M|", cw, aw, 4, &n);
+	EXPECT_EQ(8u, cw[0]);
+	/* A2TP's client keeps its windows across tensors. */
+	make(_metadata, &cc, IA_CC_A2TP, false, 4, 16);
+	replay(_metadata, &cc, "MMMM|", cw, aw, 4, &n);
+	ia_cc_iteration(&cc, 6);
+	EXPECT_EQ(cw[0], ia_cc_window(&cc));
 }
 
-TEST(a2tp_two_windows)
+TEST(a2tp_replays_its_two_windows)
 {
+	/*
+	 * A2TP's client (CSU-NetLab/A2TP-Eurosys2023, common/CC_manager.h), at the
+	 * window-closing result, alpha and beta from 0, in 1/1024 (thr 0.1 = 102):
+	 *   alpha = alpha - alpha/8 + 128 m/n
+	 *   beta  = beta - beta/8 + 128 c/aw
+	 *   aw = c && beta > 102 ? floor(aw (2048 - beta) / 1946) : aw + 1
+	 *   cw = m ? floor(cw (2048 - alpha) / 2048) : cw + 1;  aw <= cw
+	 * From cw 16 (aw 16), wmax 32:
+	 *   n=16 m=4  c=0 : alpha 32,  beta 0,   aw 17,  cw floor(16*2016/2048)=15 -> aw 15
+	 *   n=15 m=0  c=6 : alpha 28,  beta 51,  aw 16 (51 <= 102), cw 16
+	 *   n=16 m=0  c=16: alpha 25,  beta 173, aw floor(16*1875/1946)=15, cw 17
+	 *   n=17 m=17 c=15: alpha 150, beta 280, aw floor(15*1768/1946)=13,
+	 *                   cw floor(17*1898/2048)=15
+	 *   n=15 m=0  c=1 : alpha 132, beta 254 (128/13 = 9), aw floor(13*1794/1946)=11, cw 16
+	 *   n=16 clean    : alpha 116, beta 223, aw 12, cw 17
+	 */
+	static const uint32_t want_cw[] = { 15, 16, 17, 15, 16, 17 };
+	static const uint32_t want_aw[] = { 15, 16, 15, 13, 11, 12 };
+	static const uint32_t want_alpha[] = { 32, 28, 25, 150, 132, 116 };
+	static const uint32_t want_beta[] = { 0, 51, 173, 280, 254, 223 };
+	static const char *const round[] = {
+		"MMMM............|",
+		"CCCCCC.........|",
+		"CCCCCCCCCCCCCCCC|",
+		"BBBBBBBBBBBBBBBMM|",
+		"C..............|",
+		"................|",
+	};
+	uint32_t cw[4], aw[4], n;
 	struct ia_cc cc;
 
 	make(_metadata, &cc, IA_CC_A2TP, false, 16, 32);
-	ASSERT_EQ(IA_CC_ONE, cc.alpha);
-	/*
-	 * Round of 16, 4 marked: alpha = 1024 - 1024/8 + 128 * 4/16 = 928;
-	 * cwnd = 16 - floor(16 * 928 / 2048) = 16 - 7 = 9. No collision:
-	 * awnd + 1, clamped at 32. Nothing happens before the round's end.
-	 */
-	results(&cc, 15, 4, 0);
-	ASSERT_EQ(16u, ia_cc_window(&cc));
-	results(&cc, 1, 0, 0);
-	ASSERT_EQ(928u, cc.alpha);
-	ASSERT_EQ(9u, ia_cc_window(&cc));
-	ASSERT_EQ(32u, cc.awnd);
-	ASSERT_EQ(9u, ia_cc_agg_window(&cc));
-	/* Round of 9 clean: alpha = 928 - 116 = 812; cwnd 10. */
-	results(&cc, 9, 0, 0);
-	ASSERT_EQ(812u, cc.alpha);
-	ASSERT_EQ(10u, ia_cc_window(&cc));
-	/*
-	 * Round of 10, all marked, 5 collided: alpha = 812 - 101 + 128 = 839;
-	 * cwnd = 10 - floor(8390 / 2048) = 6; awnd = 32 - floor(32 * 5/20) = 24.
-	 */
-	results(&cc, 10, 10, 5);
-	ASSERT_EQ(839u, cc.alpha);
-	ASSERT_EQ(6u, ia_cc_window(&cc));
-	ASSERT_EQ(24u, cc.awnd);
-	/* Round of 6, 3 collided: alpha = 839 - 104 = 735; cwnd 7; awnd = 24 - 24 * 3/12 = 18. */
-	results(&cc, 6, 0, 3);
-	ASSERT_EQ(735u, cc.alpha);
-	ASSERT_EQ(7u, ia_cc_window(&cc));
-	ASSERT_EQ(18u, cc.awnd);
-	ASSERT_EQ(7u, ia_cc_agg_window(&cc));
-	/* Round of 7 clean: alpha = 735 - 91 = 644; cwnd 8; awnd 19. */
-	results(&cc, 7, 0, 0);
-	ASSERT_EQ(644u, cc.alpha);
-	ASSERT_EQ(8u, ia_cc_window(&cc));
-	ASSERT_EQ(19u, cc.awnd);
-	ASSERT_EQ(2u, cc.cuts);
-	ASSERT_EQ(2u, cc.acuts);
+	ASSERT_EQ(0u, cc.alpha);
+	ASSERT_EQ(0u, cc.beta);
+	ASSERT_EQ(16u, ia_cc_agg_window(&cc));
+	for (int i = 0; i < 6; i++) {
+		replay(_metadata, &cc, round[i], cw, aw, 4, &n);
+		ASSERT_EQ(1u, n);
+		EXPECT_EQ(want_alpha[i], cc.alpha);
+		EXPECT_EQ(want_beta[i], cc.beta);
+		EXPECT_EQ(want_cw[i], cw[0]);
+		EXPECT_EQ(want_aw[i], aw[0]);
+	}
+	EXPECT_EQ(2u, cc.cuts);
+	EXPECT_EQ(3u, cc.acuts);
 }
 
-TEST(a2tp_cuts_at_least_one)
+TEST(a2tp_small_windows)
 {
+	uint32_t cw[4], aw[4], n;
 	struct ia_cc cc;
 
-	/* Round of 2, 1 marked: alpha = 896 + 64 = 960; 2 * 960 / 2048 = 0, cut 1 anyway. */
+	/* 2, one marked: alpha 64, floor(2 * 1984 / 2048) = 1: a mark costs at least one. */
 	make(_metadata, &cc, IA_CC_A2TP, false, 2, 32);
-	results(&cc, 2, 1, 0);
-	ASSERT_EQ(960u, cc.alpha);
-	ASSERT_EQ(1u, ia_cc_window(&cc));
-	/* Round of 1 with a collision: awnd = 32 - max(1, 32 * 1/2) = 16. */
-	results(&cc, 1, 0, 1);
-	ASSERT_EQ(16u, cc.awnd);
-	ASSERT_EQ(2u, ia_cc_window(&cc));
+	replay(_metadata, &cc, "M.|", cw, aw, 4, &n);
+	EXPECT_EQ(64u, cc.alpha);
+	EXPECT_EQ(1u, cw[0]);
+	/* 1, collided: beta 128 > 102, aw floor(1 * 1920 / 1946) = 0 -> wmin 1; cw 2. */
+	replay(_metadata, &cc, "C|", cw, aw, 4, &n);
+	EXPECT_EQ(128u, cc.beta);
+	EXPECT_EQ(2u, cw[0]);
+	EXPECT_EQ(1u, aw[0]);
 	/* At wmin a marked round stays at 1. */
 	make(_metadata, &cc, IA_CC_A2TP, false, 1, 32);
-	results(&cc, 1, 1, 0);
-	ASSERT_EQ(1u, ia_cc_window(&cc));
+	replay(_metadata, &cc, "M|", cw, aw, 4, &n);
+	EXPECT_EQ(1u, cw[0]);
 }
 
 TEST(a2tp_timeout_restarts_the_round)
 {
+	uint32_t cw[4], aw[4], n;
 	struct ia_cc cc;
 
 	make(_metadata, &cc, IA_CC_A2TP, false, 16, 32);
 	/* 5 marked results, then a timeout: 8, and the marks of the cut round are dropped. */
-	results(&cc, 5, 5, 0);
+	replay(_metadata, &cc, "MMMMM", cw, aw, 4, &n);
 	ia_cc_timeout(&cc, 7);
 	ASSERT_EQ(8u, ia_cc_window(&cc));
 	ASSERT_EQ(7u, cc.t_cut);
-	/* A clean round of 8: alpha = 1024 - 128 = 896, cwnd 9. */
-	results(&cc, 8, 0, 0);
-	ASSERT_EQ(896u, cc.alpha);
-	ASSERT_EQ(9u, ia_cc_window(&cc));
+	/* A clean round of 8: alpha stays 0, cwnd 9. */
+	replay(_metadata, &cc, "........|", cw, aw, 4, &n);
+	EXPECT_EQ(0u, cc.alpha);
+	EXPECT_EQ(9u, cw[0]);
 }
 
 TEST(flexina_ps_jobs_cut_harder)

@@ -223,8 +223,10 @@ static int run_worker(FIXTURE_DATA(wk) *self, char *err, size_t errlen)
 
 /*
  * a2tp, window 8, 64 results in 8 rounds of 8, rounds 3 and 4 all collided
- * (docs/cc.md): awnd 8, 8, then 8 - 8*8/16 = 4, 4 - 4*8/16 = 2, then +1 per
- * round: 3, 4, 5, 6. The link window never shrinks (no marks).
+ * (docs/cc.md, A2TP's rule, beta from 0, in 1/1024): beta 128 > 102, awnd
+ * floor(8 * 1920 / 1946) = 7; beta 128 - 16 + 1024/7 = 258, awnd
+ * floor(7 * 1790 / 1946) = 6; then +1 per round, at most the window: 7, 8, 8, 8.
+ * The link window never shrinks (no marks).
  */
 TEST_F(wk, a2tp_aggregator_window_follows_collisions)
 {
@@ -237,8 +239,8 @@ TEST_F(wk, a2tp_aggregator_window_follows_collisions)
 	EXPECT_EQ(0, self->st.retx);
 	EXPECT_EQ(64, self->f.ect);	/* every contribution left ECT(0) */
 	EXPECT_EQ(0, self->st.marks);
-	EXPECT_EQ(2, self->st.min_awnd);
-	EXPECT_EQ(6, self->st.awnd);
+	EXPECT_EQ(6, self->st.min_awnd);
+	EXPECT_EQ(8, self->st.awnd);
 	EXPECT_EQ(2, self->st.acuts);
 	EXPECT_EQ(8, self->st.cwnd);
 	EXPECT_EQ(8, self->st.min_cwnd);
@@ -262,7 +264,7 @@ TEST_F(wk, ps_job_bypasses_beyond_the_aggregator_window)
 	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
 	EXPECT_EQ(64, self->st.results);
 	EXPECT_EQ(0, self->st.retx);
-	EXPECT_EQ(2, self->st.min_awnd);
+	EXPECT_EQ(6, self->st.min_awnd);
 	EXPECT_LT(0, self->st.bypassed);
 	EXPECT_GT(64 - 24, self->st.bypassed);	/* the first 24 went before any cut */
 	EXPECT_EQ(self->st.bypassed, self->f.bypass);
@@ -323,9 +325,11 @@ TEST_F(wk, ce_results_are_marks)
 }
 
 /*
- * A job's runs share cfg.path: atp's window, cut by marks at the end of the
- * first run, is where the second (no marks) begins, and it grows from there;
- * the cuts counted are each run's own. A path of another policy is ignored.
+ * A job's runs share cfg.path: a2tp's window (A2TP's client keeps its
+ * windows across tensors), cut by marks at the end of the first run, is where
+ * the second (no marks) begins, and it grows from there; the cuts counted are
+ * each run's own. A path of another policy is ignored, and atp restarts at
+ * the full window each run (ATP's client: a new CC_manager per tensor).
  */
 TEST_F(wk, runs_go_on_from_the_path)
 {
@@ -333,11 +337,12 @@ TEST_F(wk, runs_go_on_from_the_path)
 	char err[128] = "";
 	uint32_t end;
 
-	self->cfg.cc = IA_CC_ATP;
+	self->cfg.cc = IA_CC_A2TP;
 	self->cfg.path = &path;
 	self->f.ce = true;
+	/* Rounds 7 and 8 marked (8 -> 7 -> 6), the last result clean: no mark carried. */
 	self->f.coll_lo = 48;
-	self->f.coll_hi = 64;
+	self->f.coll_hi = 63;
 	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
 	end = self->st.cwnd;
 	EXPECT_GT(8, end);
@@ -353,13 +358,23 @@ TEST_F(wk, runs_go_on_from_the_path)
 	EXPECT_EQ(0, self->st.cuts);
 	EXPECT_EQ(0, self->st.marks);
 
-	/* Without the path, or with another policy's, a run starts at the full window. */
+	/* Another policy's path: the run starts at the full window. */
 	path.cc.cwnd = 2;
-	self->cfg.cc = IA_CC_A2TP;
+	self->cfg.cc = IA_CC_ATP;
 	self->f.answered = 0;
 	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
 	EXPECT_EQ(8, self->st.min_cwnd);
-	EXPECT_EQ(IA_CC_A2TP, path.cc.cfg.policy);
+	EXPECT_EQ(IA_CC_ATP, path.cc.cfg.policy);
+	/* atp's own path, its window cut by marks at the end of a run ... */
+	self->f = (struct fake_ps){ .fd = self->f.fd, .nchunks = 64, .ce = true,
+				    .coll_lo = 48, .coll_hi = 64 };
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_GT(8, path.cc.cwnd);
+	/* ... and the next run starts at the full window again. */
+	self->f = (struct fake_ps){ .fd = self->f.fd, .nchunks = 64 };
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(8, self->st.min_cwnd);
+	EXPECT_EQ(0, self->st.cuts);
 }
 
 /* A contribution arriving CE at the PS marks its chunk's result, as IA_F_MARK does. */

@@ -74,14 +74,19 @@ TEST(requested_mix)
 	static const uint32_t share[] = { 0, 1, 3 };
 	static const int want_ps[] = { 0, 4, 6 };	/* of 8 jobs */
 
+	ASSERT_EQ(2u, c.leaves);
 	for (int k = 0; k < 3; k++) {
-		int ps = 0;
+		int ps = 0, ina[2] = { 0, 0 };
 
 		c.ps_per_ina = share[k];
 		ia_live_mix(&c, m);
-		for (uint32_t i = 0; i < c.jobs; i++)
+		for (uint32_t i = 0; i < c.jobs; i++) {
 			ps += m[i].want_ps;
+			ina[m[i].leaf] += !m[i].want_ps;
+		}
 		EXPECT_EQ(want_ps[k], ps) TH_LOG("1:%u", share[k]);
+		/* The INA jobs spread over both leaves (1:1 was all on leaf 0). */
+		EXPECT_EQ(ina[0], ina[1]) TH_LOG("1:%u", share[k]);
 		EXPECT_FALSE(m[0].want_ps);	/* the first job asks for a head */
 	}
 }

@@ -72,7 +72,11 @@ static void *ps_thread_slow(void *arg)
 		seq = ntohl(h->seq);
 		usleep(f->delay_us ? f->delay_us : 1000);
 		h->type = IA_MSG_RESULT;
-		h->flags = seq >= 32 && seq < 96 && seq % 4 == 0 ? IA_F_MARK : 0;
+		/*
+		 * Every result of a stretch marked: ATP (as published) reacts only
+		 * when the result that closes its window is, wherever the window is.
+		 */
+		h->flags = seq >= 32 && seq < 96 ? IA_F_MARK : 0;
 		if (sendto(f->fd, buf, n, 0, (struct sockaddr *)&from, fl) == n)
 			f->answered++;
 	}

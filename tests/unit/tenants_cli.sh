@@ -39,6 +39,16 @@ for name, r in rows.items():
     assert r["tput"] > 0, name
 assert rows["netpack-atp"]["vs_netpack_atp"] == 1
 assert pts[0]["ina"] + pts[0]["ps"] == d["jobs"] == 32
+# Issue 33: selective INA by availability leaves no slot idle for NetPack; the
+# headline gives flexina's ratios with bootstrap intervals around them.
+for name in ("netpack-atp", "netpack-a2tp"):
+    assert rows[name]["idle_slots_max"] == 0, name
+    assert rows[name]["all"] > 0 and rows[name]["makespan_ms"] > 0, name
+h = pts[0]["headline"]
+for m in ("all", "makespan", "sum"):
+    for b in ("netpack-atp", "netpack-a2tp"):
+        x = h["%s_vs_%s" % (m, b)]
+        assert 0 < x["lo"] <= x["ratio"] <= x["hi"], (m, b, x)
 PY
 }
 t "eval tenants -j: every scheme with median, min and max of each figure" json_complete

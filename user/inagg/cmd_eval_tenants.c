@@ -103,50 +103,113 @@ const struct opt_cmd eval_tenants_cmd = {
 };
 
 enum { M_TPUT, M_RATIO, M_JCT_INA, M_JCT_PS, M_UTIL, M_MARK, M_COLL, M_JAIN, M_UP, M_WASTE,
-       M_FLUSH, M_RETX, M__N };
+       M_FLUSH, M_RETX, M_ALL, M_MKSP, M_SUM, M_IDLE, M__N };
 
 static const char *const m_key[M__N] = {
 	"tput", "vs_netpack_atp", "jct_ina_ms", "jct_ps_ms", "util", "mark_rate", "coll_rate",
-	"jain", "up", "waste", "flushes", "retx",
+	"jain", "up", "waste", "flushes", "retx", "all", "makespan_ms", "sum", "idle_slots",
 };
+
+/*
+ * The headline (issue 33): flexina over each NetPack baseline on the
+ * throughput while every job contends and on the makespan (baseline's /
+ * flexina's), the mean of the rounds' ratios with its bootstrap 95 %
+ * interval; then sum (JCT-weighted), secondary.
+ */
+static void print_headline(double (*v)[M__N][MAX_ROUNDS], int rounds)
+{
+	static const int base[2] = { IA_SIM_NETPACK_ATP, IA_SIM_NETPACK_A2TP };
+	static const int met[3] = { M_ALL, M_MKSP, M_SUM };
+	static const char *const name[3] = { "all", "makespan", "sum" };
+	double x[MAX_ROUNDS], mean, lo, hi;
+	char key[64];
+
+	out_obj_open("headline");
+	for (int b = 0; b < 2; b++) {
+		out_text("  flexina / %-12s", ia_sim_scheme_name(base[b]));
+		for (int m = 0; m < 3; m++) {
+			for (int k = 0; k < rounds; k++) {
+				double f = v[IA_SIM_FLEXINA][met[m]][k], g = v[base[b]][met[m]][k];
+
+				/* a makespan: shorter is better, so the baseline's over flexina's */
+				x[k] = met[m] == M_MKSP ? (f > 0 ? g / f : 0) : (g > 0 ? f / g : 0);
+			}
+			mean = ia_boot_mean(x, rounds, &lo, &hi);
+			snprintf(key, sizeof(key), "%s_vs_%s", name[m], ia_sim_scheme_name(base[b]));
+			out_obj_open(key);
+			if (m == 2)
+				out_text("  (JCT-weighted sum");
+			else
+				out_text("  %s", name[m]);
+			out_double("ratio", " %.2f", mean);
+			out_double("lo", " [%.2f", lo);
+			out_double("hi", "-%.2f]", hi);
+			if (m == 2)
+				out_text(")");
+			out_obj_close();
+		}
+		out_text("\n");
+	}
+	out_obj_close();
+}
 
 static void print_point(double mem, double (*v)[M__N][MAX_ROUNDS], int rounds,
 			const struct ia_sim_res *last)
 {
+	/* Columns of the table, in order; the JSON has every metric. */
+	static const int col[] = { M_ALL, M_MKSP, M_SUM, M_RATIO, M_IDLE, M_JCT_INA, M_JCT_PS,
+				   M_UTIL, M_MARK, M_COLL, M_JAIN, M_UP, M_WASTE, M_FLUSH, M_RETX };
 	char key[40];
 	double med, lo, hi;
 
 	out_obj_open(NULL);
 	out_double("mem", "memory %.2f of the heads' demand", mem);
 	out_uint("ina", ": %llu INA", last->n_ina);
-	out_uint("ps", " and %llu PS jobs\n", last->n_ps);
-	out_text("  %-15s %10s %-17s %8s %8s %8s %6s %6s %6s %6s %6s %6s %6s %6s\n", "scheme",
-		 "MB/s", "(range)", "x atp", "JCT ina", "JCT ps", "util", "marks", "colls", "jain",
-		 "up", "waste", "flush", "retx");
+	out_uint("ps", " and %llu PS jobs", last->n_ps);
+	out_uint("slots", " (last round), %llu leaf slots\n", last->slots);
+	out_text("  medians of rounds; all: MB/s while every job contends; makespan; sum: JCT-"
+		 "weighted MB/s; x atp: total / makespan over netpack-atp's; idle: slots no job"
+		 " of the scheme can use\n");
+	out_text("  %-15s %8s %8s %8s %6s %5s %8s %8s %6s %6s %6s %6s %6s %6s %6s %6s\n",
+		 "scheme", "all", "mksp ms", "sum", "x atp", "idle", "JCT ina", "JCT ps", "util",
+		 "marks", "colls", "jain", "up", "waste", "flush", "retx");
 	out_arr_open("schemes");
 	for (int s = 0; s < IA_SIM__COUNT; s++) {
 		out_obj_open(NULL);
 		out_str("scheme", "  %-15s", ia_sim_scheme_name(s));
 		for (int m = 0; m < M__N; m++) {
 			ia_median_range(v[s][m], rounds, &med, &lo, &hi);
-			if (m == M_TPUT) {
-				/* bytes/s in JSON, MB/s in the table */
-				out_double(m_key[m], NULL, med);
-				snprintf(key, sizeof(key), "(%.1f-%.1f)", lo / 1e6, hi / 1e6);
-				out_text(" %10.1f %-17s", med / 1e6, key);
-			} else {
-				out_double(m_key[m], m == M_RATIO ? " %8.2f" :
-					   m <= M_JCT_PS ? " %8.2f" : " %6.3f", med);
-			}
+			out_double(m_key[m], NULL, med);
 			snprintf(key, sizeof(key), "%s_min", m_key[m]);
 			out_double(key, NULL, lo);
 			snprintf(key, sizeof(key), "%s_max", m_key[m]);
 			out_double(key, NULL, hi);
 		}
+		for (size_t c = 0; c < ARRAY_SIZE(col); c++) {
+			ia_median_range(v[s][col[c]], rounds, &med, &lo, &hi);
+			switch (col[c]) {
+			case M_ALL:
+			case M_SUM:
+				out_text(" %8.1f", med / 1e6);
+				break;
+			case M_MKSP:
+			case M_JCT_INA:
+			case M_JCT_PS:
+				out_text(" %8.2f", med);
+				break;
+			case M_IDLE:
+				/* the most of any round: it must be 0 for netpack-* */
+				out_text(" %5.0f", hi);
+				break;
+			default:
+				out_text(" %6.3f", med);
+			}
+		}
 		out_text("\n");
 		out_obj_close();
 	}
 	out_arr_close();
+	print_headline(v, rounds);
 	out_obj_close();
 }
 
@@ -234,6 +297,10 @@ int cmd_eval_tenants(int argc, char **argv)
 				v[s][M_WASTE][k] = r.waste;
 				v[s][M_FLUSH][k] = r.flushes;
 				v[s][M_RETX][k] = r.retx_rate;
+				v[s][M_ALL][k] = r.tput_all;
+				v[s][M_MKSP][k] = r.makespan * 1e3;
+				v[s][M_SUM][k] = r.sum;
+				v[s][M_IDLE][k] = r.idle;
 			}
 		}
 		if (!ret)

@@ -153,6 +153,74 @@ static void print_ratios(const struct tenants_args *a, struct figs *f)
 	out_text("\n");
 }
 
+/*
+ * flexina over each baseline on each throughput: the mean of the rounds'
+ * paired ratios and its bootstrap 95 % interval (issue 33; makespan and all
+ * are the headline, sum the JCT-weighted secondary).
+ */
+static void print_intervals(const struct tenants_args *a, struct figs *f)
+{
+	static const int r[2][3] = { { M_RATIO, M_RALL, M_RSUM }, { M_RATIO2, M_RALL2, M_RSUM2 } };
+	static const char *const name[3] = { "makespan", "all", "sum" };
+	static const char *const base[2] = { "netpack_atp", "netpack_a2tp" };
+	double mean, lo, hi;
+	char key[48];
+
+	out_obj_open("intervals");
+	for (int b = 0; b < 2; b++) {
+		out_text("  flexina / %-12s (mean of rounds, bootstrap 95 %%):",
+			 ia_sim_scheme_name(b ? IA_SIM_NETPACK_A2TP : IA_SIM_NETPACK_ATP));
+		for (int t = 0; t < 3; t++) {
+			mean = ia_boot_mean(f->v[IA_SIM_FLEXINA][r[b][t]], a->rounds, &lo, &hi);
+			snprintf(key, sizeof(key), "%s_vs_%s", name[t], base[b]);
+			out_obj_open(key);
+			if (t == 2)
+				out_text("  (sum");
+			else
+				out_text("  %s", name[t]);
+			out_double("ratio", " %.2f", mean);
+			out_double("lo", " [%.2f", lo);
+			out_double("hi", "-%.2f]", hi);
+			out_obj_close();
+		}
+		out_text(")\n");
+	}
+	out_obj_close();
+}
+
+/*
+ * Leaf slots no job can ever use (issue 33), from the last round's classes:
+ * a leaf has floor(mem x its jobs x window) slots (eval_live_net.c's
+ * topology), its INA jobs a whole window each; the rest is idle for the
+ * schemes without tails, and for the tail schemes where no PS job is.
+ */
+static void print_idle(const struct tenants_args *a, const struct point *p, struct figs *f)
+{
+	const struct ia_live_cfg *c = &a->lc;
+	uint64_t idle = 0, idle_tail = 0, slots = 0;
+
+	for (uint32_t l = 0; l < c->leaves; l++) {
+		uint32_t n = 0, ina = 0, ps = 0, s;
+
+		for (uint32_t j = l; j < c->jobs; j += c->leaves) {
+			n++;
+			ina += !f->last.job[j].ps;
+			ps += f->last.job[j].ps;
+		}
+		s = (uint32_t)floor(p->mem * n * c->window);
+		slots += s;
+		s = s > ina * c->window ? s - ina * c->window : 0;
+		idle += s;
+		idle_tail += ps ? 0 : s;
+	}
+	out_obj_open("idle_slots");
+	out_uint("slots", "  leaf slots %llu", slots);
+	out_uint("netpack", "; no job can use (last round): netpack-* and flexina-notail %llu",
+		 idle);
+	out_uint("tail", ", flexina and ht-atp %llu\n", idle_tail);
+	out_obj_close();
+}
+
 /* Never silently: how many runs were run again, and the other work of those kept. */
 static void print_repeats(const struct tenants_args *a, struct figs *f)
 {
@@ -258,6 +326,8 @@ static void print_point(const struct tenants_args *a, const struct point *p, str
 	}
 	out_arr_close();
 	print_ratios(a, f);
+	print_intervals(a, f);
+	print_idle(a, p, f);
 	print_repeats(a, f);
 	out_obj_close();
 }
@@ -327,7 +397,8 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 		for (uint32_t i = 0; i < lc.jobs; i++) {
 			mix[i] = (struct ia_sim_mixjob){ .leaf = lm[i].leaf,
 							 .workers = lm[i].workers,
-							 .chunks = lm[i].chunks };
+							 .chunks = lm[i].chunks,
+							 .ps = lm[i].want_ps };
 			for (uint32_t w = 0; w < lm[i].workers; w++)
 				mix[i].gap[w] = lm[i].gap_ms[w] / 1e3;
 		}

@@ -69,7 +69,12 @@ void ia_live_mix(const struct ia_live_cfg *c, struct ia_live_mixjob *mix)
 		m->leaf = i % c->leaves;
 		m->workers = c->wmin + ia_splitmix64(&rng) % (c->wmax - c->wmin + 1);
 		m->chunks = c->cmin + ia_splitmix64(&rng) % (c->cmax - c->cmin + 1);
-		m->want_ps = c->ps_per_ina && i % (c->ps_per_ina + 1);
+		/*
+		 * The INA jobs spread over the leaves: counted on its leaf (i / leaves),
+		 * every (ps_per_ina + 1)-th job asks for a head. (i % (ps_per_ina + 1)
+		 * put every INA job on leaf 0 with 2 leaves: 1:1 ran as 2:6.)
+		 */
+		m->want_ps = c->ps_per_ina && (i / c->leaves) % (c->ps_per_ina + 1);
 		/* Each worker computes a little; one of each job is the straggler. */
 		straggler = ia_splitmix64(&rng) % m->workers;
 		for (uint32_t w = 0; w < m->workers; w++)

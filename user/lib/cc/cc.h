@@ -21,11 +21,13 @@
 
 #define IA_CC_ONE	1024u	/* alpha of 1 (DCTCP's units) */
 #define IA_CC_G_SHIFT	3	/* EWMA gain g = 1/8 */
+/* A2TP's threshold on beta (0.1 in its client) before the aggregator window is cut. */
+#define IA_CC_A2TP_THRESH	102u
 
 enum ia_cc_policy {
 	IA_CC_FIXED,	/* +1 per result, halve on a timeout; marks ignored (today's worker) */
-	IA_CC_ATP,	/* halve once per window on a mark, else +1 per window */
-	IA_CC_A2TP,	/* DCTCP-like link window + aggregator window cut on collisions */
+	IA_CC_ATP,	/* ATP's client: the window-closing result halves if marked, else +1 */
+	IA_CC_A2TP,	/* A2TP's client: DCTCP link window + aggregator window on beta */
 	IA_CC_FLEXINA,	/* INA-aware: PS jobs cut harder; their tail use follows the
 			 * aggregator window */
 	IA_CC__COUNT,
@@ -48,12 +50,13 @@ struct ia_cc {
 	uint32_t cwnd;		/* link window: chunks in flight */
 	uint32_t awnd;		/* aggregator window: of those, may use switch memory */
 	uint32_t alpha;		/* smoothed marked fraction, 0..IA_CC_ONE */
+	uint32_t beta;		/* a2tp: smoothed collided fraction of awnd, 0..IA_CC_ONE */
 	/* The current round: a window of results (rlen results, cwnd at its start). */
 	uint32_t rlen;
 	uint32_t racked;
 	uint32_t rmarked;
 	uint32_t rcoll;
-	bool rcut;		/* atp: the window was already halved in this round */
+	bool rlast_mark;	/* the round's latest result was marked (atp) */
 	uint64_t t_change;	/* time of the last change of cwnd */
 	uint64_t t_cut;		/* time of the last decrease of cwnd (0: none yet) */
 	/* Totals, for statistics. */
@@ -68,6 +71,12 @@ int ia_cc_init(struct ia_cc *cc, const struct ia_cc_cfg *cfg, uint64_t now);
 void ia_cc_result(struct ia_cc *cc, unsigned int flags, uint64_t now);
 /* Most of the window timed out (an outage or a full queue): every policy halves. */
 void ia_cc_timeout(struct ia_cc *cc, uint64_t now);
+/*
+ * A new tensor (iteration) starts on a carried state: atp restarts at its
+ * first window (ATP's client builds a new CC_manager per tensor); the others
+ * go on (A2TP's client keeps its windows across tensors).
+ */
+void ia_cc_iteration(struct ia_cc *cc, uint64_t now);
 
 static inline uint32_t ia_cc_window(const struct ia_cc *cc)
 {

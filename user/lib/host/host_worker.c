@@ -360,6 +360,8 @@ static void path_load(struct wrun *r)
 	    p->cc.cfg.wmin != a->wmin || p->cc.cfg.wmax != a->wmax)
 		return;
 	r->cc = p->cc;
+	/* A new tensor: atp restarts its window (cc.h). */
+	ia_cc_iteration(&r->cc, ia_io_now_ns());
 	r->cuts0 = p->cc.cuts;
 	r->acuts0 = p->cc.acuts;
 	r->srtt = p->srtt;

@@ -168,8 +168,8 @@ static void try_send(struct sim *s, uint32_t job)
 		c->sent_once = 1;
 		c->tmo = 0;
 		c->first = j->order + 1;	/* send_chunk()'s order */
-		/* As the worker: beyond its aggregator window a PS chunk bypasses the tails. */
-		if (j->pub->ps && ia_sim_scheme_tail(s->scheme)) {
+		/* As the worker: beyond its aggregator window a chunk bypasses shared memory. */
+		if (j->pub->ps ? ia_sim_scheme_tail(s->scheme) : ia_sim_scheme_shared(s->scheme)) {
 			if (j->agg_inflight >= ia_cc_agg_window(&j->cc)) {
 				flags = IA_F_BYPASS;
 			} else {
@@ -193,10 +193,12 @@ static void resend(struct sim *s, uint32_t job, uint32_t idx)
 static void arrive(struct sim *s, const struct ev *e)
 {
 	struct sjob *j = &s->j[e->job];
+	bool pool = j->pub->ps ? ia_sim_scheme_tail(s->scheme) : ia_sim_scheme_shared(s->scheme);
 
-	if (!j->pub->ps)
+	/* A2TP's pool and the tails are best effort: resends and bypasses go up raw. */
+	if (!j->pub->ps && !pool)
 		ia_sim_head(s, e->job, e->cseq, e->w);
-	else if (e->flags & (IA_F_RETX | IA_F_BYPASS) || !ia_sim_scheme_tail(s->scheme))
+	else if (e->flags & (IA_F_RETX | IA_F_BYPASS) || !pool)
 		ia_sim_up(s, e->job, e->cseq, 1ull << e->w, 0);
 	else
 		ia_sim_tail(s, e->job, e->cseq, e->w);
@@ -254,6 +256,8 @@ static void iteration_start(struct sim *s, uint32_t job)
 		if (ia_cc_init(&j->cc, &cc, (uint64_t)(s->now * 1e9)))
 			s->err = -EINVAL;
 		j->min_rtt = 0;
+	} else {
+		ia_cc_iteration(&j->cc, (uint64_t)(s->now * 1e9));
 	}
 	j->last_cut = -1;
 	j->last_fresh = j->last_result = s->now;
@@ -286,6 +290,7 @@ static void result(struct sim *s, uint32_t job, uint32_t cseq)
 	j->pub->marks += !!(c->flags & IA_CC_MARK);
 	j->pub->colls += !!(c->flags & IA_CC_COLL);
 	j->pub->bytes += j->pub->workers * CHUNK_BYTES;
+	s->bytes_now += j->pub->workers * CHUNK_BYTES;
 	ia_cc_result(&j->cc, c->flags, (uint64_t)(s->now * 1e9));
 	j->last_result = s->now;
 	if (!j->first)
@@ -329,6 +334,11 @@ static void result(struct sim *s, uint32_t job, uint32_t cseq)
 	} else {
 		j->pub->jct = s->now - j->t0;
 		s->left--;
+		/* The window in which every job contends ends with the first to finish. */
+		if (s->left + 1 == s->cfg->jobs) {
+			s->t_first_end = s->now;
+			s->bytes_first_end = s->bytes_now;
+		}
 	}
 }
 

@@ -17,7 +17,7 @@
 /* The schemes of the evaluation (issue 12 point 3). */
 enum ia_sim_scheme {
 	IA_SIM_NETPACK_ATP,	/* selective INA: PS jobs never use switch memory; atp */
-	IA_SIM_NETPACK_A2TP,	/* same memory; a2tp */
+	IA_SIM_NETPACK_A2TP,	/* same memory, INA jobs share it (sim); a2tp */
 	IA_SIM_FLEXINA,		/* head/tail (and lent heads); flexina */
 	IA_SIM_HT_ATP,		/* ablation: head/tail with atp windows */
 	IA_SIM_FLEXINA_NOTAIL,	/* ablation: flexina windows, PS jobs without tail */
@@ -29,6 +29,7 @@ enum ia_sim_scheme {
 /* One job of a given mix (the live experiment's, ia_live_mix()). */
 struct ia_sim_mixjob {
 	uint32_t leaf, workers, chunks;
+	bool ps;			/* asked to be a PS job (never given a head) */
 	double gap[IA_SIM_MAX_W];	/* each worker's compute time before every iteration, s */
 };
 
@@ -72,6 +73,9 @@ struct ia_sim_job {
 
 struct ia_sim_res {
 	double tput;		/* aggregated payload bytes per second, all jobs (total / makespan) */
+	/* the same while every job contends: bytes up to the first job's end / that time */
+	double tput_all;
+	double sum;		/* sum over jobs of bytes / JCT (JCT-weighted, secondary) */
 	double makespan;	/* s */
 	double jct_ina, jct_ps;	/* mean JCT of each class, s */
 	double util;		/* slot-time holding partials / slot-time of all leaf memory */
@@ -87,6 +91,12 @@ struct ia_sim_res {
 	double first;		/* s from a job's start to its first result, mean over jobs */
 	double jain;		/* Jain's index over jobs' throughput (bytes / JCT) */
 	uint32_t n_ina, n_ps;
+	/*
+	 * Leaf slots no job of the scheme can ever use: not in a head and, for a
+	 * scheme without tails, all of them; with tails, those of leaves without
+	 * PS jobs. Out of `slots`, all leaves' memory.
+	 */
+	uint32_t idle, slots;
 	uint64_t events;
 };
 
@@ -97,6 +107,13 @@ int ia_sim_scheme_parse(const char *name, enum ia_sim_scheme *s);
 enum ia_cc_policy ia_sim_scheme_policy(enum ia_sim_scheme s);
 /* Whether a scheme's PS jobs aggregate in the switches' tails (head/tail). */
 bool ia_sim_scheme_tail(enum ia_sim_scheme s);
+/*
+ * Whether a scheme's INA jobs share their leaf's memory as one hashed pool,
+ * as A2TP's (and ATP's) jobs share aggregators, instead of private heads:
+ * netpack-a2tp in the simulator, so that its aggregator window meets the
+ * collisions A2TP reacts to.
+ */
+bool ia_sim_scheme_shared(enum ia_sim_scheme s);
 /*
  * Runs the job mix of cfg (drawn from cfg->seed: the same for every scheme)
  * under scheme s. jobs, if not NULL, gets cfg->jobs entries. 0, -EINVAL for

@@ -61,6 +61,7 @@ struct sjob {
 	struct ia_cc cc;
 	struct ia_lend_state lend;	/* INA: what its head lends now */
 	uint32_t head;		/* INA: first slot of its head at the leaf */
+	uint32_t hsize;		/* INA: its head's slots (the window, or what was left) */
 	uint32_t iter, lo, next, agg_inflight, order;
 	uint32_t rack_order;	/* the latest-sent chunk with a result, and when it came */
 	double rack_time, min_rtt;
@@ -88,6 +89,8 @@ struct sim {
 	struct leaf *leaf;
 	uint32_t nleaves, left;	/* jobs not finished */
 	double busy, rto, age, lend_period, slot_time, now;
+	/* Bytes aggregated so far, and when and with how many the first job ended. */
+	double bytes_now, t_first_end, bytes_first_end;
 	uint64_t results, marked, claims, hits, collided, accepted, wasted, flushes, discards;
 	uint64_t rng;		/* whether a flush finds room (cfg->noroom) */
 	int err;

@@ -39,7 +39,7 @@ static void tail_out(struct sim *s, struct slot *sl, bool send)
 void ia_sim_head(struct sim *s, uint32_t job, uint32_t cseq, uint32_t w)
 {
 	struct sjob *j = &s->j[job];
-	struct slot *sl = &s->leaf[j->pub->leaf].slot[j->head + cseq % s->cfg->window];
+	struct slot *sl = &s->leaf[j->pub->leaf].slot[j->head + cseq % j->hsize];
 	uint64_t bit = 1ull << w, full = ia_sim_full(j);
 
 	if (sl->hseq == cseq && sl->hstate == HS_DONE) {
@@ -79,7 +79,7 @@ void ia_sim_head(struct sim *s, uint32_t job, uint32_t cseq, uint32_t w)
 static bool head_free(const struct sim *s, const struct leaf *l, const struct sjob *ij,
 		      const struct slot *sl, uint32_t first)
 {
-	uint32_t h = s->cfg->window, next;
+	uint32_t h = ij->hsize, next;
 	const struct slot *mate;
 
 	if (sl->hstate == HS_EMPTY)
@@ -99,8 +99,13 @@ static bool head_free(const struct sim *s, const struct leaf *l, const struct sj
 static struct slot *tail_find(struct sim *s, struct leaf *l, uint32_t job, uint32_t cseq,
 			      const struct sjob **lender, uint32_t *first)
 {
-	uint32_t tail = l->slots - l->heads, total = tail, h = s->cfg->window, v, i;
+	uint32_t tail = l->slots - l->heads, total = tail, v, i;
 
+	/* A2TP's pool: the leaf's whole memory, no heads, nothing lent. */
+	if (ia_sim_scheme_shared(s->scheme)) {
+		*lender = NULL;
+		return l->slots ? &l->slot[ia_tail_hash(job, cseq) % l->slots] : NULL;
+	}
 	for (i = 0; i < l->nina; i++)
 		total += s->j[l->ina[i]].lend.lent;
 	if (!total)
@@ -112,7 +117,7 @@ static struct slot *tail_find(struct sim *s, struct leaf *l, uint32_t job, uint3
 	v -= tail;
 	for (i = 0; i < l->nina; i++) {
 		const struct sjob *ij = &s->j[l->ina[i]];
-		uint32_t k = ij->lend.lent;
+		uint32_t k = ij->lend.lent, h = ij->hsize;
 
 		if (v < k) {
 			*lender = ij;
@@ -178,13 +183,12 @@ void ia_sim_lend_sample(struct sim *s)
 	struct ia_lend_policy pol = {
 		.hold = s->cfg->lend_hold ? s->cfg->lend_hold : IA_LEND_HOLD_DEFAULT,
 	};
-	uint32_t h = s->cfg->window;
-
 	for (uint32_t v = 0; v < s->nleaves; v++) {
 		struct leaf *l = &s->leaf[v];
 
 		for (uint32_t i = 0; i < l->nina; i++) {
 			struct sjob *ij = &s->j[l->ina[i]];
+			uint32_t h = ij->hsize;
 			uint32_t open = 0, win = ij->running ? ia_cc_window(&ij->cc) : 0;
 
 			for (uint32_t x = 0; x < h; x++)

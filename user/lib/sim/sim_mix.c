@@ -74,6 +74,11 @@ bool ia_sim_scheme_tail(enum ia_sim_scheme s)
 	return s == IA_SIM_FLEXINA || s == IA_SIM_HT_ATP;
 }
 
+bool ia_sim_scheme_shared(enum ia_sim_scheme s)
+{
+	return s == IA_SIM_NETPACK_A2TP;
+}
+
 int ia_sim_check(const struct ia_sim_cfg *c)
 {
 	if (!c->jobs || c->jobs > 100000 || c->depth > 16 || !c->wmin || c->wmin > c->wmax ||
@@ -125,6 +130,65 @@ static int mix_job(struct sim *s, struct ia_sim_job *pub, uint32_t i, uint32_t l
 	return 0;
 }
 
+/* A head smaller than this keeps no chunk in flight beside its slot-mate. */
+#define MIN_HEAD	2
+
+struct cand {
+	uint32_t leaf, job;
+	uint64_t benefit;
+};
+
+/* By leaf, then the largest benefit first, then submission order. */
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->leaf != y->leaf)
+		return x->leaf < y->leaf ? -1 : 1;
+	if (x->benefit != y->benefit)
+		return x->benefit > y->benefit ? -1 : 1;
+	return x->job < y->job ? -1 : x->job > y->job;
+}
+
+/*
+ * NetPack's selective INA gives memory by availability: on each leaf, the
+ * jobs that would save the most messages ((workers - 1) x chunks) first,
+ * each a head of the window or, for the last, of what is left (at least
+ * MIN_HEAD), so no slot stays idle that a job could use. A job of a given
+ * mix that asks for class PS gets none (a labelled scenario, not fair).
+ */
+static int select_ina(struct sim *s, struct ia_sim_job *pub)
+{
+	const struct ia_sim_cfg *c = s->cfg;
+	struct cand *o = calloc(c->jobs, sizeof(*o));
+	uint32_t i;
+
+	if (!o)
+		return -ENOMEM;
+	for (i = 0; i < c->jobs; i++)
+		o[i] = (struct cand){ .leaf = pub[i].leaf, .job = i,
+				      .benefit = (uint64_t)(pub[i].workers - 1) * pub[i].chunks };
+	qsort(o, c->jobs, sizeof(*o), cand_cmp);
+	for (i = 0; i < c->jobs; i++) {
+		uint32_t k = o[i].job;
+		struct leaf *l = &s->leaf[pub[k].leaf];
+		struct sjob *j = &s->j[k];
+		uint32_t left = l->slots - l->heads;
+
+		if ((c->mix && c->mix[k].ps) || left < MIN_HEAD) {
+			pub[k].ps = 1;
+			continue;
+		}
+		j->head = l->heads;
+		j->hsize = left < c->window ? left : c->window;
+		l->heads += j->hsize;
+		l->ina[l->nina++] = k;
+		j->lend.lent = c->lent_start < j->hsize ? c->lent_start : j->hsize;
+	}
+	free(o);
+	return 0;
+}
+
 int ia_sim_build(struct sim *s, struct ia_sim_job *pub)
 {
 	const struct ia_sim_cfg *c = s->cfg;
@@ -157,23 +221,18 @@ int ia_sim_build(struct sim *s, struct ia_sim_job *pub)
 		if (!l->slot || !l->ina)
 			goto out;
 	}
-	/* Selective INA, in submission order. */
+	/* Selective INA by availability (NetPack), the same for every scheme. */
+	err = select_ina(s, pub);
+	if (err)
+		goto out;
 	for (i = 0; i < c->jobs; i++) {
-		struct leaf *l = &s->leaf[pub[i].leaf];
 		struct sjob *j = &s->j[i];
 		/* Workers keep half the head in flight (ia_job_worker_window()). */
 		struct ia_cc_cfg cc = { .policy = ia_sim_scheme_policy(s->scheme),
-					.wmax = ia_job_worker_window(c->window) };
+					.wmax = ia_job_worker_window(pub[i].ps ? c->window :
+								      j->hsize) };
 		double start = INFINITY;
 
-		if (l->heads + c->window <= l->slots) {
-			j->head = l->heads;
-			l->heads += c->window;
-			l->ina[l->nina++] = i;
-			j->lend.lent = c->lent_start < c->window ? c->lent_start : c->window;
-		} else {
-			pub[i].ps = 1;
-		}
 		cc.ps = pub[i].ps;
 		err = ia_cc_init(&j->cc, &cc, 0);
 		if (err)
@@ -238,9 +297,23 @@ void ia_sim_summarise(struct sim *s, const struct ia_sim_job *pub, struct ia_sim
 		sx += x;
 		sxx += x * x;
 	}
-	for (i = 0; i < s->nleaves; i++)
-		slots += s->leaf[i].slots;
+	for (i = 0; i < s->nleaves; i++) {
+		const struct leaf *l = &s->leaf[i];
+		bool ps = false;
+
+		slots += l->slots;
+		r->slots += l->slots;
+		for (uint32_t k = 0; k < s->cfg->jobs && ia_sim_scheme_tail(s->scheme) && !ps; k++)
+			ps = pub[k].ps && pub[k].leaf == i;
+		/* Beside the heads: a tail for the leaf's PS jobs, or nobody's. */
+		if (ia_sim_scheme_shared(s->scheme))
+			r->idle += l->nina ? 0 : l->slots;	/* the INA jobs' pool */
+		else if (!ps)
+			r->idle += l->slots - l->heads;
+	}
 	r->tput = r->makespan > 0 ? bytes / r->makespan : 0;
+	r->tput_all = s->t_first_end > 0 ? s->bytes_first_end / s->t_first_end : 0;
+	r->sum = sx;
 	r->jct_ina = r->n_ina ? r->jct_ina / r->n_ina : 0;
 	r->jct_ps = r->n_ps ? r->jct_ps / r->n_ps : 0;
 	r->util = slots > 0 && r->makespan > 0 ? s->slot_time / (slots * r->makespan) : 0;
