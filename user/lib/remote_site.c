@@ -368,6 +368,9 @@ int ia_remote_open(struct ia_remote *r, const struct ia_topo *t, const char *top
 		ret = site_switch(r, v, site ? site[v] : NULL, agent_bin, err, errlen);
 	free(site);
 	json_object_put(root);
+	/* A refused site frees what the switches before it got (the caller may close again). */
+	if (ret)
+		ia_remote_close(r);
 	return ret;
 }
 

@@ -326,6 +326,7 @@ bool ia_xdp_prog_uses_map(int prog_fd, __u32 map_id)
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
 		return false;
 	for (i = 0; i < info.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++)
+		/* cppcheck-suppress uninitvar ; the kernel wrote nr_map_ids ids (info.map_ids) */
 		if (ids[i] == map_id)
 			return true;
 	return false;
@@ -504,13 +505,16 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 				err = -errno;
 				goto err;
 			}
-		/* ia_xdp tail-calls the sparse datapath (bpf/dp_sparse.h) and ia_hold. */
-		err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs),
-					  &(__u32){ IA_TAIL_SPARSE }, &x->prog_fd[IA_PROG_SPARSE],
-					  BPF_ANY);
+		/*
+		 * ia_xdp tail-calls the sparse datapath (bpf/dp_sparse.h) and ia_hold.
+		 * Keys named, not compound literals: cppcheck 2.10 cannot parse those here.
+		 */
+		__u32 sparse = IA_TAIL_SPARSE, hold = IA_PROGS_HOLD;
+
+		err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs), &sparse,
+					  &x->prog_fd[IA_PROG_SPARSE], BPF_ANY);
 		if (!err)
-			err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs),
-						  &(__u32){ IA_PROGS_HOLD },
+			err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs), &hold,
 						  &x->prog_fd[IA_PROG_HOLD], BPF_ANY);
 		if (err)
 			goto err;
