@@ -5,7 +5,9 @@
  * own has CAP_NET_ADMIN there, so the ledger obeys it; but it may not
  * promise more than 64 jobs and 65536 slots, and all such ledgers together
  * hold at most 4096 jobs, given back when their namespaces go. A namespace
- * of the initial user namespace keeps the full range. Runs in the 6.1 guest.
+ * of the initial user namespace keeps the full range. A memory cgroup of
+ * 8 MiB stops the admissions of its processes (jobs and their index are
+ * charged to it) and the host goes on. Runs in the 6.1 guest.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +15,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -155,6 +160,103 @@ TEST(initial_user_namespace_unlimited)
 	ASSERT_EQ(0, ret);
 	EXPECT_EQ(0, set_cap(&n, 65536, 1 << 24));
 	nl_close(&n);
+}
+
+#define CG		"/sys/fs/cgroup"
+#define CG_TEST		CG "/ia-memcg"
+#define MEMCG_NS	12		/* x 65536 jobs: far beyond 8 MiB if uncharged */
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * In the cgroup: ledgers of new namespaces filled until an admission fails.
+ * Exits 0 when refused for memory, 1 when everything was admitted (nothing
+ * charged), 2 on anything else.
+ */
+static void fill_in_cgroup(void)
+{
+	static struct nl ns[MEMCG_NS];
+	int ret = 0;
+
+	if (write_str(CG_TEST "/cgroup.procs", "0"))
+		_exit(2);
+	for (int k = 0; k < MEMCG_NS && !ret; k++) {
+		if (unshare(CLONE_NEWNET) || nl_open(&ns[k]))
+			_exit(2);
+		ret = set_cap(&ns[k], 65536, 1 << 24);
+		for (__u32 id = 1; !ret && id <= 65536; id++)
+			ret = admit(&ns[k], id, 1);
+	}
+	_exit(!ret ? 1 : ret == -ENOMEM ? 0 : 2);
+}
+
+static int total_jobs(void)
+{
+	char text[65536], *p;
+	int ledgers, jobs;
+
+	if (read_file("/proc/1/net/inagg", text, sizeof(text)) < 0)
+		return -1;
+	p = strstr(text, "total ledgers ");
+	if (!p || sscanf(p, "total ledgers %d jobs %d", &ledgers, &jobs) != 2)
+		return -1;
+	return jobs;
+}
+
+TEST_F_TIMEOUT(many, memory_cgroup_stops_admissions, 600)
+{
+	char events[4096];
+	int status, before, jobs = -1;
+	struct nl n;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	mount("none", CG, "cgroup2", 0, NULL);	/* the guest's init mounts none */
+	if (write_str(CG "/cgroup.subtree_control", "+memory") ||
+	    (mkdir(CG_TEST, 0755) && errno != EEXIST) ||
+	    write_str(CG_TEST "/memory.max", "8M"))
+		SKIP(return, "no cgroup2 memory controller");
+	before = total_jobs();
+	if (before < 0 && !expect_kernel())
+		SKIP(return, "inagg.ko is not loaded");
+	ASSERT_LE(0, before);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		fill_in_cgroup();
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* Refused for memory, or killed by the cgroup's OOM killer: stopped either way. */
+	if (WIFEXITED(status)) {
+		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: all admitted; 2: another error");
+	} else {
+		EXPECT_EQ(SIGKILL, WTERMSIG(status));
+	}
+	ASSERT_LT(0, read_file(CG_TEST "/memory.events", events, sizeof(events)));
+	EXPECT_EQ(NULL, strstr(events, "max 0\n")) TH_LOG("%s", events);
+	/* The host goes on: its own namespace admits, the cgroup's jobs go with it. */
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, nl_open(&n));
+	EXPECT_EQ(0, admit(&n, 1, 1));
+	nl_close(&n);
+	for (int tries = 0; tries < 600; tries++) {
+		jobs = total_jobs();
+		if (jobs >= 0 && jobs <= before + 1)
+			break;
+		usleep(100000);
+	}
+	EXPECT_GE(before + 1, jobs) TH_LOG("the cgroup's jobs were not freed");
+	rmdir(CG_TEST);
 }
 
 TEST_HARNESS_MAIN
