@@ -97,7 +97,8 @@ int inagg_ledger_admit(struct inagg_ledger *l, struct inagg_job *job,
 	if (job->head > free_slots(l))
 		return refuse(why, -ENOSPC, "slot limit reached (max_slots)",
 			      INAGG_A_JOB_SLOTS);
-	err = xa_insert(&l->jobs, job->id, job, GFP_KERNEL);
+	/* Over its memory cgroup's limit: refused (-ENOMEM), never the OOM killer. */
+	err = xa_insert(&l->jobs, job->id, job, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (err)
 		return refuse(why, err, NULL, 0);
 	job->lent = 0;

@@ -290,8 +290,11 @@ static int inagg_job_admit_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOSPC;
 	}
 
-	/* Charged to the caller's memory cgroup (SLAB_ACCOUNT cache). */
-	job = kmem_cache_alloc(inagg_job_cache, GFP_KERNEL_ACCOUNT);
+	/*
+	 * Charged to the caller's memory cgroup (SLAB_ACCOUNT cache); over its
+	 * limit the admission is refused, it does not wake the OOM killer.
+	 */
+	job = kmem_cache_alloc(inagg_job_cache, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!job) {
 		err = -ENOMEM;
 		goto out;
