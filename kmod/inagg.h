@@ -38,6 +38,21 @@ extern unsigned int inagg_net_id;
 extern struct kmem_cache *inagg_job_cache;
 extern atomic_t inagg_nr_jobs;
 
+/*
+ * A namespace not owned by the initial user namespace is anyone's (unshare
+ * -Urn): its ledger may promise at most this much, and all such ledgers
+ * together hold at most INAGG_UNPRIV_TOTAL_JOBS jobs (docs/kmod.md).
+ */
+#define INAGG_UNPRIV_MAX_JOBS		64U
+#define INAGG_UNPRIV_MAX_SLOTS		65536U
+#define INAGG_UNPRIV_TOTAL_JOBS		4096U
+extern atomic_t inagg_nr_unpriv_jobs;
+
+static inline bool inagg_net_unpriv(const struct net *net)
+{
+	return net->user_ns != &init_user_ns;
+}
+
 static inline struct inagg_ledger *inagg_ledger(struct net *net)
 {
 	return net_generic(net, inagg_net_id);

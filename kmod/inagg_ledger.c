@@ -80,7 +80,8 @@ int inagg_ledger_admit(struct inagg_ledger *l, struct inagg_job *job,
 			       why);
 	if (err)
 		return err;
-	err = xa_insert(&l->jobs, job->id, job, GFP_KERNEL);
+	/* Over its memory cgroup's limit: refused (-ENOMEM), never the OOM killer. */
+	err = xa_insert(&l->jobs, job->id, job, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (err)
 		return inagg_refuse_why(why, err, NULL, 0);
 	job->c.lent = 0;

@@ -33,6 +33,8 @@ struct kmem_cache *inagg_job_cache __read_mostly;
 /* Over all namespaces, shown in the initial namespace's /proc/net/inagg. */
 static atomic_t inagg_nr_ledgers = ATOMIC_INIT(0);
 atomic_t inagg_nr_jobs = ATOMIC_INIT(0);
+/* Jobs of the ledgers of namespaces not owned by the initial user namespace. */
+atomic_t inagg_nr_unpriv_jobs = ATOMIC_INIT(0);
 
 static const char *const inagg_class_name[] = {
 	[INAGG_CLASS_INA] = "ina",
@@ -65,9 +67,17 @@ static int inagg_proc_show(struct seq_file *seq, void *v)
 static int __net_init inagg_net_init(struct net *net)
 {
 	struct inagg_ledger *l = inagg_ledger(net);
+	bool unpriv = inagg_net_unpriv(net);
 
-	inagg_ledger_init(l, min(default_max_jobs, INAGG_JOBS_LIMIT),
-			  min(default_max_slots, INAGG_SLOTS_LIMIT));
+	inagg_ledger_init(l, min(default_max_jobs,
+				 unpriv ? INAGG_UNPRIV_MAX_JOBS : INAGG_JOBS_LIMIT),
+			  min(default_max_slots,
+			      unpriv ? INAGG_UNPRIV_MAX_SLOTS : INAGG_SLOTS_LIMIT));
+	/*
+	 * Its nodes are charged to the memory cgroup of whoever admits (empty
+	 * still: the flag holds from the first insert; the ledger's own kept).
+	 */
+	l->jobs.xa_flags |= XA_FLAGS_ACCOUNT;
 	if (!proc_create_net_single("inagg", 0444, net->proc_net,
 				    inagg_proc_show, NULL))
 		return -ENOMEM;
@@ -77,8 +87,12 @@ static int __net_init inagg_net_init(struct net *net)
 
 static void __net_exit inagg_net_exit(struct net *net)
 {
+	struct inagg_ledger *l = inagg_ledger(net);
+
 	remove_proc_entry("inagg", net->proc_net);
-	inagg_ledger_destroy(inagg_ledger(net));
+	if (inagg_net_unpriv(net))
+		atomic_sub(l->c.used_jobs, &inagg_nr_unpriv_jobs);
+	inagg_ledger_destroy(l);
 	atomic_dec(&inagg_nr_ledgers);
 }
 
@@ -93,7 +107,8 @@ static int __init inagg_init(void)
 {
 	int err;
 
-	inagg_job_cache = KMEM_CACHE(inagg_job, 0);
+	/* A job is charged to the memory cgroup of whoever admitted it. */
+	inagg_job_cache = KMEM_CACHE(inagg_job, SLAB_ACCOUNT);
 	if (!inagg_job_cache)
 		return -ENOMEM;
 

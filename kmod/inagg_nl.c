@@ -218,6 +218,13 @@ static int inagg_cap_set_doit(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&l->lock);
 	max_jobs = inagg_opt_u32(info, INAGG_A_MAX_JOBS, l->c.max_jobs);
 	max_slots = inagg_opt_u32(info, INAGG_A_MAX_SLOTS, l->c.max_slots);
+	/* Anyone's namespace: no more than inagg.h's limits. */
+	if (inagg_net_unpriv(genl_info_net(info)) &&
+	    (max_jobs > INAGG_UNPRIV_MAX_JOBS || max_slots > INAGG_UNPRIV_MAX_SLOTS)) {
+		mutex_unlock(&l->lock);
+		GENL_SET_ERR_MSG(info, "above the limits of a namespace not owned by the initial user namespace (64 jobs, 65536 slots)");
+		return -EPERM;
+	}
 	err = inagg_ledger_set_cap(l, max_jobs, max_slots, &why);
 	err = inagg_change_done(info, l, err, &why, NULL);
 	mutex_unlock(&l->lock);
@@ -266,6 +273,7 @@ static int inagg_job_from_request(struct genl_info *info, struct inagg_job *job)
 static int inagg_job_admit_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct inagg_ledger *l = inagg_ledger(genl_info_net(info));
+	bool unpriv = inagg_net_unpriv(genl_info_net(info));
 	struct inagg_why why = {};
 	struct inagg_job req, *job;
 	int err;
@@ -274,9 +282,27 @@ static int inagg_job_admit_doit(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		return err;
 
-	job = kmem_cache_alloc(inagg_job_cache, GFP_KERNEL);
-	if (!job)
-		return -ENOMEM;
+	/*
+	 * Ledgers are cheap to make (one per namespace): what all of anyone's
+	 * namespaces hold together is bounded too. Counted first, so that
+	 * concurrent admissions never pass the bound together.
+	 */
+	if (unpriv &&
+	    atomic_inc_return(&inagg_nr_unpriv_jobs) > INAGG_UNPRIV_TOTAL_JOBS) {
+		atomic_dec(&inagg_nr_unpriv_jobs);
+		GENL_SET_ERR_MSG(info, "jobs of namespaces not owned by the initial user namespace: limit reached (4096)");
+		return -ENOSPC;
+	}
+
+	/*
+	 * Charged to the caller's memory cgroup (SLAB_ACCOUNT cache); over its
+	 * limit the admission is refused, it does not wake the OOM killer.
+	 */
+	job = kmem_cache_alloc(inagg_job_cache, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	if (!job) {
+		err = -ENOMEM;
+		goto out;
+	}
 	*job = req;
 
 	mutex_lock(&l->lock);
@@ -285,6 +311,9 @@ static int inagg_job_admit_doit(struct sk_buff *skb, struct genl_info *info)
 	mutex_unlock(&l->lock);
 	if (err)
 		kmem_cache_free(inagg_job_cache, job);
+out:
+	if (err && unpriv)
+		atomic_dec(&inagg_nr_unpriv_jobs);
 	return err;
 }
 
@@ -304,8 +333,11 @@ static int inagg_job_release_doit(struct sk_buff *skb, struct genl_info *info)
 	job = inagg_ledger_release(l, id, &why);
 	err = inagg_change_done(info, l, job ? 0 : -ENOENT, &why, job);
 	mutex_unlock(&l->lock);
-	if (job)
+	if (job) {
 		kmem_cache_free(inagg_job_cache, job);
+		if (inagg_net_unpriv(genl_info_net(info)))
+			atomic_dec(&inagg_nr_unpriv_jobs);
+	}
 	return err;
 }
 

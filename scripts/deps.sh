@@ -7,7 +7,7 @@ need="make gcc clang llvm pkg-config libjson-c-dev libbpf-dev libelf-dev zlib1g-
       iproute2 libmnl-dev linux-source-6.1 dpkg-dev"
 case "${1:-build}" in
 check) need="$need qemu-system-x86 busybox-static linux-headers-amd64 cpio kmod iputils-ping
-	debootstrap man-db groff-base python3-torch python3-sklearn jq procps
+	debootstrap man-db groff-base python3-torch python3-sklearn jq procps cppcheck
 	debhelper dh-dkms dh-python lintian python3-venv python3-numpy" ;;
 demo) need="$need graphviz gnuplot-nox" ;;
 # The PyTorch comparison (docs/pytorch.md) uses Debian's /usr/bin/python3.

@@ -4,11 +4,12 @@ AGENT := $(BUILD)/inagg-agent
 AGENT_SRCS := $(wildcard user/agent/*.c)
 ALL_TARGETS += $(AGENT)
 
-# The agent's code is its own, not libinagg's; tests/unit/agent.c links it too.
+# The agent's code is its own, not libinagg's; tests/unit/agent.c and site_check.c link it.
+AGENT_TESTS := $(BUILD)/tests/unit/agent $(BUILD)/tests/unit/site_check
 AGENT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out user/agent/main.c,$(AGENT_SRCS)))
-$(AGENT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/agent: private CFLAGS += -Iuser/agent
-$(BUILD)/tests/unit/agent: TEST_OBJS = $(AGENT_OBJS)
-$(BUILD)/tests/unit/agent: $(AGENT_OBJS)
+$(AGENT_SRCS:%.c=$(BUILD)/%.o) $(AGENT_TESTS): private CFLAGS += -Iuser/agent
+$(AGENT_TESTS): TEST_OBJS = $(AGENT_OBJS)
+$(AGENT_TESTS): $(AGENT_OBJS)
 
 $(AGENT): $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)

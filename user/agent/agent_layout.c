@@ -5,6 +5,12 @@
  * fresh router needs nothing but its ports attached. Every value is checked
  * (an interface of this machine, an IPv4 address) and handed to iproute2 as
  * its own argument: no shell ever sees it.
+ *
+ * A controller key limited to the agent must not re-route the router
+ * (docs/security.md): every interface must be a port of this switch (one
+ * `inagg dev attach` made: in its port map), and every address, route and
+ * gateway inside netplan.h's ranges (10.64.0.0/10, 10.128.0.0/9); never the
+ * default route, never lo or the router's management interfaces.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,24 +25,33 @@
 #include "agent.h"
 #include "err.h"
 #include "netns.h"
+#include "xdp.h"
 
 extern char **environ;
 
-/* "A.B.C.D" or "A.B.C.D/N" (with prefix only if may_prefix), or "default" for a route. */
-static bool addr_ok(const char *s, bool may_prefix, bool may_default)
+/* Whether the prefix a/n lies inside netplan.h's ranges, 10.64.0.0/10 and 10.128.0.0/9. */
+static bool in_plan(uint32_t a, long n)
+{
+	return (n >= 10 && (a & 0xffc00000u) == 0x0a400000u) ||
+	       (n >= 9 && (a & 0xff800000u) == 0x0a800000u);
+}
+
+/*
+ * "A.B.C.D" or "A.B.C.D/N" (with prefix only if may_prefix) inside inagg's
+ * ranges; "default", 0.0.0.0/0 and any other address are not inagg's.
+ */
+static bool addr_ok(const char *s, bool may_prefix)
 {
 	char buf[INET_ADDRSTRLEN + 4], *slash;
 	struct in_addr in;
+	long n = 32;
 
 	if (!s || strlen(s) >= sizeof(buf))
 		return false;
-	if (may_default && !strcmp(s, "default"))
-		return true;
 	strcpy(buf, s);
 	slash = strchr(buf, '/');
 	if (slash) {
 		char *end;
-		long n;
 
 		if (!may_prefix)
 			return false;
@@ -45,7 +60,20 @@ static bool addr_ok(const char *s, bool may_prefix, bool may_default)
 		if (*end || end == slash + 1 || n < 0 || n > 32)
 			return false;
 	}
-	return inet_pton(AF_INET, buf, &in) == 1;
+	return inet_pton(AF_INET, buf, &in) == 1 && in_plan(ntohl(in.s_addr), n);
+}
+
+/* Whether name is an interface here that is a port of the agent's switch (dev attach). */
+static bool port_ok(struct ia_agent *a, const char *name)
+{
+	struct ia_counters c;
+	struct ia_xdp *x;
+	int ifindex, err;
+
+	if (!name || ia_if_info(name, &ifindex, NULL))
+		return false;
+	x = ia_agent_maps(a, &err);
+	return x && !ia_xdp_port_counters(x, ifindex, &c);
 }
 
 static int ip(const char *const argv[], char *why, size_t whylen)
@@ -77,7 +105,7 @@ json_object *ia_agent_layout(struct ia_agent *a, json_object *req)
 {
 	json_object *addrs, *routes;
 	char why[256] = "";
-	int ifindex, ret = 0, fd;
+	int ret = 0, fd;
 	size_t n;
 
 	if (!json_object_object_get_ex(req, "addrs", &addrs) ||
@@ -91,21 +119,30 @@ json_object *ia_agent_layout(struct ia_agent *a, json_object *req)
 	for (size_t i = 0; i < n; i++) {
 		json_object *e = json_object_array_get_idx(addrs, i);
 
-		if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 2 ||
-		    !nth(e, 0) || ia_if_info(nth(e, 0), &ifindex, NULL) ||
-		    !addr_ok(nth(e, 1), true, false))
-			return ia_agent_err(EINVAL,
-					    "addrs[%zu]: [an interface here, an IPv4 address/len]", i);
+		if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 2)
+			return ia_agent_err(EINVAL, "addrs[%zu]: [a port, an IPv4 address/len]", i);
+		if (!port_ok(a, nth(e, 0)))
+			return ia_agent_err(EINVAL, "addrs[%zu]: '%.16s' is not a port of switch %s "
+					    "(inagg dev attach): not inagg's", i,
+					    nth(e, 0) ? nth(e, 0) : "", a->sw);
+		if (!addr_ok(nth(e, 1), true))
+			return ia_agent_err(EINVAL, "addrs[%zu]: an IPv4 address/len inside "
+					    "10.64.0.0/10 or 10.128.0.0/9 (inagg's)", i);
 	}
 	n = json_object_array_length(routes);
 	for (size_t i = 0; i < n; i++) {
 		json_object *e = json_object_array_get_idx(routes, i);
 
-		if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 3 ||
-		    !addr_ok(nth(e, 0), true, true) || !addr_ok(nth(e, 1), false, false) ||
-		    !nth(e, 2) || ia_if_info(nth(e, 2), &ifindex, NULL))
-			return ia_agent_err(EINVAL, "routes[%zu]: [dst, via, an interface here]",
+		if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 3)
+			return ia_agent_err(EINVAL, "routes[%zu]: [dst, via, a port]", i);
+		if (!addr_ok(nth(e, 0), true) || !addr_ok(nth(e, 1), false))
+			return ia_agent_err(EINVAL, "routes[%zu]: dst and via inside 10.64.0.0/10 "
+					    "or 10.128.0.0/9 (inagg's; never the default route)",
 					    i);
+		if (!port_ok(a, nth(e, 2)))
+			return ia_agent_err(EINVAL, "routes[%zu]: '%.16s' is not a port of switch "
+					    "%s (inagg dev attach): not inagg's", i,
+					    nth(e, 2) ? nth(e, 2) : "", a->sw);
 	}
 	n = json_object_array_length(addrs);
 	for (size_t i = 0; !ret && i < n; i++) {

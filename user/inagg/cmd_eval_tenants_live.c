@@ -476,6 +476,30 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 static struct ia_live *live_net;
 static pid_t live_pid;
 
+/*
+ * A working folder of its own, made with mkdtemp under the root-owned
+ * runtime folder. /tmp/inagg-tenants-PID was guessable: another user who
+ * made it first (with symlinks in it) had root write the topology, log,
+ * state and ledger where they pointed, or planted a topology whose site
+ * ran commands over ssh (issue 31).
+ */
+static int work_dir(char *dir, size_t len)
+{
+	struct stat st;
+
+	if (mkdir(IA_RUN_DIR, 0755) && errno != EEXIST)
+		return out_err("%s: %s", IA_RUN_DIR, strerror(errno));
+	/* Only its owner (root) may make anything in it: not a link, not writable by others. */
+	if (lstat(IA_RUN_DIR, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022))
+		return out_err("%s: not a folder of uid %u writable by it alone; not used",
+			       IA_RUN_DIR, (unsigned int)geteuid());
+	snprintf(dir, len, "%s/tenants-XXXXXX", IA_RUN_DIR);
+	if (!mkdtemp(dir))
+		return out_err("%s: %s", dir, strerror(errno));
+	return 0;
+}
+
 static void on_signal(int sig)
 {
 	/* Its forked endpoints get the signal too (timeout(1) signals the group): only we clean. */
@@ -584,9 +608,8 @@ int tenants_live(struct tenants_args *a, const char *argv0)
 	exe[len] = '\0';
 	*strrchr(exe, '/') = '\0';
 	a->lc.bindir = exe;
-	snprintf(dir, sizeof(dir), "/tmp/inagg-tenants-%d", getpid());
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return out_err("%s: %s", dir, strerror(errno));
+	if (work_dir(dir, sizeof(dir)))
+		return 1;
 	a->lc.workdir = dir;
 	f = calloc(1, sizeof(*f));
 	if (!f)

@@ -238,8 +238,12 @@ int cmd_ps_run(int argc, char **argv)
 		goto out;
 	}
 	if (a.ready) {
+		bool bad;
+
 		f = fopen(a.ready, "w");
-		if (!f || fputs("ready\n", f) < 0 || fclose(f)) {
+		/* Closed whatever fputs() said: a failed write leaked the FILE. */
+		bad = !f || fputs("ready\n", f) < 0;
+		if ((f && fclose(f)) || bad) {
 			out_err("%s: %s", a.ready, strerror(errno));
 			goto out;
 		}

@@ -164,11 +164,14 @@ static int parse_num(const char *s, long max, int *out)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: inaggd -t TOPOLOGY -n TAG [-s SOCKET] [-S STATE] [-K] [-m MS] [-L N] [-v] [-q]\n"
+		"Usage: inaggd -t TOPOLOGY -n TAG [-s SOCKET] [-S STATE] [-g GROUP] [-K] [-m MS] [-L N]\n"
+		"              [-v] [-q]\n"
 		"  -t, --topology FILE  the network's topology (as given to inagg net up)\n"
 		"  -n, --net TAG        the network built by 'inagg net up -n TAG'\n"
 		"  -s, --socket PATH    control socket (default " IA_CTL_SOCK ")\n"
 		"  -S, --state FILE     state file (default /run/inagg/inaggd-TAG.json)\n"
+		"  -g, --group GROUP    who besides root may connect, each to its own jobs\n"
+		"                       (default " IA_CTL_GROUP "; no such group: root only)\n"
 		"  -K, --kernel-forward upward messages leave through the kernel, so that tc\n"
 		"                       rate emulation (inagg net up --rate-mbit) applies to them\n"
 		"  -m, --sample MS      memory statistics (occupancy, utilisation) sampled every\n"
@@ -187,9 +190,10 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },	      { "quiet", no_argument, NULL, 'q' },
 		{ "kernel-forward", no_argument, NULL, 'K' }, { "sample", required_argument, NULL, 'm' },
 		{ "lend-hold", required_argument, NULL, 'L' }, { "help", no_argument, NULL, 'h' },
+		{ "group", required_argument, NULL, 'g' },
 		{ NULL }
 	};
-	struct daemon d = { .sock_path = IA_CTL_SOCK, .sample_ms = 100,
+	struct daemon d = { .sock_path = IA_CTL_SOCK, .group = IA_CTL_GROUP, .sample_ms = 100,
 			    .lend_hold = IA_LEND_HOLD_DEFAULT };
 	char err[IA_ERRLEN], state[PATH_MAX];
 	const char *topo = NULL, *tag = NULL;
@@ -202,12 +206,13 @@ int main(int argc, char **argv)
 	 */
 	close_range(3, ~0U, 0);
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
-	while ((c = getopt_long(argc, argv, "t:n:s:S:m:L:vqKh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:n:s:S:g:m:L:vqKh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': topo = optarg; break;
 		case 'n': tag = optarg; break;
 		case 's': d.sock_path = optarg; break;
 		case 'S': d.state_path = optarg; break;
+		case 'g': d.group = optarg; break;
 		case 'v': log_level = IA_LOG_DEBUG; break;
 		case 'q': log_level = IA_LOG_WARN; break;
 		case 'K': d.job_flags |= IA_JOB_F_KERNEL_FWD; break;
@@ -299,7 +304,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	lfd = listen_on(d.sock_path);
+	lfd = listen_on(d.sock_path, d.group);
 	if (lfd < 0 || sfd < 0) {
 		log_msg(IA_LOG_ERR, "control socket %s: %s", d.sock_path, strerror(-lfd));
 		return 1;

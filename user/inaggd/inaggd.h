@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include <json-c/json.h>
 #include <linux/types.h>
@@ -38,6 +39,7 @@ struct daemon {
 	char topo_path[PATH_MAX];
 	const char *state_path;
 	const char *sock_path;
+	const char *group;	/* who besides root may use the socket (default inagg) */
 	struct swinfo *sw;
 	struct ia_xdp **xdp;	/* per switch: its maps, kept open (sw_xdp()) */
 	long long *xdp_retry;	/* per switch: no open before then (s, monotonic) */
@@ -96,13 +98,14 @@ void drop_stale_locks(void);
 void drop_stale_records(void);
 
 /* server.c: the control socket */
-int listen_on(const char *path);
+int listen_on(const char *path, const char *group);
 /* Whether a process listens on path (a live daemon's socket, not a stale file). */
 bool socket_in_use(const char *path);
 int serve(struct daemon *d, int lfd, int sfd);
 
 /* requests.c */
-json_object *handle(struct daemon *d, json_object *req);
+/* A request of uid (the peer's): root may do anything, others their own jobs. */
+json_object *handle(struct daemon *d, json_object *req, uid_t uid);
 /*
  * Whether req may be served while another request's call waits for a
  * router: it makes no call to a switch that call uses, and touches no job

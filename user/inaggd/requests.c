@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * inaggd's requests: each command's fields are checked by one table
- * (ia_ctl_check) before its handler reads them.
+ * (ia_ctl_check) before its handler reads them. A job belongs to the uid
+ * that submitted it: only that uid and root may show, change, or end it
+ * (others get EPERM); the connection itself was allowed by server.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +16,20 @@
 
 #include "ctl.h"
 #include "inaggd.h"
+
+/* Whether uid may act on j: its owner, or root. */
+static bool may_touch(const struct ia_job *j, uid_t uid)
+{
+	return uid == 0 || uid == j->owner;
+}
+
+/* The refusal of a request on another's job, with its errno for programs. */
+static json_object *not_owner(const struct ia_job *j, uid_t uid, const char *verb)
+{
+	return ia_ctl_err(EPERM, "job %u belongs to uid %u: uid %u may not %s it "
+			  "(only its owner or root): %s", j->id, j->owner, (unsigned int)uid, verb,
+			  strerror(EPERM));
+}
 
 static json_object *ok_reply(void)
 {
@@ -122,7 +138,7 @@ static json_object *job_json(const struct daemon *d, const struct ia_job *j, boo
 	return o;
 }
 
-static json_object *do_submit(struct daemon *d, json_object *req)
+static json_object *do_submit(struct daemon *d, json_object *req, uid_t uid)
 {
 	const struct ia_topo *t = d->t;
 	struct ia_job_request rq = {
@@ -133,6 +149,7 @@ static json_object *do_submit(struct daemon *d, json_object *req)
 		/* "tail": 0, a PS job that never uses switch memory (selective INA, NetPack) */
 		.no_tail = !ia_ctl_int(req, "tail", 1),
 		.algo = IA_ALGO_SMC,
+		.owner = uid,
 	};
 	struct ia_job_refusal *refused = NULL;
 	json_object *workers, *reply, *arr;
@@ -199,23 +216,32 @@ out:
 	return reply;
 }
 
-static struct ia_job *req_job(struct daemon *d, json_object *req, json_object **err)
+/* The request's job if uid may verb it, else NULL with *err the answer. */
+static struct ia_job *req_job(struct daemon *d, json_object *req, uid_t uid, const char *verb,
+			      json_object **err)
 {
 	uint32_t id = ia_ctl_int(req, "job", 0);
 	struct ia_job *j = ia_jobs_find(&d->jobs, id);
 
-	if (!j)
+	if (!j) {
 		*err = error_reply("no job %u", id);
+		return NULL;
+	}
+	if (!may_touch(j, uid)) {
+		*err = not_owner(j, uid, verb);
+		return NULL;
+	}
 	return j;
 }
 
-static json_object *do_end(struct daemon *d, json_object *req)
+static json_object *do_end(struct daemon *d, json_object *req, uid_t uid)
 {
 	uint32_t id = ia_ctl_int(req, "job", 0);
 	char err[IA_ERRLEN];
+	json_object *reply;
 
-	if (!ia_jobs_find(&d->jobs, id))
-		return error_reply("no job %u", id);
+	if (!req_job(d, req, uid, "end", &reply))
+		return reply;
 	lend_end(d, id);
 	if (ia_jobs_end(&d->jobs, id, err, sizeof(err)))
 		return error_reply("%s", err);
@@ -230,10 +256,10 @@ static json_object *do_end(struct daemon *d, json_object *req)
  * latest counts for a while, 0 when its run ended. Without, the
  * job's own (an operator's; 0: none). The lender follows the largest.
  */
-static json_object *do_window(struct daemon *d, json_object *req)
+static json_object *do_window(struct daemon *d, json_object *req, uid_t uid)
 {
 	json_object *reply, *err;
-	struct ia_job *j = req_job(d, req, &err);
+	struct ia_job *j = req_job(d, req, uid, "change", &err);
 	uint32_t w = ia_ctl_int(req, "window", 0), nrep;
 	char why[IA_ERRLEN];
 
@@ -262,10 +288,10 @@ static json_object *do_window(struct daemon *d, json_object *req)
 	return reply;
 }
 
-static json_object *do_show(struct daemon *d, json_object *req)
+static json_object *do_show(struct daemon *d, json_object *req, uid_t uid)
 {
 	json_object *reply, *err;
-	struct ia_job *j = req_job(d, req, &err);
+	struct ia_job *j = req_job(d, req, uid, "show", &err);
 
 	if (!j)
 		return err;
@@ -276,12 +302,14 @@ static json_object *do_show(struct daemon *d, json_object *req)
 	return reply;
 }
 
-static json_object *do_list(struct daemon *d, json_object *req)
+/* The jobs uid may see: all for root, its own for another. */
+static json_object *do_list(struct daemon *d, json_object *req, uid_t uid)
 {
 	json_object *reply = ok_reply(), *arr = json_object_new_array();
 
 	for (int i = 0; i < d->jobs.njobs; i++)
-		json_object_array_add(arr, job_json(d, &d->jobs.jobs[i], false));
+		if (may_touch(&d->jobs.jobs[i], uid))
+			json_object_array_add(arr, job_json(d, &d->jobs.jobs[i], false));
 	json_object_object_add(reply, "jobs", arr);
 	json_object_object_add(reply, "network", json_object_new_string(d->tag));
 	return reply;
@@ -329,7 +357,7 @@ static bool job_has_tail(const struct ia_topo *t, const struct ia_job *j)
 	return false;
 }
 
-static json_object *do_stats(struct daemon *d, json_object *req)
+static json_object *do_stats(struct daemon *d, json_object *req, uid_t uid)
 {
 	const struct ia_topo *t = d->t;
 	json_object *err, *reply, *links;
@@ -341,7 +369,7 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 
 	if (!json_object_object_get_ex(req, "job", NULL))
 		return link_stats(d, req);
-	j = req_job(d, req, &err);
+	j = req_job(d, req, uid, "read the statistics of", &err);
 	if (!j)
 		return err;
 	c = calloc(t->n, sizeof(*c));
@@ -449,7 +477,7 @@ static json_object *do_stats(struct daemon *d, json_object *req)
 
 static const struct command {
 	const char *name;
-	json_object *(*run)(struct daemon *d, json_object *req);
+	json_object *(*run)(struct daemon *d, json_object *req, uid_t uid);
 	struct ia_ctl_field fields[10];
 } commands[] = {
 	{ "submit", do_submit, {
@@ -495,12 +523,12 @@ static const struct command *command_of(json_object *req, char *err, size_t errl
 	return NULL;
 }
 
-json_object *handle(struct daemon *d, json_object *req)
+json_object *handle(struct daemon *d, json_object *req, uid_t uid)
 {
 	char err[2 * IA_ERRLEN];
 	const struct command *c = command_of(req, err, sizeof(err));
 
-	return c ? c->run(d, req) : error_reply("%s", err);
+	return c ? c->run(d, req, uid) : error_reply("%s", err);
 }
 
 /* No switch v with in[v] (all if in is NULL) has a call of another request waiting. */

@@ -9,8 +9,14 @@
  * loop goes on meanwhile (serve_meanwhile(), run by the link's wait): other
  * clients are read and "list" is answered; their other requests are held
  * until the one in progress is done, as they change or call what it uses.
+ *
+ * Who connects is known from the socket (SO_PEERCRED, SO_PEERGROUPS): root,
+ * or a member of the daemon's group (inagg), or nobody. The socket file is
+ * 0660 root:group, and the daemon checks again, as a socket passed on or a
+ * mode changed by hand must not let anyone else in.
  */
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,6 +47,7 @@ struct client {
 	bool drain;		/* answered early: the rest of the request is discarded */
 	size_t pending;		/* a request held while another is handled: its length + 1 */
 	bool busy;		/* its request is being handled: left alone meanwhile */
+	uid_t uid;		/* who connected (SO_PEERCRED) */
 };
 
 /* The connections, where serve_meanwhile() reaches them. */
@@ -67,8 +74,9 @@ bool socket_in_use(const char *path)
 	return used;
 }
 
-int listen_on(const char *path)
+int listen_on(const char *path, const char *group)
 {
+	struct group *gr = getgrnam(group);
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[PATH_MAX], *slash;
 	int fd;
@@ -86,8 +94,9 @@ int listen_on(const char *path)
 	if (fd < 0)
 		return -errno;
 	unlink(path);	/* a stale socket of a killed daemon */
+	/* Root and the group only; without the group, root only (root:root). */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0660) ||
-	    listen(fd, MAX_CLIENTS)) {
+	    (!geteuid() && chown(path, 0, gr ? gr->gr_gid : 0)) || listen(fd, MAX_CLIENTS)) {
 		int err = -errno;
 
 		close(fd);
@@ -124,7 +133,7 @@ static void serve_request(struct daemon *d, struct client *c, size_t len)
 		return;
 	}
 	c->busy = true;
-	answer(c, handle(d, req));
+	answer(c, handle(d, req, c->uid));
 	c->busy = false;
 	json_object_put(req);
 }
@@ -252,8 +261,59 @@ static struct client *free_slot(int *ncl)
 	return NULL;
 }
 
-static void accept_all(int lfd, int *ncl)
+/* Whether gid is the group's, or one of groups (n of them). */
+static bool in_group(const struct group *gr, gid_t gid, const gid_t *groups, int n)
 {
+	if (!gr)
+		return false;
+	if (gid == gr->gr_gid)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gr->gr_gid)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the peer of fd may use the daemon: root, or a member of group (by
+ * its primary or a supplementary group, as the kernel saw them at connect).
+ * why gets the refusal. The group is looked up on each connection, so that
+ * one made while the daemon runs counts.
+ */
+static bool peer_allowed(int fd, const char *group, uid_t *uid, char *why, size_t whylen)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	gid_t groups[256];
+	struct group *gr;
+	int n = 0;
+
+	*uid = (uid_t)-1;	/* nobody's until known */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
+		snprintf(why, whylen, "permission denied: who connected is unknown (%s)",
+			 strerror(errno));
+		return false;
+	}
+	*uid = cr.uid;
+	/* Root, and the daemon's own user when it is not root (a test's). */
+	if (cr.uid == 0 || cr.uid == geteuid())
+		return true;
+	len = sizeof(groups);
+	/* ERANGE: more than 256 groups; the primary group still counts. */
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		n = len / sizeof(groups[0]);
+	gr = getgrnam(group);
+	if (in_group(gr, cr.gid, groups, n))
+		return true;
+	snprintf(why, whylen, "permission denied: uid %u is neither root nor in group '%s'%s",
+		 (unsigned int)cr.uid, group, gr ? "" : " (no such group: root only)");
+	return false;
+}
+
+static void accept_all(struct daemon *d, int lfd, int *ncl)
+{
+	char why[160];
+
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		struct client *c;
@@ -269,6 +329,12 @@ static void accept_all(int lfd, int *ncl)
 		c->fd = fd;
 		c->deadline = ia_now_ms() + DEADLINE_MS;
 		(*ncl)++;
+		/* Refused: told why at once, what it sends is read and discarded. */
+		if (!peer_allowed(fd, d->group, &c->uid, why, sizeof(why))) {
+			log_msg(IA_LOG_WARN, "control socket: %s", why);
+			answer(c, error_reply("%s", why));
+			c->drain = true;
+		}
 	}
 }
 
@@ -314,7 +380,7 @@ static void serve_meanwhile(void *arg)
 		}
 	}
 	if (p[0].revents) {
-		accept_all(listen_fd, &ncl);
+		accept_all(d, listen_fd, &ncl);
 		meanwhile_changes++;
 	}
 }
@@ -428,6 +494,6 @@ int serve(struct daemon *d, int lfd, int sfd)
 			}
 		}
 		if (p[0].revents && meanwhile_changes == changes)
-			accept_all(lfd, &ncl);
+			accept_all(d, lfd, &ncl);
 	}
 }

@@ -124,8 +124,12 @@ int resolve_ports(struct daemon *d)
 			 d->remote->sw[v].ns);
 		s->down = calloc(nc ? nc : 1, sizeof(struct port));
 		s->host = calloc(t->sw[v].load ? t->sw[v].load : 1, sizeof(struct port));
-		if (!s->down || !s->host)
+		if (!s->down || !s->host) {
+			free(s->down);
+			free(s->host);
+			s->down = s->host = NULL;
 			return -ENOMEM;
+		}
 		copy_ports(d, v);
 	}
 	d->remote->on_connect = connected;

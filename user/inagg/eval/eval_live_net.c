@@ -87,10 +87,18 @@ void ia_live_mix(const struct ia_live_cfg *c, struct ia_live_mixjob *mix)
 static int write_topo(struct ia_live *L, char *err, size_t errlen)
 {
 	const struct ia_live_cfg *c = &L->c;
-	FILE *f = fopen(L->topo, "w");
+	FILE *f;
+	int fd;
 
-	if (!f)
+	/* Made anew, never through a link or into a file someone else made. */
+	unlink(L->topo);
+	fd = open(L->topo, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return ia_fail(err, errlen, -errno, "%s: %s", L->topo, strerror(errno));
+	}
 	fprintf(f, "{\"switches\": [{\"name\": \"r\", \"parent\": null, \"rate\": 1,"
 		   " \"available\": false, \"capacity\": 0, \"slots\": 0}");
 	for (uint32_t l = 0; l < c->leaves; l++) {
@@ -146,7 +154,7 @@ static int start_daemon(struct ia_live *L, char *err, size_t errlen)
 	if (L->daemon < 0)
 		return ia_fail(err, errlen, -errno, "fork: %s", strerror(errno));
 	if (L->daemon == 0) {
-		int fd = open(L->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		int fd = open(L->log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
 
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (fd >= 0)

@@ -17,6 +17,8 @@
 #include "err.h"
 
 #define IA_CTL_SOCK IA_RUN_DIR "/inaggd.sock"
+/* The group whose members may use inaggd besides root, each its own jobs. */
+#define IA_CTL_GROUP "inagg"
 #define IA_CTL_MAX (4 << 20)	/* largest request or answer */
 
 /*

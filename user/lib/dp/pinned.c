@@ -57,7 +57,9 @@ int ia_pinned_jobs(const char *sw, struct ia_pinned_job **jobs, size_t *n)
 		*n = 0;
 		return ret;
 	}
-	qsort(v, *n, sizeof(*v), by_id);
+	/* No job: v may be NULL, which qsort() must not get even for 0 elements. */
+	if (*n)
+		qsort(v, *n, sizeof(*v), by_id);
 	*jobs = v;
 	return 0;
 }

@@ -169,13 +169,16 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 				err = -errno;
 				goto err;
 			}
-		/* ia_xdp tail-calls the sparse datapath (bpf/dp_sparse.h) and ia_hold. */
-		err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs),
-					  &(__u32){ IA_TAIL_SPARSE }, &x->prog_fd[IA_PROG_SPARSE],
-					  BPF_ANY);
+		/*
+		 * ia_xdp tail-calls the sparse datapath (bpf/dp_sparse.h) and ia_hold.
+		 * Keys named, not compound literals: cppcheck 2.10 cannot parse those here.
+		 */
+		__u32 sparse = IA_TAIL_SPARSE, hold = IA_PROGS_HOLD;
+
+		err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs), &sparse,
+					  &x->prog_fd[IA_PROG_SPARSE], BPF_ANY);
 		if (!err)
-			err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs),
-						  &(__u32){ IA_PROGS_HOLD },
+			err = bpf_map_update_elem(bpf_map__fd(x->skel->maps.ia_progs), &hold,
 						  &x->prog_fd[IA_PROG_HOLD], BPF_ANY);
 		if (err)
 			goto err;

@@ -103,6 +103,7 @@ bool ia_xdp_prog_uses_map(int prog_fd, __u32 map_id)
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
 		return false;
 	for (i = 0; i < info.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++)
+		/* cppcheck-suppress uninitvar ; the kernel wrote nr_map_ids ids (info.map_ids) */
 		if (ids[i] == map_id)
 			return true;
 	return false;

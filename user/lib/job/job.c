@@ -290,7 +290,8 @@ int ia_jobs_submit(struct ia_jobs *js, const struct ia_job_request *rq, struct i
 			      .class = rq->class ? rq->class : IA_JOB_AUTO,
 			      .window = rq->window ? rq->window :
 				       rq->head ? rq->head : IA_JOB_WINDOW_DEFAULT,
-			      .cc = rq->cc, .state = IA_JOB_ADMITTING, .created = time(NULL) };
+			      .cc = rq->cc, .state = IA_JOB_ADMITTING, .created = time(NULL),
+			      .owner = rq->owner };
 	j->head = rq->head ? rq->head : j->window;
 	if (j->class == IA_JOB_PS)
 		j->head = 0;

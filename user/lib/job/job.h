@@ -67,6 +67,7 @@ struct ia_job {
 	struct ia_placement model;
 	struct ia_plan plan;		/* built from CONFIGURING on */
 	time_t created;
+	uint32_t owner;			/* uid of who submitted it (inaggd: SO_PEERCRED); 0: root */
 };
 
 struct ia_jobs;
@@ -112,6 +113,7 @@ struct ia_job_request {
 	enum ia_cc_policy cc;		/* its workers' window policy; 0: fixed */
 	const uint32_t *load;		/* workers per switch; NULL: all of the topology's */
 	bool no_tail;			/* a PS job: no tails, its messages pass every switch */
+	uint32_t owner;			/* uid the job belongs to */
 };
 
 /* One admission refusal of a submission: the switch and the ledger's reason. */

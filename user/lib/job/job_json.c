@@ -77,6 +77,7 @@ json_object *ia_job_to_json(const struct ia_jobs *js, const struct ia_job *j)
 			       json_object_new_int64(ia_job_worker_window(j->window)));
 	json_object_object_add(o, "cc", json_object_new_string(ia_cc_policy_name(j->cc)));
 	json_object_object_add(o, "created", json_object_new_int64(j->created));
+	json_object_object_add(o, "owner", json_object_new_int64(j->owner));
 	for (int v = 0; v < t->n; v++) {
 		if (j->blue[v])
 			json_object_array_add(blue, json_object_new_string(t->sw[v].name));
@@ -139,7 +140,7 @@ static void names_to_set(const struct ia_topo *t, json_object *o, const char *ke
  */
 int ia_job_from_json(const struct ia_topo *t, json_object *o, struct ia_job *j)
 {
-	long long id, k, window, created = 0, head;
+	long long id, k, window, created = 0, head, owner = 0;
 	json_object *f;
 	int algo, s, class = IA_JOB_INA;
 
@@ -174,6 +175,10 @@ int ia_job_from_json(const struct ia_topo *t, json_object *o, struct ia_job *j)
 	if (!get_int(o, "k", 0, INT32_MAX, &k) || !get_int(o, "window", 1, IA_MAX_WINDOW, &window))
 		return -EBADMSG;
 	get_int(o, "created", 0, INT64_MAX, &created);
+	/* A record without an owner (before issue 31) is root's: only root may end it. */
+	if (json_object_object_get_ex(o, "owner", NULL) &&
+	    !get_int(o, "owner", 0, UINT32_MAX - 1, &owner))
+		return -EBADMSG;
 	if (class != IA_JOB_INA && class != IA_JOB_PS)
 		return -EBADMSG;
 	if (!json_object_object_get_ex(o, "head", NULL))
@@ -186,6 +191,7 @@ int ia_job_from_json(const struct ia_topo *t, json_object *o, struct ia_job *j)
 	j->k = k;
 	j->window = window;
 	j->created = created;
+	j->owner = owner;
 	if (!json_object_object_get_ex(o, "algorithm", &f) ||
 	    !json_object_is_type(f, json_type_string) ||
 	    (algo = ia_algo_parse(json_object_get_string(f))) < 0)

@@ -15,8 +15,15 @@
  * Without a site (or without its host), the switch is the namespace
  * ia-TAG-SWITCH of this host with the ports of netplan.h, and its agent is
  * run here, in that namespace.
+ *
+ * Every field is checked before anything runs (site_check()): ssh reads a
+ * host that begins with '-' as an option (-oProxyCommand=... runs as the
+ * daemon, root), and the remote command (agent, switch) reaches the router's
+ * shell, so only plain names pass there.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +65,154 @@ static const char *nth_of(json_object *o, const char *key, int i)
 		return NULL;
 	v = json_object_array_get_idx(a, i);
 	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* Characters a host ([user@]name, [v6]:) may have: none a shell or ssh reads. */
+static bool host_ok(const char *h)
+{
+	if (!*h || *h == '-' || strlen(h) > 255)
+		return false;
+	for (; *h; h++)
+		if (!isalnum((unsigned char)*h) && !strchr("._-@:[]%", *h))
+			return false;
+	return true;
+}
+
+/* A word the router's shell takes as it is: [A-Za-z0-9._/+-], not an option. */
+static bool word_ok(const char *w, size_t max)
+{
+	if (!*w || *w == '-' || strlen(w) > max)
+		return false;
+	for (; *w; w++)
+		if (!isalnum((unsigned char)*w) && !strchr("._/+-", *w))
+			return false;
+	return true;
+}
+
+/* An interface name as the kernel takes one (dev_valid_name()). */
+static bool ifname_ok(const char *n)
+{
+	if (!*n || strlen(n) >= IFNAMSIZ || !strcmp(n, ".") || !strcmp(n, ".."))
+		return false;
+	for (; *n; n++)
+		if (*n == '/' || *n == ':' || isspace((unsigned char)*n))
+			return false;
+	return true;
+}
+
+/* A string field: a JSON string without a NUL inside (json-c keeps "\u0000"). */
+static const char *field_str(json_object *v)
+{
+	if (!json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* The ports (or peers) object's field key: a string (single) or an array of them. */
+static int ports_check(json_object *o, const char *what, bool mac, const char *sw, char *err,
+		       size_t errlen)
+{
+	unsigned char m[6];
+
+	if (!o)
+		return 0;
+	if (!json_object_is_type(o, json_type_object))
+		return ia_fail(err, errlen, -EINVAL, "switch %s: site: %s: an object", sw, what);
+	json_object_object_foreach(o, key, val) {
+		bool many = strcmp(key, "up");
+		size_t n = many && json_object_is_type(val, json_type_array) ?
+				   json_object_array_length(val) : 1;
+
+		if (many && strcmp(key, "down") && strcmp(key, "hosts"))
+			return ia_fail(err, errlen, -EINVAL,
+				       "switch %s: site: %s: unknown field '%s' (up, down, hosts)",
+				       sw, what, key);
+		if (many && !json_object_is_type(val, json_type_array))
+			return ia_fail(err, errlen, -EINVAL, "switch %s: site: %s.%s: an array",
+				       sw, what, key);
+		for (size_t i = 0; i < n; i++) {
+			const char *x = field_str(many ? json_object_array_get_idx(val, i) : val);
+
+			if (!x || (mac ? ia_mac_parse(x, m) != 0 : !ifname_ok(x)))
+				return ia_fail(err, errlen, -EINVAL,
+					       "switch %s: site: %s.%s: %s", sw, what, key,
+					       mac ? "a MAC address" :
+						     "an interface name (no '/', ':' or space, "
+						     "< 16 characters)");
+		}
+	}
+	return 0;
+}
+
+/* Whether an integer field, if given, is one in [min, max]. */
+static int int_check(json_object *site, const char *key, int min, int max, const char *sw,
+		     char *err, size_t errlen)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(site, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < min ||
+	    json_object_get_int64(v) > max)
+		return ia_fail(err, errlen, -EINVAL, "switch %s: site: %s: an integer in [%d, %d]",
+			       sw, key, min, max);
+	return 0;
+}
+
+/* Every field of a switch's site, before any runs; err names the switch, field and why. */
+static int site_check(json_object *site, const char *sw, char *err, size_t errlen)
+{
+	json_object *v;
+	const char *x;
+	int ret;
+
+	if (!site)
+		return 0;
+	if (!json_object_is_type(site, json_type_object))
+		return ia_fail(err, errlen, -EINVAL, "switch %s: site: an object", sw);
+	if (json_object_object_get_ex(site, "host", &v)) {
+		x = field_str(v);
+		if (!x || !host_ok(x))
+			return ia_fail(err, errlen, -EINVAL,
+				       "switch %s: site: host: [user@]name or address of "
+				       "[A-Za-z0-9._@:[]%%-], not beginning with '-' "
+				       "(ssh would read it as an option)", sw);
+	}
+	if (json_object_object_get_ex(site, "agent", &v) &&
+	    (!(x = field_str(v)) || !word_ok(x, 255)))
+		return ia_fail(err, errlen, -EINVAL,
+			       "switch %s: site: agent: a command of [A-Za-z0-9._/+-], not "
+			       "beginning with '-' (the router's shell reads it)", sw);
+	if (json_object_object_get_ex(site, "switch", &v) &&
+	    (!(x = field_str(v)) || !word_ok(x, 64) || strchr(x, '/')))
+		return ia_fail(err, errlen, -EINVAL,
+			       "switch %s: site: switch: a name of [A-Za-z0-9._+-], not beginning "
+			       "with '-', at most 64 (the router's shell reads it)", sw);
+	if (json_object_object_get_ex(site, "ssh", &v)) {
+		if (!json_object_is_type(v, json_type_array))
+			return ia_fail(err, errlen, -EINVAL, "switch %s: site: ssh: an array", sw);
+		for (size_t i = 0; i < json_object_array_length(v); i++)
+			if (!(x = field_str(json_object_array_get_idx(v, i))) || !*x)
+				return ia_fail(err, errlen, -EINVAL,
+					       "switch %s: site: ssh[%zu]: a non-empty string "
+					       "without a null character", sw, i);
+	}
+	if (json_object_object_get_ex(site, "layout", &v) &&
+	    !json_object_is_type(v, json_type_boolean))
+		return ia_fail(err, errlen, -EINVAL, "switch %s: site: layout: true or false", sw);
+	ret = ports_check(json_object_object_get_ex(site, "ports", &v) ? v : NULL, "ports",
+			  false, sw, err, errlen);
+	if (!ret)
+		ret = ports_check(json_object_object_get_ex(site, "peers", &v) ? v : NULL, "peers",
+				  true, sw, err, errlen);
+	if (!ret)
+		ret = int_check(site, "timeout_ms", 1, 3600000, sw, err, errlen);
+	if (!ret)
+		ret = int_check(site, "retries", 0, 100, sw, err, errlen);
+	if (!ret)
+		ret = int_check(site, "holdoff_ms", 0, 3600000, sw, err, errlen);
+	return ret;
 }
 
 static int port_set(struct ia_rport *p, const char *name, const char *peer, const char *sw,
@@ -120,6 +275,9 @@ static int site_switch(struct ia_remote *r, int v, json_object *site, const char
 	s->host = calloc(t->sw[v].load ? t->sw[v].load : 1, sizeof(*s->host));
 	if (!s->down || !s->host)
 		return ia_fail(err, errlen, -ENOMEM, "out of memory");
+	ret = site_check(site, name, err, errlen);
+	if (ret)
+		return ret;
 	if (site) {
 		json_object_object_get_ex(site, "ports", &ports);
 		json_object_object_get_ex(site, "peers", &peers);
@@ -210,6 +368,9 @@ int ia_remote_open(struct ia_remote *r, const struct ia_topo *t, const char *top
 		ret = site_switch(r, v, site ? site[v] : NULL, agent_bin, err, errlen);
 	free(site);
 	json_object_put(root);
+	/* A refused site frees what the switches before it got (the caller may close again). */
+	if (ret)
+		ia_remote_close(r);
 	return ret;
 }
 

@@ -205,6 +205,7 @@ int ia_topo_index(struct ia_topo *t, char *err, size_t errlen)
 		}
 		for (int b = 0; b < nb; b++) {
 			const char *name = t->sw[v0 + b].name;
+			/* cppcheck-suppress uninitvar ; the loop above set hs[b] for every b < nb */
 			uint32_t h = hs[b];
 
 			for (i = h & t->index_mask; t->index[i].idx >= 0; i = (i + 1) & t->index_mask) {
