@@ -633,6 +633,56 @@ TEST_F(tail, readded_job_gets_no_flush_of_old_partials)
 }
 
 /*
+ * The old generation's partial, old and of the same length, is swapped out
+ * of the slot and then dropped by send_flush(): it is a discard, counted
+ * (tail_discards), as when it is young (issue 32). A pool of one slot.
+ */
+TEST_F(tail, readded_job_old_partial_counted_discarded)
+{
+	ASSERT_EQ(0, set_tail(&self->t, 1, 1, 0));	/* 1 ns: every holder is old */
+	vals_of(1, 200, self->v[0]);
+	vals_of(2, 201, self->v[1]);
+	ASSERT_EQ(XDP_DROP, SEND(200, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, PSJ));
+	ASSERT_EQ(0, add_ps_job(&self->t));
+	ASSERT_EQ(XDP_DROP, SEND(201, 2, 1, 0, 0, self->v[1]));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_DISCARD));
+	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_FLUSH));
+	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TX));
+}
+
+/* The same in the eviction path: a blue chunk takes back a lent slot from a gone generation. */
+TEST_F(tail, eviction_of_old_generation_counted_discarded)
+{
+	__u32 q = seq_to(2, 1, 0);
+	__s32 a[NE];
+	struct ia_slot s;
+	int e;
+
+	ASSERT_EQ(0, add_ina_job(&self->t));
+	ASSERT_EQ(0, set_tail(&self->t, 0, 0, 2));	/* no pool: head slots 2, 3 */
+	vals_of(1, q, self->v[0]);
+	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, PSJ));
+	ASSERT_EQ(0, add_ps_job(&self->t));
+	for (e = 0; e < NE; e++)
+		a[e] = 1000 + e;
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in,
+				piece(self->in, INA, 3, 11, 1, 0, 0, a, false), self->out,
+				&self->olen));
+	ASSERT_EQ(1, jctr(self->t.x, INA, IA_C_TAIL_EVICT));
+	ASSERT_EQ(1, jctr(self->t.x, INA, IA_C_TAIL_DISCARD));
+	ASSERT_EQ(1, jctr(self->t.x, INA, IA_C_AGGREGATED));
+	ASSERT_EQ(0, jctr(self->t.x, INA, IA_C_TX));
+	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_FLUSH));
+	ASSERT_EQ(0, ia_xdp_slot_read(self->t.x, INA, 3, &s));
+	ASSERT_EQ(IA_SLOT_OPEN, s.state);
+	ASSERT_EQ(3, s.seq);
+	ASSERT_EQ(a[4], s.sum[4]);
+}
+
+/*
  * Chunks go to the tail in runs (ia_tail_hash(), wire.h): a job's
  * IA_TAIL_RUN consecutive chunks take consecutive slots, where the hosts
  * and the simulator compute them, and two switches with the same pool put
