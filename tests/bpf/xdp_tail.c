@@ -209,6 +209,35 @@ TEST_F(tail, claim_hit_complete)
 	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_COLL));
 }
 
+/*
+ * The piece that completes the slot is a flushed partial of the switch
+ * below (a trailer): the aggregate still leaves as a complete one, with no
+ * trailer, nworkers the whole set's, flags the slot's (issue 32: it left
+ * with IA_F_SET and the last piece's own trailer, which the PS refuses).
+ */
+TEST_F(tail, completed_by_a_flushed_partial_leaves_without_trailer)
+{
+	__u32 q = seq_to(4, 2, 100), i;
+	struct ia_slot s;
+
+	ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));	/* nothing ages */
+	for (i = 0; i < 5; i++)
+		vals_of(i, q, self->v[i]);
+	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(XDP_DROP, SEND(q, 2, 1, IA_F_MARK, 0, self->v[1]));
+	ASSERT_EQ(XDP_DROP, SEND(q, 3, 1, 0, 0, self->v[2]));
+	ASSERT_EQ(XDP_DROP, SEND(q, LOWER, 1, 0, 0x08, self->v[3]));
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, LOWER, 1, 0, 0x10, self->v[4]));
+	for (i = 0; i < 5; i++)
+		vals_add(self->sum, self->v[i]);
+	EXPECT_OUT(PSJ, q, SELF_ID, 5, IA_F_MARK, 0, self->sum);
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 2, &s));
+	ASSERT_EQ(IA_SLOT_EMPTY, s.state);
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_COMPLETE));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_EMIT));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TX));
+}
+
 TEST_F(tail, duplicate_and_overlap)
 {
 	__u32 q = seq_to(4, 1, 0);
