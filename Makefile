@@ -45,6 +45,7 @@ GEN_DEPS :=
 -include user/inaggd/inaggd.mk
 -include user/agent/agent.mk
 -include packaging/packaging.mk
+-include tests/model/model.mk
 
 # Test-only tc impairment of host links (tests/impair/): object and skeleton.
 IMPAIR_SKEL := $(BUILD)/tests/impair/impair.skel.h

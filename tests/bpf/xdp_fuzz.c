@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The differential fuzzer (tests/model/fuzz.h) in make check: fixed seeds,
+ * a few seconds, the datapath and the reference model compared frame by
+ * frame with every slot checked after every frame, the coverage of the
+ * model's branches printed; and a deliberately wrong datapath (the tail's
+ * programs with a duplicate uncounted, built by tests/model/model.mk),
+ * which the fuzzer must catch and shrink to a few operations.
+ */
+#include <libgen.h>
+#include <limits.h>
+#include <sched.h>
+#include <unistd.h>
+
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "xdp.h"
+#include "fuzz.h"
+
+#define NOPS	3000
+#define NSEEDS	4
+
+static struct fz z;
+static struct fz_op ops[NOPS];
+
+TEST(model_agrees_with_datapath)
+{
+	struct fz_diff d;
+	__u64 seed;
+	long n;
+	int b;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, fz_open(&z));
+	z.slow = 1;
+	for (seed = 1; seed <= NSEEDS; seed++) {
+		fz_gen(seed, ops, NOPS);
+		if (fz_run(&z, ops, NOPS, &d)) {
+			n = NOPS;
+			fz_shrink(&z, ops, &n, &d, 300);
+			fz_report(stdout, seed, ops, n, &d);
+		}
+		ASSERT_EQ(-1, d.at);
+	}
+	fz_coverage(stdout, &z);
+	/* What a short pass must reach, or it checks less than it claims. */
+	for (b = 0, n = 0; b < MB__N; b++)
+		if (!z.cover[b] && b != MB_EVICT_DISCARD_GEN && b != MB_TAIL_DISCARD_GEN) {
+			TH_LOG("branch \"%s\" not reached", m_branch_name[b]);
+			n++;
+		}
+	EXPECT_EQ(0, n);
+	fz_close(&z);
+}
+
+/* The mutant beside this binary's build: BUILD/bpf/mutant/inagg_tail.bpf.o. */
+static int mutant_path(char *path, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	/* BUILD/tests/bpf/xdp_fuzz */
+	snprintf(path, size, "%s/../../bpf/mutant/inagg_tail.bpf.o", dirname(exe));
+	return access(path, R_OK);
+}
+
+TEST(mutant_caught_and_shrunk)
+{
+	char path[PATH_MAX + 64];
+	struct fz_diff d = { .at = -1 };
+	__u64 seed;
+	long n = NOPS;
+
+	if (mutant_path(path, sizeof(path)))
+		SKIP(return, "no mutant built (make %s)", "build/bpf/mutant/inagg_tail.bpf.o");
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, fz_open(&z));
+	ASSERT_EQ(0, fz_load_mutant(&z, path));
+	for (seed = 1; seed <= NSEEDS && d.at < 0; seed++) {
+		fz_gen(seed, ops, NOPS);
+		fz_run(&z, ops, NOPS, &d);
+	}
+	ASSERT_LE(0, d.at);
+	fz_shrink(&z, ops, &n, &d, 300);
+	fz_report(stdout, seed - 1, ops, n, &d);
+	/* A claim and its duplicate, behind whatever publishes a pool. */
+	EXPECT_GE(4, n);
+	EXPECT_NE(NULL, strstr(d.what, ia_ctr_name(IA_C_DUP)));
+	fz_close(&z);
+}
+
+TEST_HARNESS_MAIN
