@@ -71,6 +71,11 @@ struct fz {
 	struct m_switch	m;
 	struct m_out	o;
 	__u64		pbase[FZ_NPORTS][IA_C__COUNT];	/* port counters at the reset */
+	__u64		jbase[4][IA_C__COUNT];		/* job counters at the reset */
+	__u32		tail[3];	/* published: pool, age old, lend */
+	int		jobs_fd, slots_fd;	/* the switch's ia_jobs, ia_slots */
+	struct m_hop	m_up, m_down[2];
+	__u32		m_window[4];
 	__u64		cover[MB__N];
 	__u64		frames;
 	unsigned	slow:1;		/* every slot and counter after every frame */

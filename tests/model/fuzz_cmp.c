@@ -22,7 +22,8 @@ int fz_snap(struct fz *z, struct fz_snap *s)
 	for (i = 0; i < FZ_NJOBS; i++) {
 		if (ia_xdp_job_counters(z->x, fz_jobs[i], &c))
 			return -1;
-		memcpy(s->j[i], c.c, sizeof(c.c));
+		for (k = 0; k < IA_C__COUNT; k++)
+			s->j[i][k] = c.c[k] - z->jbase[i][k];
 	}
 	for (i = 0; i < FZ_NPORTS; i++) {
 		if (ia_xdp_port_counters(z->x, z->port[i], &c))

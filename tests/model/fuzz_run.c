@@ -89,82 +89,13 @@ static int job_add(struct fz *z, int i)
 		memcpy(mdown[k].dmac, down[k].dmac, 6);
 		mdown[k].daddr = down[k].daddr;
 	}
+	z->m_up = mup;
+	memcpy(z->m_down, mdown, sizeof(mdown));
+	z->m_window[i] = j.window;
 	if (m_job_add(&z->m, j.id, j.role, j.window, 0, FZ_SELF, jobs[i].n, jobs[i].m, &mup,
 		      2, mdown))
 		return -EINVAL;
 	return ia_xdp_job_add(z->x, &j);
-}
-
-static int tail_set(struct fz *z, __u32 slots, int age_old, __u32 lend)
-{
-	struct ia_xdp_lend l = { .job = FZ_INA, .count = lend };
-	struct ia_xdp_tail t = { .slots = slots, .age_ns = age_old ? 1 : AGE_NONE,
-				 .nlend = !!lend, .lend = &l };
-	struct m_lend ml = { FZ_INA, lend };
-
-	m_tail_set(&z->m, slots, age_old, !!lend, &ml);
-	return ia_xdp_tail_set(z->x, &t);
-}
-
-static int ports_read(struct fz *z, __u64 (*pc)[IA_C__COUNT])
-{
-	struct ia_counters c;
-	int i;
-
-	for (i = 0; i < FZ_NPORTS; i++) {
-		if (ia_xdp_port_counters(z->x, z->port[i], &c))
-			return -EIO;
-		memcpy(pc[i], c.c, sizeof(c.c));
-	}
-	return 0;
-}
-
-/* A fresh switch without reloading: jobs added again, an empty tail, port counters from here. */
-static int reset(struct fz *z)
-{
-	int i, err;
-
-	for (i = 0; i < NJOBS; i++)
-		ia_xdp_job_del(z->x, jobs[i].id);
-	m_init(&z->m);
-	for (i = 0; i < FZ_NPORTS; i++)
-		m_port_add(&z->m, z->port[i]);
-	for (i = 0; i < NJOBS; i++) {
-		err = job_add(z, i);
-		if (err)
-			return err;
-	}
-	err = tail_set(z, 0, 0, 0);
-	return err ?: ports_read(z, z->pbase);
-}
-
-int fz_open(struct fz *z)
-{
-	char cmd[160];
-	int i, err;
-
-	memset(z, 0, sizeof(*z));
-	for (i = 0; i < FZ_NPORTS; i++) {
-		snprintf(cmd, sizeof(cmd), "ip link add fz%d type veth peer name fzp%d && "
-			 "ip link set fz%d up && ip link set fzp%d up", i, i, i, i);
-		if (system(cmd))
-			return -EIO;
-		snprintf(cmd, sizeof(cmd), "fz%d", i);
-		z->port[i] = if_nametoindex(cmd);
-	}
-	err = ia_xdp_open(NULL, &z->x);
-	if (err)
-		return err;
-	for (i = 0; i < FZ_NPORTS && !err; i++)
-		err = ia_xdp_port_add(z->x, z->port[i]);
-	z->prog = ia_xdp_prog_fd(z->x);
-	return err ?: reset(z);
-}
-
-void fz_close(struct fz *z)
-{
-	ia_xdp_close(z->x);
-	z->x = NULL;
 }
 
 /* The ids of the maps prog uses; how many. */
@@ -233,6 +164,123 @@ static int map_named(const __u32 *ids, __u32 n, const char *name)
 	return -1;
 }
 
+static int tail_set(struct fz *z, __u32 slots, int age_old, __u32 lend)
+{
+	struct ia_xdp_lend l = { .job = FZ_INA, .count = lend };
+	struct ia_xdp_tail t = { .slots = slots, .age_ns = age_old ? 1 : AGE_NONE,
+				 .nlend = !!lend, .lend = &l };
+	struct m_lend ml = { FZ_INA, lend };
+
+	m_tail_set(&z->m, slots, age_old, !!lend, &ml);
+	z->tail[0] = slots;
+	z->tail[1] = age_old;
+	z->tail[2] = lend;
+	return ia_xdp_tail_set(z->x, &t);
+}
+
+/* Job or the pool (IA_TAIL_SLOT) with n empty slots, written in place. */
+static int slots_clear(struct fz *z, __u32 job, __u32 n)
+{
+	struct ia_job_cfg cfg;
+	struct ia_slot zero = {};
+	__u32 key = IA_TAIL_SLOT, id, i;
+	int fd, err = 0;
+
+	if (job) {
+		if (bpf_map_lookup_elem(z->jobs_fd, &job, &cfg))
+			return -ENOENT;
+		key = cfg.slot;
+	}
+	if (bpf_map_lookup_elem(z->slots_fd, &key, &id))
+		return -ENOENT;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	for (i = 0; i < n && !err; i++)
+		err = bpf_map_update_elem(fd, &i, &zero, 0);
+	close(fd);
+	return err;
+}
+
+/*
+ * A fresh switch without reloading and, after the first, without a grace
+ * period: the blue heads emptied in place, the tail published back to none
+ * (only if it changed), counters counted from here; the model anew.
+ */
+static int reset(struct fz *z)
+{
+	struct fz_snap s;
+	int i, err = 0;
+
+	m_init(&z->m);
+	for (i = 0; i < FZ_NPORTS; i++)
+		m_port_add(&z->m, z->port[i]);
+	for (i = 0; i < NJOBS && !err; i++) {
+		if (z->jobs_fd < 0)
+			err = job_add(z, i);
+		else
+			err = m_job_add(&z->m, jobs[i].id, jobs[i].role, z->m_window[i], 0,
+					FZ_SELF, jobs[i].n, jobs[i].m, &z->m_up, 2, z->m_down);
+	}
+	if (!err && z->jobs_fd >= 0)
+		err = slots_clear(z, FZ_BLUE, FZ_WINDOW) ?: slots_clear(z, FZ_INA, FZ_WINDOW);
+	if (!err && (z->tail[0] || z->tail[1] || z->tail[2] || z->jobs_fd < 0))
+		err = tail_set(z, 0, 0, 0);
+	else
+		m_tail_set(&z->m, 0, 0, 0, NULL);
+	if (err)
+		return err;
+	memset(z->jbase, 0, sizeof(z->jbase));
+	memset(z->pbase, 0, sizeof(z->pbase));
+	if (fz_snap(z, &s))
+		return -EIO;
+	memcpy(z->jbase, s.j, sizeof(s.j));
+	memcpy(z->pbase, s.p, sizeof(s.p));
+	if (z->jobs_fd < 0) {
+		__u32 ids[64], n = switch_maps(z, ids, 64);
+
+		z->jobs_fd = map_named(ids, n, "ia_jobs");
+		z->slots_fd = map_named(ids, n, "ia_slots");
+		if (z->jobs_fd < 0 || z->slots_fd < 0)
+			return -ENOENT;
+	}
+	return 0;
+}
+
+int fz_open(struct fz *z)
+{
+	char cmd[160];
+	int i, err;
+
+	memset(z, 0, sizeof(*z));
+	z->jobs_fd = z->slots_fd = -1;
+	for (i = 0; i < FZ_NPORTS; i++) {
+		snprintf(cmd, sizeof(cmd), "ip link add fz%d type veth peer name fzp%d && "
+			 "ip link set fz%d up && ip link set fzp%d up", i, i, i, i);
+		if (system(cmd))
+			return -EIO;
+		snprintf(cmd, sizeof(cmd), "fz%d", i);
+		z->port[i] = if_nametoindex(cmd);
+	}
+	err = ia_xdp_open(NULL, &z->x);
+	if (err)
+		return err;
+	for (i = 0; i < FZ_NPORTS && !err; i++)
+		err = ia_xdp_port_add(z->x, z->port[i]);
+	z->prog = ia_xdp_prog_fd(z->x);
+	return err ?: reset(z);
+}
+
+void fz_close(struct fz *z)
+{
+	if (z->jobs_fd >= 0)
+		close(z->jobs_fd);
+	if (z->slots_fd >= 0)
+		close(z->slots_fd);
+	ia_xdp_close(z->x);
+	z->x = NULL;
+}
+
 int fz_load_mutant(struct fz *z, const char *path)
 {
 	struct bpf_object *obj = bpf_object__open_file(path, NULL);
@@ -291,6 +339,7 @@ static int apply(struct fz *z, long at, const struct fz_op *op, struct fz_snap *
 		ia_xdp_job_del(z->x, FZ_PS);
 		m_job_del(&z->m, FZ_PS);
 		err = job_add(z, 2);
+		memset(z->jbase[2], 0, sizeof(z->jbase[2]));	/* counters zeroed by the add */
 		goto resnap;
 	}
 	len = fz_frame(op, in);
