@@ -23,14 +23,27 @@
 static struct fz z;
 static struct fz_op ops[NOPS];
 
-TEST(model_agrees_with_datapath)
+/* Each test in its own network namespace; the timeouts are for the 6.1 guest's TCG. */
+FIXTURE(fuzz) {
+	int unused;
+};
+
+FIXTURE_SETUP(fuzz)
+{
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+}
+
+FIXTURE_TEARDOWN(fuzz)
+{
+}
+
+TEST_F_TIMEOUT(fuzz, model_agrees_with_datapath, 600)
 {
 	struct fz_diff d;
 	__u64 seed;
 	long n;
 	int b;
 
-	ASSERT_EQ(0, unshare(CLONE_NEWNET));
 	ASSERT_EQ(0, fz_open(&z));
 	z.slow = 1;
 	/* Tail publications wait for grace periods: enough to reach every branch, no more. */
@@ -70,7 +83,7 @@ static int mutant_path(char *path, size_t size)
 	return access(path, R_OK);
 }
 
-TEST(mutant_caught_and_shrunk)
+TEST_F_TIMEOUT(fuzz, mutant_caught_and_shrunk, 600)
 {
 	char path[PATH_MAX + 64];
 	struct fz_diff d = { .at = -1 };
@@ -79,7 +92,6 @@ TEST(mutant_caught_and_shrunk)
 
 	if (mutant_path(path, sizeof(path)))
 		SKIP(return, "no mutant built (make %s)", "build/bpf/mutant/inagg_tail.bpf.o");
-	ASSERT_EQ(0, unshare(CLONE_NEWNET));
 	ASSERT_EQ(0, fz_open(&z));
 	ASSERT_EQ(0, fz_load_mutant(&z, path));
 	for (seed = 1; seed <= NSEEDS && d.at < 0; seed++) {

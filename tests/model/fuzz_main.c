@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 			n = len;
 			printf("# seed %llu: %s at %ld; shrinking\n", (unsigned long long)seed,
 			       d.what, d.at);
-			fz_shrink(&z, ops, &n, &d, 400);
+			fz_shrink(&z, ops, &n, &d, 3000);
 			fz_report(stdout, seed, ops, n, &d);
 			return 1;
 		}
