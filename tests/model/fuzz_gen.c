@@ -72,7 +72,7 @@ static void member_frame(struct gen *g, struct fz_op *op, __u32 job, const struc
 	op->vals = (__u32)rnd(&g->s);
 }
 
-/* Every member's message of one chunk, in random order; a PS job's lower tail maybe in two flushes. */
+/* Every member's message of one chunk, in random order; the lower tail's maybe as two flushes. */
 static long burst(struct gen *g, struct fz_op *ops, long i, long n, __u32 job)
 {
 	__u32 nm, order[8], k, t, u, seq = *front(g, job);
