@@ -13,6 +13,7 @@
 #define INAGG_TESTS_FUZZ_H
 
 #include <stdio.h>
+#include <time.h>
 
 #include "model.h"
 
@@ -79,6 +80,8 @@ struct fz {
 	__u64		cover[MB__N];
 	__u64		frames;
 	unsigned	slow:1;		/* every slot and counter after every frame */
+	unsigned	stopped:1;	/* fz_run() stopped at the deadline */
+	time_t		deadline;	/* 0: none */
 };
 
 #define FZ_NJOBS	4
@@ -106,7 +109,10 @@ int fz_open(struct fz *z);
 /* The tail's programs of a mutated build (bpf/bpf.mk) take the place of the switch's. */
 int fz_load_mutant(struct fz *z, const char *obj);
 void fz_close(struct fz *z);
-/* Runs ops from a fresh switch; 0 if model and datapath agreed all along. */
+/*
+ * Runs ops from a fresh switch; 0 if model and datapath agreed all along
+ * (or until the deadline, if any: then stopped is set).
+ */
 int fz_run(struct fz *z, const struct fz_op *ops, long n, struct fz_diff *d);
 /* Shrinks ops[0..*n) (which fails) in place to a sequence that still fails. */
 void fz_shrink(struct fz *z, struct fz_op *ops, long *n, struct fz_diff *d, int budget);

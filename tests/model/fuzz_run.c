@@ -384,9 +384,14 @@ int fz_run(struct fz *z, const struct fz_op *ops, long n, struct fz_diff *d)
 		snprintf(d->what, sizeof(d->what), "reset failed");
 		return -1;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (z->deadline && !(i % 64) && time(NULL) >= z->deadline) {
+			z->stopped = 1;
+			return 0;
+		}
 		if (apply(z, i, &ops[i], &snap, d))
 			return 1;
+	}
 	return 0;
 }
 
