@@ -4,6 +4,7 @@
 #   make check    install what is missing, run every test layer
 #   make demo     the main job (see README.md)
 #   make bench    benchmarks, with baselines measured in the same run
+#   make fuzz     the datapath against its reference model, 10 million frames (tests/model/)
 #   make corpus   word count's text for `inagg eval fig6` (docs/apps.md)
 #   make memory-plot  head and tail over time (docs/memory.md) from a live run's history
 # CPPFLAGS, CFLAGS and LDFLAGS from the environment are used (debian/rules: dpkg-buildflags').
@@ -47,6 +48,7 @@ GEN_DEPS :=
 -include user/inaggd/inaggd.mk
 -include user/agent/agent.mk
 -include packaging/packaging.mk
+-include tests/model/model.mk
 
 # Test-only tc impairment of host links (tests/impair/): object and skeleton.
 IMPAIR_SKEL := $(BUILD)/tests/impair/impair.skel.h

@@ -42,6 +42,8 @@ static __always_inline int send_answer(struct ia_pkt *k, __u32 nworkers, __u8 fl
 	d = bpf_map_lookup_elem(&ia_down, &dk);
 	if (!d)
 		return drop(k->p, k->j, IA_C_DROP_TYPE);	/* a member where no result goes */
+	/* Only now: a frame has one outcome, and a drop is not an answer. */
+	ctr(k->j, IA_C_ANSWER);
 	h->type = IA_MSG_RESULT;
 	HDR32(h, sender) = bpf_htonl(k->cfg->self_id);
 	HDR32(h, nworkers) = bpf_htonl(nworkers);

@@ -89,15 +89,16 @@ static __always_inline int send_flush(struct ia_pkt *k, const struct flushed *f)
 
 	/*
 	 * Its job left the switch meanwhile (or was added again since: another
-	 * generation): the partial is lost (its members retransmit).
+	 * generation): the partial is lost (its members retransmit), a discard
+	 * counted on the job whose message took the slot, like any other.
 	 */
 	if (!cfg || cfg->role != IA_ROLE_TAIL || cfg->gen != f->gen || !n || n > IA_MAX_ELEMS)
-		return XDP_DROP;
+		goto discard;
 	if (frame_resize(k, IA_FRAME_LEN(n) + IA_SET_LEN) || repoint(k, n, IA_SET_LEN))
-		return XDP_DROP;
+		goto discard;
 	t = k->pl + n;
 	if ((void *)(t + 2) > k->end)
-		return XDP_DROP;
+		goto discard;
 	set_put(t, f->set);
 	h = k->h;
 	HDR32(h, job) = bpf_htonl(f->job);
@@ -112,6 +113,9 @@ static __always_inline int send_flush(struct ia_pkt *k, const struct flushed *f)
 	ctr(k->j, IA_C_TAIL_FLUSH);
 	return send_aggregate(k, __builtin_popcountll(f->set),
 			      IA_F_SET | IA_F_FLUSH | (f->flags & (IA_F_MARK | IA_F_COLL)));
+discard:
+	ctr(k->j, IA_C_TAIL_DISCARD);
+	return XDP_DROP;
 }
 
 #endif /* INAGG_DP_FLUSH_H */

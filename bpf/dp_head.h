@@ -179,8 +179,7 @@ static __always_inline int blue_result(struct ia_pkt *k, int v, __u32 nworkers, 
 		ctr(k->j, IA_C_EMIT);
 		break;
 	case BV_ANSWER:
-		ctr(k->j, IA_C_ANSWER);
-		return send_answer(k, nworkers, flags);
+		return send_answer(k, nworkers, flags);	/* counts answered, or the drop */
 	default:
 		ctr(k->j, IA_C_REEMIT);
 		flags |= IA_F_REEMIT;

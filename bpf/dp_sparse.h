@@ -185,6 +185,8 @@ static __always_inline int sparse_up(struct ia_pkt *k, const struct ia_member *m
 	int v, expected;
 	void *slots;
 
+	if (k->h->flags & IA_F_SET)
+		return drop(k->p, k->j, IA_C_DROP_SET);	/* a PS job's partial: not ours */
 	idx = cfg->slot;
 	slots = bpf_map_lookup_elem(&ia_slots, &idx);
 	masks = ia_sparse_mask_slots(nann, cfg->expected);

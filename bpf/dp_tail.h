@@ -311,15 +311,20 @@ static __always_inline int tail_up(struct ia_pkt *k, const struct ia_member *m)
 		ctr(k->j, IA_C_AGGREGATED);
 		ctr(k->j, IA_C_TAIL_COMPLETE);
 		ctr(k->j, IA_C_EMIT);
-		if (c.flags & IA_F_SET) {
-			/* It came with a trailer: it leaves with one, the whole set. */
-			t = k->pl + c.nelem;
-			if ((void *)(t + 2) > k->end)
+		/*
+		 * A complete aggregate carries no trailer (its set is this
+		 * switch's): one the completing piece brought is cut off. c.flags
+		 * is the slot's now, so the frame's own flag says.
+		 */
+		if (k->h->flags & IA_F_SET) {
+			if (frame_resize(k, IA_FRAME_LEN(c.nelem)) || repoint(k, c.nelem, 0)) {
+				ctr(k->j, IA_C_TAIL_DISCARD);
 				return XDP_DROP;
-			set_put(t, c.full);
+			}
+			k->udp->len = bpf_htons(IA_UDP_LEN(c.nelem));
+			k->ip->tot_len = bpf_htons(sizeof(struct iphdr) + IA_UDP_LEN(c.nelem));
 		}
-		return send_aggregate(k, __builtin_popcountll(c.full),
-				      (c.flags & TAIL_KEEP) | (k->h->flags & IA_F_SET));
+		return send_aggregate(k, __builtin_popcountll(c.full), c.flags & TAIL_KEEP);
 	case TV_DISCARD:
 		ctr(k->j, IA_C_TAIL_CLAIM);
 		ctr(k->j, IA_C_TAIL_DISCARD);

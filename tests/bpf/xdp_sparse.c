@@ -227,4 +227,37 @@ TEST_F(sp, out_of_range_and_short_messages_dropped)
 	ASSERT_EQ(0, jctr(self->x, JOB, IA_C_AGGREGATED));
 }
 
+/*
+ * A member set trailer (IA_F_SET) is a PS job's flushed partial: a sparse
+ * job drops it as drop_set, as a dense blue job does, and adds nothing
+ * (issue 32).
+ */
+TEST_F(sp, set_trailer_dropped)
+{
+	__s32 v[IA_MAX_ELEMS] = { 1, 1 };
+	struct frame_spec f = msg(BASE, 1, v);
+	struct iphdr *ip = (void *)(self->in + 14);
+	struct udphdr *udp = (void *)(ip + 1);
+	__u32 olen, t[2] = { 0, htonl(1) };
+	int len;
+
+	ASSERT_EQ(0, add_sparse(self->x, self->port, 4));
+	f.flags = IA_F_SET;
+	len = build_frame(self->in, &f);
+	memcpy(self->in + len, t, sizeof(t));
+	ip->tot_len = htons(ntohs(ip->tot_len) + IA_SET_LEN);
+	udp->len = htons(ntohs(udp->len) + IA_SET_LEN);
+	ip->check = csum_ip(ip);
+	ASSERT_EQ(XDP_DROP, run(self->x, self->port[1], self->in, len + IA_SET_LEN, self->out,
+				&olen));
+	ASSERT_EQ(1, jctr(self->x, JOB, IA_C_DROP_SET));
+	ASSERT_EQ(0, jctr(self->x, JOB, IA_C_AGGREGATED));
+	/* The same announcement without the trailer is the member's first. */
+	f.flags = 0;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->x, self->port[1], self->in, len, self->out, &olen));
+	ASSERT_EQ(1, jctr(self->x, JOB, IA_C_AGGREGATED));
+	ASSERT_EQ(0, jctr(self->x, JOB, IA_C_DUP));
+}
+
 TEST_HARNESS_MAIN

@@ -426,6 +426,36 @@ TEST_F(dp, result_held_answers_a_resend)
 	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[1], self->in, len, self->out, &olen));
 }
 
+/*
+ * A resend of a held chunk from a port where the job has no down hop
+ * (port 3, add_job) cannot be answered there: it is dropped as drop_type,
+ * and that is its one outcome, not answered too (issue 32).
+ */
+TEST_F(dp, held_resend_without_down_hop_dropped_once)
+{
+	__s32 r[IA_MAX_ELEMS];
+	struct frame_spec f, res;
+	__u32 olen;
+	int len, e;
+
+	ASSERT_EQ(0, add_job(&self->t, 5, IA_ROLE_BLUE, 2, 1, NULL, 4));
+	chunk(_metadata, self, 5, 0, 1, 2, IA_MAX_ELEMS);
+	for (e = 0; e < IA_MAX_ELEMS; e++)
+		r[e] = e * 3 + 2;
+	res = result_of(5, 0, IA_MAX_ELEMS, r, 2, 0);
+	len = build_frame(self->in, &res);
+	ASSERT_EQ(XDP_REDIRECT, run(self->t.x, self->t.port[0], self->in, len, self->out, &olen));
+	f = contrib(5, 0, 1, IA_MAX_ELEMS, NULL);
+	f.flags = IA_F_RETX;
+	len = build_frame(self->in, &f);
+	ASSERT_EQ(XDP_DROP, run(self->t.x, self->t.port[3], self->in, len, self->out, &olen));
+	ASSERT_EQ(1, jctr(self->t.x, 5, IA_C_DROP_TYPE));
+	ASSERT_EQ(1, pctr(self->t.x, self->t.port[3], IA_C_DROP_TYPE));
+	ASSERT_EQ(0, jctr(self->t.x, 5, IA_C_ANSWER));
+	ASSERT_EQ(0, jctr(self->t.x, 5, IA_C_REEMIT));
+	ASSERT_EQ(0, pctr(self->t.x, self->t.port[3], IA_C_TX));
+}
+
 TEST_F(dp, slot_reuse)
 {
 	__s32 v[4] = { 1, 2, 3, 4 };

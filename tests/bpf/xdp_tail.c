@@ -6,171 +6,9 @@
  * job taking its lent slot back (eviction flush), and the loader's tail
  * directory. Each test runs in its own (unnamed) network namespace.
  */
-#include <linux/if_link.h>
-#include <bpf/bpf.h>
-
 #pragma GCC diagnostic ignored "-Wsign-compare"
-#include "kselftest_harness.h"
 #include "insns_budget.h"
-#include "xdp_switch.h"
-
-#define NPORTS	3	/* 0: up, 1..2: down */
-#define SELF_ID	900
-#define PSJ	50	/* the PS job */
-#define INA	60	/* a blue job that lends */
-#define NE	8	/* elements per chunk */
-#define LOWER	700	/* a tail switch below, ranks 3 and 4 */
-#define FULL	0x1full	/* ranks 0..4: workers 1..3 (ranks 0..2) and LOWER */
-
-struct tctx {
-	struct ia_xdp *x;
-	int port[NPORTS];
-};
-
-static int setup_ports(struct tctx *t)
-{
-	return switch_ports(NPORTS, t->port, NULL);
-}
-
-/* A message of sender to chunk seq; set != 0: with that member set trailer. */
-static int piece(void *buf, __u32 job, __u32 seq, __u32 sender, __u32 nw, __u8 flags, __u64 set,
-		 const __s32 *vals, bool up)
-{
-	struct frame_spec f = {
-		.saddr = up ? IP_SW : IP(10, 9, 0, 10), .daddr = IP_PS,
-		.type = sender >= LOWER ? IA_MSG_AGG : IA_MSG_CONTRIB, .job = job, .seq = seq,
-		.sender = sender, .nworkers = nw, .nelem = NE, .vals = vals,
-		.flags = flags | (set ? IA_F_SET : 0),
-	};
-	struct iphdr *ip = (void *)((__u8 *)buf + 14);
-	struct udphdr *udp = (void *)(ip + 1);
-	__u32 t[2];
-	int len;
-
-	memcpy(f.smac, up ? mac_up_s : mac_w, 6);
-	memcpy(f.dmac, up ? mac_up_d : mac_sw, 6);
-	len = build_frame(buf, &f);
-	if (!set)
-		return len;
-	t[0] = htonl(set >> 32);
-	t[1] = htonl((__u32)set);
-	memcpy((__u8 *)buf + len, t, 8);
-	ip->tot_len = htons(ntohs(ip->tot_len) + 8);
-	udp->len = htons(ntohs(udp->len) + 8);
-	ip->check = csum_ip(ip);
-	return len + 8;
-}
-
-static void vals_of(__u32 s, __u32 q, __s32 *v)
-{
-	int e;
-
-	for (e = 0; e < NE; e++)
-		v[e] = contrib_val(s, q, e);
-}
-
-static void vals_add(__s32 *sum, const __s32 *v)
-{
-	int e;
-
-	for (e = 0; e < NE; e++)
-		sum[e] = (__s32)((__u32)sum[e] + (__u32)v[e]);
-}
-
-/* The PS job: workers 1..3 (ranks 0..2) and LOWER (ranks 3, 4). */
-static int add_ps_job(struct tctx *t)
-{
-	static const struct ia_sender m[4] = { { 1, 1 }, { 2, 1 }, { 3, 1 }, { LOWER, 2 } };
-	static const __u64 sets[4] = { 1, 2, 4, 0x18 };
-	struct ia_xdp_job j = {
-		.id = PSJ, .role = IA_ROLE_TAIL, .self_id = SELF_ID, .nmembers = 4,
-		.members = m, .sets = sets,
-		.up = { .ifindex = t->port[0], .saddr = IP_SW, .daddr = IP_PS },
-	};
-
-	memcpy(j.up.smac, mac_up_s, 6);
-	memcpy(j.up.dmac, mac_up_d, 6);
-	return ia_xdp_job_add(t->x, &j);
-}
-
-/* The blue job: members 11, 12, a head of 4 slots. */
-static int add_ina_job(struct tctx *t)
-{
-	static const struct ia_sender m[2] = { { 11, 1 }, { 12, 1 } };
-	struct ia_xdp_job j = {
-		.id = INA, .role = IA_ROLE_BLUE, .window = 4, .self_id = SELF_ID,
-		.nmembers = 2, .members = m,
-		.up = { .ifindex = t->port[0], .saddr = IP_SW, .daddr = IP_PS },
-	};
-
-	memcpy(j.up.smac, mac_up_s, 6);
-	memcpy(j.up.dmac, mac_up_d, 6);
-	return ia_xdp_job_add(t->x, &j);
-}
-
-static int set_tail(struct tctx *t, __u32 slots, __u64 age, __u32 lend)
-{
-	struct ia_xdp_lend l = { .job = INA, .count = lend };
-	struct ia_xdp_tail tail = { .slots = slots, .age_ns = age, .nlend = !!lend, .lend = &l };
-
-	return ia_xdp_tail_set(t->x, &tail);
-}
-
-/* The first chunk from `from` that the directory of total slots maps to v. */
-static __u32 seq_to(__u32 total, __u32 v, __u32 from)
-{
-	while (ia_tail_hash(PSJ, from) % total != v)
-		from++;
-	return from;
-}
-
-FIXTURE(tail) {
-	struct tctx t;
-	__u8 in[4096], out[4096], want[4096];
-	__s32 v[8][NE], sum[NE];
-	__u32 olen;
-};
-
-FIXTURE_SETUP(tail)
-{
-	int i;
-
-	ASSERT_EQ(0, setup_ports(&self->t));
-	ASSERT_EQ(0, ia_xdp_open(NULL, &self->t.x));
-	for (i = 0; i < NPORTS; i++)
-		ASSERT_EQ(0, ia_xdp_port_add(self->t.x, self->t.port[i]));
-	ASSERT_EQ(0, add_ps_job(&self->t));
-	memset(self->sum, 0, sizeof(self->sum));
-}
-
-FIXTURE_TEARDOWN(tail)
-{
-	ia_xdp_close(self->t.x);
-}
-
-/* Sends sender's message; returns the verdict. */
-#define SEND(q, sender, nw, flags, set, vals)					\
-	run(self->t.x, self->t.port[1], self->in,				\
-	    piece(self->in, PSJ, q, sender, nw, flags, set, vals, false),	\
-	    self->out, &self->olen)
-
-/* The output frame is exactly the one piece() builds going up. */
-#define EXPECT_OUT(job, q, sender, nw, flags, set, vals)				\
-	do {									\
-		int wl_ = piece(self->want, job, q, sender, nw, flags, set, vals, true); \
-		ASSERT_EQ(wl_, self->olen);						\
-		ASSERT_EQ(0, memcmp(self->want, self->out, wl_));			\
-	} while (0)
-
-/* The same frame forwarded unchanged but for the up MACs (and flags). */
-#define EXPECT_FWD(q, sender, nw, flags, set, vals)					\
-	do {									\
-		int wl_ = piece(self->want, PSJ, q, sender, nw, flags, set, vals, false); \
-		memcpy(self->want, mac_up_d, 6);					\
-		memcpy(self->want + 6, mac_up_s, 6);					\
-		ASSERT_EQ(wl_, self->olen);						\
-		ASSERT_EQ(0, memcmp(self->want, self->out, wl_));			\
-	} while (0)
+#include "xdp_tail.h"
 
 TEST_F(tail, claim_hit_complete)
 {
@@ -208,6 +46,35 @@ TEST_F(tail, claim_hit_complete)
 	ASSERT_EQ(5, jctr(self->t.x, PSJ, IA_C_AGGREGATED));
 	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TX));
 	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_COLL));
+}
+
+/*
+ * The piece that completes the slot is a flushed partial of the switch
+ * below (a trailer): the aggregate still leaves as a complete one, with no
+ * trailer, nworkers the whole set's, flags the slot's (issue 32: it left
+ * with IA_F_SET and the last piece's own trailer, which the PS refuses).
+ */
+TEST_F(tail, completed_by_a_flushed_partial_leaves_without_trailer)
+{
+	__u32 q = seq_to(4, 2, 100), i;
+	struct ia_slot s;
+
+	ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));	/* nothing ages */
+	for (i = 0; i < 5; i++)
+		vals_of(i, q, self->v[i]);
+	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[0]));
+	ASSERT_EQ(XDP_DROP, SEND(q, 2, 1, IA_F_MARK, 0, self->v[1]));
+	ASSERT_EQ(XDP_DROP, SEND(q, 3, 1, 0, 0, self->v[2]));
+	ASSERT_EQ(XDP_DROP, SEND(q, LOWER, 1, 0, 0x08, self->v[3]));
+	ASSERT_EQ(XDP_REDIRECT, SEND(q, LOWER, 1, 0, 0x10, self->v[4]));
+	for (i = 0; i < 5; i++)
+		vals_add(self->sum, self->v[i]);
+	EXPECT_OUT(PSJ, q, SELF_ID, 5, IA_F_MARK, 0, self->sum);
+	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 2, &s));
+	ASSERT_EQ(IA_SLOT_EMPTY, s.state);
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_COMPLETE));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_EMIT));
+	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TX));
 }
 
 TEST_F(tail, duplicate_and_overlap)
@@ -575,62 +442,6 @@ TEST_F(tail, directory_api)
 	ASSERT_EQ(0, info.lent);
 	ASSERT_EQ(3, info.reclaims);
 	ASSERT_EQ(8, info.slots);
-}
-
-/*
- * A PS job removed and added again (same id) within the flush age: its
- * former self's partial is another generation's, never added into; the
- * new job's first message takes the slot at once.
- */
-TEST_F(tail, readded_job_never_adds_into_old_partials)
-{
-	__u32 q = seq_to(4, 1, 0), i;
-	struct ia_slot s;
-
-	ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));	/* nothing ages */
-	for (i = 0; i < 4; i++)
-		vals_of(i, q, self->v[i]);
-	vals_of(9, q, self->v[4]);
-	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[4]));	/* the old job's rank 0 */
-	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, PSJ));
-	ASSERT_EQ(0, add_ps_job(&self->t));
-	ASSERT_EQ(XDP_DROP, SEND(q, 2, 1, 0, 0, self->v[1]));
-	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
-	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_DISCARD));
-	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_HIT));
-	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 1, &s));
-	ASSERT_EQ(2, s.t.set);
-	/* Rank 0 again, of the new job: added, not a duplicate; the sum is the new job's. */
-	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[0]));
-	ASSERT_EQ(XDP_DROP, SEND(q, 3, 1, 0, 0, self->v[2]));
-	ASSERT_EQ(XDP_REDIRECT, SEND(q, LOWER, 2, 0, 0, self->v[3]));
-	for (i = 0; i < 4; i++)
-		vals_add(self->sum, self->v[i]);
-	EXPECT_OUT(PSJ, q, SELF_ID, 5, 0, 0, self->sum);
-	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_DUP));
-	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_COMPLETE));
-}
-
-/* Nor is an old generation's partial flushed to the job added again: it is lost. */
-TEST_F(tail, readded_job_gets_no_flush_of_old_partials)
-{
-	__u32 q1 = seq_to(4, 0, 0), q2 = seq_to(4, 0, q1 + 1);
-	struct ia_slot s;
-
-	ASSERT_EQ(0, set_tail(&self->t, 4, 1, 0));	/* 1 ns: every holder is old */
-	vals_of(1, q1, self->v[0]);
-	vals_of(2, q2, self->v[1]);
-	ASSERT_EQ(XDP_DROP, SEND(q1, 1, 1, 0, 0, self->v[0]));
-	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, PSJ));
-	ASSERT_EQ(0, add_ps_job(&self->t));
-	ASSERT_EQ(XDP_DROP, SEND(q2, 2, 1, 0, 0, self->v[1]));
-	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_FLUSH));
-	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TX));
-	ASSERT_EQ(1, jctr(self->t.x, PSJ, IA_C_TAIL_CLAIM));
-	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 0, &s));
-	ASSERT_EQ(q2, s.t.seq);
-	ASSERT_EQ(2, s.t.set);
-	ASSERT_EQ((__u32)self->v[1][5], (__u32)s.sum[5]);
 }
 
 /*

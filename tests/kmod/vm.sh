@@ -136,6 +136,11 @@ for layer in kmod bpf vm; do
 		echo "$layer/$name" >>"$root/ia/tests/order"
 	done
 done
+# xdp_fuzz's mutant datapath (tests/model/model.mk), found beside its binary as on the host.
+if [ -f "$BUILD/bpf/mutant/inagg_tail.bpf.o" ]; then
+	mkdir -p "$root/ia/bpf/mutant"
+	cp "$BUILD/bpf/mutant/inagg_tail.bpf.o" "$root/ia/bpf/mutant/"
+fi
 if [ -n "$missing" ] || [ ${#progs[@]} -eq 0 ]; then
 	result "not ok" "vm: initramfs:${missing:- no test programs in $BUILD/tests}"
 	finish 1

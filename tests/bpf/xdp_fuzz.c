@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The differential fuzzer (tests/model/fuzz.h) in make check: fixed seeds,
+ * a few seconds, the datapath and the reference model compared frame by
+ * frame with every slot checked after every frame, the coverage of the
+ * model's branches printed; and a deliberately wrong datapath (the tail's
+ * programs with a duplicate uncounted, built by tests/model/model.mk),
+ * which the fuzzer must catch and shrink to a few operations.
+ */
+#include <libgen.h>
+#include <limits.h>
+#include <sched.h>
+#include <unistd.h>
+
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "xdp.h"
+#include "fuzz.h"
+
+#define NOPS	2500
+#define NSEEDS	3
+/*
+ * The host runs the pass in a few seconds; the 6.1 guest's TCG in hours
+ * (emulated code, slow grace periods): there it runs what fits in this,
+ * and the coverage is then not required.
+ */
+#define BUDGET_S	180
+
+static struct fz z;
+static struct fz_op ops[NOPS];
+
+/* Each test in its own network namespace; the timeouts are for the 6.1 guest's TCG. */
+FIXTURE(fuzz) {
+	int unused;
+};
+
+FIXTURE_SETUP(fuzz)
+{
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+}
+
+FIXTURE_TEARDOWN(fuzz)
+{
+}
+
+TEST_F_TIMEOUT(fuzz, model_agrees_with_datapath, 600)
+{
+	struct fz_diff d;
+	__u64 seed;
+	long n;
+	int b, r;
+
+	ASSERT_EQ(0, fz_open(&z));
+	z.deadline = time(NULL) + BUDGET_S;
+	/* Tail publications wait for grace periods: enough to reach every branch, no more. */
+	fz_tail_ppm = 8000;
+	fz_readd_ppm = 2000;
+	for (seed = 1; seed <= NSEEDS && !z.stopped; seed++) {
+		z.slow = seed == 1;	/* every slot after every frame, then the touched ones */
+		fz_gen(seed, ops, NOPS);
+		r = fz_run(&z, ops, NOPS, &d);
+		if (r) {
+			z.deadline = 0;	/* shrinking must not stop early */
+			n = NOPS;
+			fz_shrink(&z, ops, &n, &d, 300);
+			fz_report(stdout, seed, ops, n, &d);
+		}
+		ASSERT_EQ(0, r);
+	}
+	fz_coverage(stdout, &z);
+	if (z.stopped) {
+		TH_LOG("time budget (%d s) spent at seed %llu: coverage not required", BUDGET_S,
+		       (unsigned long long)seed - 1);
+		fz_close(&z);
+		return;
+	}
+	/* What a short pass must reach, or it checks less than it claims. */
+	for (b = 0, n = 0; b < MB__N; b++)
+		if (!z.cover[b] && b != MB_EVICT_DISCARD_GEN && b != MB_TAIL_DISCARD_GEN) {
+			TH_LOG("branch \"%s\" not reached", m_branch_name[b]);
+			n++;
+		}
+	EXPECT_EQ(0, n);
+	fz_close(&z);
+}
+
+/* The mutant beside this binary's build: BUILD/bpf/mutant/inagg_tail.bpf.o. */
+static int mutant_path(char *path, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	/* BUILD/tests/bpf/xdp_fuzz */
+	snprintf(path, size, "%s/../../bpf/mutant/inagg_tail.bpf.o", dirname(exe));
+	return access(path, R_OK);
+}
+
+TEST_F_TIMEOUT(fuzz, mutant_caught_and_shrunk, 600)
+{
+	char path[PATH_MAX + 64];
+	struct fz_diff d = { .at = -1 };
+	__u64 seed;
+	long n = NOPS;
+
+	if (mutant_path(path, sizeof(path)))
+		SKIP(return, "no mutant built (make %s)", "build/bpf/mutant/inagg_tail.bpf.o");
+	ASSERT_EQ(0, fz_open(&z));
+	ASSERT_EQ(0, fz_load_mutant(&z, path));
+	for (seed = 1; seed <= NSEEDS && d.at < 0; seed++) {
+		fz_gen(seed, ops, NOPS);
+		fz_run(&z, ops, NOPS, &d);
+	}
+	ASSERT_LE(0, d.at);
+	fz_shrink(&z, ops, &n, &d, 300);
+	fz_report(stdout, seed - 1, ops, n, &d);
+	/* A claim and its duplicate, behind whatever publishes a pool. */
+	EXPECT_GE(4, n);
+	EXPECT_NE(NULL, strstr(d.what, ia_ctr_name(IA_C_DUP)));
+	fz_close(&z);
+}
+
+TEST_HARNESS_MAIN

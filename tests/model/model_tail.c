@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The reference model's tail (docs/memory.md, "Mapping" and "Tail
+ * aggregation and exactly-once"): a PS job's message in the tail pool or a
+ * lent head slot, and a blue job's chunk taking its lent slot back.
+ */
+#include <string.h>
+#include <linux/bpf.h>
+
+#include "model_int.h"
+
+#define KEEP	(IA_F_MARK | IA_F_COLL)	/* what a partial keeps of its pieces' flags */
+
+/* A partial taken out of a slot to be flushed. */
+struct m_partial {
+	__u32	job, seq, gen, nelem;
+	__u64	set;
+	__u8	flags;
+};
+
+static __u64 full_set(const struct m_job *j)
+{
+	__u64 s = 0;
+	__u32 i;
+
+	for (i = 0; i < j->n; i++)
+		s |= j->mem[i].set;
+	return s;
+}
+
+static void take_partial(const struct m_slot *s, struct m_partial *p)
+{
+	p->job = s->tjob;
+	p->seq = s->tseq;
+	p->gen = s->tgen;
+	p->nelem = s->nelem;
+	p->set = s->tset;
+	p->flags = s->flags;
+}
+
+/* The slot's sums and the payload trade places (a flush is a swap). */
+static void swap_sums(struct m_pkt *k, struct m_slot *s)
+{
+	__u32 i, v;
+
+	for (i = 0; i < k->nelem; i++) {
+		v = m_elem(k->o->frame, i);
+		m_set_elem(k->o->frame, i, (__u32)s->sum[i]);
+		s->sum[i] = (__s32)v;
+	}
+}
+
+static void copy_in(struct m_pkt *k, struct m_slot *s)
+{
+	__u32 i;
+
+	memset(s->sum, 0, sizeof(s->sum));
+	for (i = 0; i < k->nelem; i++)
+		s->sum[i] = (__s32)m_elem(k->o->frame, i);
+}
+
+/*
+ * The frame holds p's sums: it leaves as p's flush to p's job's PS (AGG,
+ * SET | FLUSH, the set in the trailer). p's job gone or added again since:
+ * the partial is dropped, a discard of the job whose message took the slot.
+ */
+static int send_flush(struct m_switch *sw, struct m_pkt *k, const struct m_partial *p,
+		      int gone_branch)
+{
+	struct m_job *pj = m_job_find(sw, p->job);
+	__u8 *f = k->o->frame;
+	__u32 t = F_PL + 4 * p->nelem;
+
+	if (!pj || pj->role != IA_ROLE_TAIL || pj->gen != p->gen) {
+		M_BR(k, gone_branch);
+		m_cnt(k, IA_C_TAIL_DISCARD);
+		return XDP_DROP;
+	}
+	m_put32(f + t, (__u32)(p->set >> 32));
+	m_put32(f + t + 4, (__u32)p->set);
+	k->o->len = t + IA_SET_LEN;
+	m_put32(f + F_JOB, p->job);
+	m_put32(f + F_SEQ, p->seq);
+	m_put16(f + F_NELEM, p->nelem);
+	m_put16(f + F_UDP_LEN, IA_UDP_LEN(p->nelem) + IA_SET_LEN);
+	m_put16(f + F_IP_LEN, 20 + IA_UDP_LEN(p->nelem) + IA_SET_LEN);
+	k->j = pj;
+	m_cnt(k, IA_C_TAIL_FLUSH);
+	return m_send_aggregate(sw, k, __builtin_popcountll(p->set),
+				IA_F_SET | IA_F_FLUSH | (p->flags & KEEP));
+}
+
+static int collide(struct m_switch *sw, struct m_pkt *k)
+{
+	M_BR(k, MB_TAIL_COLL);
+	m_cnt(k, IA_C_TAIL_COLL);
+	k->o->frame[F_FLAGS] |= IA_F_COLL;
+	m_put16(k->o->frame + F_UDP_CSUM, 0);
+	return m_forward_up(sw, k);
+}
+
+/*
+ * Directory entry v: a pool slot, or one of the top count slots of a
+ * lending blue job's head (only while that job is there, blue, with the
+ * head the directory describes). *lent, and *head_free when a lent DONE
+ * slot's chunk is one no sender still needs (its slot-mate H - k on is DONE).
+ */
+static struct m_slot *dir_slot(struct m_switch *sw, struct m_pkt *k, __u32 v, bool *lent,
+			       bool *head_free, __u32 *hseq)
+{
+	struct m_job *hj;
+	struct m_slot *s, *s2;
+	__u32 i, first, next, st2;
+
+	if (v < sw->tail) {
+		m_touch(k, 0, v);
+		return &sw->pool[v];
+	}
+	v -= sw->tail;
+	for (i = 0; i < sw->nlend && v >= sw->lend[i].count; i++)
+		v -= sw->lend[i].count;
+	if (i == sw->nlend)
+		return NULL;
+	hj = m_job_find(sw, sw->lend[i].job);
+	if (!hj || hj->role != IA_ROLE_BLUE || sw->lend[i].count > hj->window)
+		return NULL;
+	first = hj->window - sw->lend[i].count;
+	s = &hj->slot[first + v];
+	m_touch(k, hj->id, first + v);
+	*lent = true;
+	if (s->state == IA_SLOT_DONE) {
+		*hseq = s->seq;
+		next = s->seq + first;
+		s2 = &hj->slot[next % hj->window];
+		st2 = s2->state == IA_SLOT_TAIL ? s2->hstate : s2->state;
+		*head_free = st2 == IA_SLOT_DONE && (int)(s2->seq - next) >= 0;
+	}
+	return s;
+}
+
+static void tag(struct m_slot *s, struct m_pkt *k, __u64 set, __u32 hstate)
+{
+	s->state = IA_SLOT_TAIL;
+	s->nelem = k->nelem;
+	s->flags = k->o->frame[F_FLAGS] & KEEP;
+	s->held = 0;
+	s->tjob = k->j->id;
+	s->tseq = k->seq;
+	s->tset = set;
+	s->tgen = k->j->gen;
+	s->hstate = hstate;
+}
+
+/* Back to what the slot was under the tag; a head's DONE chunk has lost its sums. */
+static void release(struct m_slot *s)
+{
+	s->state = s->hstate;
+	if (s->state == IA_SLOT_DONE)
+		s->nelem = 0;
+}
+
+/* A complete aggregate carries no trailer: one the last piece brought is cut off. */
+static void cut_trailer(struct m_pkt *k)
+{
+	__u8 *f = k->o->frame;
+
+	if (!(f[F_FLAGS] & IA_F_SET))
+		return;
+	k->o->len = IA_FRAME_LEN(k->nelem);
+	m_put16(f + F_UDP_LEN, IA_UDP_LEN(k->nelem));
+	m_put16(f + F_IP_LEN, 20 + IA_UDP_LEN(k->nelem));
+}
+
+static int claim(struct m_switch *sw, struct m_pkt *k, bool lent, int branch)
+{
+	M_BR(k, branch);
+	m_cnt(k, IA_C_TAIL_CLAIM);
+	if (lent) {
+		M_BR(k, MB_TAIL_CLAIM_LENT);
+		m_cnt(k, IA_C_TAIL_LENT);
+	}
+	m_cnt(k, IA_C_AGGREGATED);
+	return XDP_DROP;
+}
+
+/* In a slot tagged with this very chunk (of this generation). */
+static int into_mine(struct m_switch *sw, struct m_pkt *k, struct m_slot *s, __u64 set,
+		     __u64 full)
+{
+	__u32 i;
+
+	if (s->nelem != k->nelem)
+		return m_drop(sw, k, IA_C_DROP_NELEM, MB_TAIL_NELEM);
+	if (s->tset & set) {
+		if (set & ~s->tset) {
+			M_BR(k, MB_TAIL_OVERLAP);
+			return collide(sw, k);
+		}
+		M_BR(k, MB_TAIL_DUP);
+		m_cnt(k, IA_C_DUP);
+		return XDP_DROP;
+	}
+	s->tset |= set;
+	s->flags |= k->o->frame[F_FLAGS] & KEEP;
+	for (i = 0; i < k->nelem; i++)
+		s->sum[i] = (__s32)((__u32)s->sum[i] + m_elem(k->o->frame, i));
+	m_cnt(k, IA_C_TAIL_HIT);
+	m_cnt(k, IA_C_AGGREGATED);
+	if (s->tset != full) {
+		M_BR(k, MB_TAIL_HIT);
+		return XDP_DROP;
+	}
+	M_BR(k, MB_TAIL_COMPLETE);
+	for (i = 0; i < k->nelem; i++)
+		m_set_elem(k->o->frame, i, (__u32)s->sum[i]);
+	release(s);
+	m_cnt(k, IA_C_TAIL_COMPLETE);
+	m_cnt(k, IA_C_EMIT);
+	cut_trailer(k);
+	return m_send_aggregate(sw, k, __builtin_popcountll(full), s->flags & KEEP);
+}
+
+int m_tail_up(struct m_switch *sw, struct m_pkt *k, const struct m_member *m)
+{
+	__u8 *f = k->o->frame, flags = f[F_FLAGS];
+	bool lent = false, head_free = false;
+	__u64 set = m->set, full = full_set(k->j);
+	struct m_partial p;
+	struct m_slot *s;
+	__u32 total, i, hseq = 0, t = F_PL + 4 * k->nelem;
+
+	if (flags & IA_F_SET) {
+		set = (__u64)m_get32(f + t) << 32 | m_get32(f + t + 4);
+		if ((__u32)__builtin_popcountll(set) != m_get32(f + F_NWORKERS))
+			return m_drop(sw, k, IA_C_DROP_SET, MB_DROP_SET);
+	}
+	if (!set || (set & ~m->set))
+		return m_drop(sw, k, IA_C_DROP_SET, MB_DROP_SET);
+	if (flags & (IA_F_RETX | IA_F_BYPASS)) {
+		M_BR(k, flags & IA_F_RETX ? MB_TAIL_RETX : MB_TAIL_BYPASS);
+		m_cnt(k, flags & IA_F_RETX ? IA_C_TAIL_RETX : IA_C_TAIL_BYPASS);
+		return m_forward_up(sw, k);
+	}
+	if (set == full) {
+		M_BR(k, MB_TAIL_FULL);
+		return m_forward_up(sw, k);
+	}
+	total = sw->tail;
+	for (i = 0; i < sw->nlend; i++)
+		total += sw->lend[i].count;
+	if (!total) {
+		M_BR(k, MB_TAIL_NODIR);
+		return m_forward_up(sw, k);
+	}
+	s = dir_slot(sw, k, ia_tail_hash(k->j->id, k->seq) % total, &lent, &head_free, &hseq);
+	if (!s)
+		return collide(sw, k);
+	if (s->state == IA_SLOT_TAIL) {
+		if (s->tjob == k->j->id && s->tseq == k->seq && s->tgen == k->j->gen)
+			return into_mine(sw, k, s, set, full);
+		/* Another chunk's: young, it stays; old or a former generation's, it leaves. */
+		if ((s->tjob != k->j->id || s->tgen == k->j->gen) && !sw->age_old)
+			return collide(sw, k);
+		if (sw->age_old && s->nelem == k->nelem) {
+			take_partial(s, &p);
+			swap_sums(k, s);
+			tag(s, k, set, s->hstate);
+			claim(sw, k, lent, MB_TAIL_FLUSH);
+			return send_flush(sw, k, &p, MB_TAIL_DISCARD_GEN);
+		}
+		copy_in(k, s);
+		tag(s, k, set, s->hstate);
+		m_cnt(k, IA_C_TAIL_DISCARD);
+		return claim(sw, k, lent, MB_TAIL_DISCARD);
+	}
+	if (s->state == IA_SLOT_EMPTY || (head_free && s->state == IA_SLOT_DONE &&
+					  s->seq == hseq)) {
+		if (s->state == IA_SLOT_DONE)
+			M_BR(k, MB_TAIL_HEAD_FREE);
+		tag(s, k, set, s->state);
+		copy_in(k, s);
+		return claim(sw, k, lent, MB_TAIL_CLAIM);
+	}
+	return collide(sw, k);	/* a head slot its own job uses */
+}
+
+/* A blue chunk whose head slot holds a PS partial: it takes the slot back at once. */
+int m_evict(struct m_switch *sw, struct m_pkt *k, const struct m_member *m, struct m_slot *s)
+{
+	struct m_job *j = k->j;
+	struct m_partial p;
+	bool swap = false;
+	__u32 bit = m - j->mem, i;
+
+	if (!((s->hstate == IA_SLOT_EMPTY && k->seq - j->base < j->window) ||
+	      (s->hstate == IA_SLOT_DONE && k->seq == s->seq + j->window)))
+		return m_drop(sw, k, IA_C_DROP_WINDOW, MB_DROP_WINDOW);
+	/* Flushed in this frame unless the chunk completes at once or the length differs. */
+	if (j->n > 1 && s->nelem == k->nelem) {
+		take_partial(s, &p);
+		swap = true;
+	}
+	m_slot_open(s, k->seq, k->nelem);
+	s->seen = 1ULL << bit;
+	s->nworkers = m->nworkers;
+	s->flags = k->o->frame[F_FLAGS] & IA_F_MARK;
+	s->nseen = 1;
+	if (swap) {
+		swap_sums(k, s);
+		for (i = k->nelem; i < IA_MAX_ELEMS; i++)
+			s->sum[i] = 0;
+	} else {
+		copy_in(k, s);
+		M_BR(k, MB_EVICT_LOST);
+		m_cnt(k, IA_C_TAIL_EVICT);
+		m_cnt(k, IA_C_TAIL_DISCARD);
+	}
+	m_cnt(k, IA_C_AGGREGATED);
+	if (swap) {
+		M_BR(k, MB_EVICT_FLUSH);
+		m_cnt(k, IA_C_TAIL_EVICT);
+		return send_flush(sw, k, &p, MB_EVICT_DISCARD_GEN);
+	}
+	if (s->nseen < j->n) {
+		M_BR(k, MB_BLUE_ADD);
+		return XDP_DROP;
+	}
+	M_BR(k, MB_BLUE_EMIT);
+	s->state = IA_SLOT_DONE;
+	m_cnt(k, IA_C_EMIT);
+	return m_send_aggregate(sw, k, s->nworkers, s->flags);
+}
