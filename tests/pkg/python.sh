@@ -59,7 +59,8 @@ except TimeoutError:
 }
 
 # The DDP hook on a bucket of each floating type (a reduce that doubles, as two workers'
-# sum): numpy sees float32, the mean comes back exact in the bucket's type (bf16 has no numpy).
+# sum): numpy sees float32, the mean comes back exact in the bucket's type (bf16 has no numpy);
+# a float32 bucket takes the in-place path (reduce_into, on the hook's thread: here inline).
 hook_dtypes() {
 	py -c '
 import numpy as np, torch, inagg.ddp as d
@@ -68,6 +69,12 @@ class State:
     def reduce(self, g, idx):
         assert g.dtype == np.float32, g.dtype
         return g.astype(np.float64) * 2, 20, 0
+    def reduce_into(self, v, idx, mean=False):
+        assert v.dtype == np.float32, v.dtype
+        v *= 2 / self.n if mean else 2
+        return 20, 0
+    def submit(self, fn):
+        fn()
 class Bucket:
     def __init__(self, t): self.t = t
     def buffer(self): return self.t
@@ -75,7 +82,7 @@ class Bucket:
     def is_last(self): return True
 for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
     t = torch.tensor([1.5, -2.25, 3.0], dtype=dt)
-    d.allreduce_hook(State(), Bucket(t))
+    assert d.allreduce_hook(State(), Bucket(t)).wait() is t
     assert t.dtype == dt and t.tolist() == [1.5, -2.25, 3.0], (dt, t)
     print(dt, "ok")
 '
