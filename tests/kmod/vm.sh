@@ -27,12 +27,12 @@
 #        pair per NIC, so virtio_net's XDP transmit runs in its locked mode
 #        (the guest's dmesg says "XDP request 3 queues but max is 1").
 #
-# Env: BUILD (default build), VM_TIMEOUT (seconds, default 600),
+# Env: BUILD (default build), VM_TIMEOUT (seconds, default 900),
 #      VM_TESTS (space-separated program names to run, default all),
 #      VM_NET (tap or hub, default tap if possible).
 set -u
 BUILD=${BUILD:-build}
-timeout_s=${VM_TIMEOUT:-600}
+timeout_s=${VM_TIMEOUT:-900}
 vm=$BUILD/vm
 ko=$BUILD/kmod/inagg.ko
 smp=2
