@@ -14,25 +14,17 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "inagg/api.h"
 #include "api_int.h"
 #include "err.h"
+#include "host_io.h"
 
 #define SLOT_OFFSET	(1 << 16)	/* a slot holds e + offset: never 0 once written */
 #define EXP_MIN		(-100)		/* the exponent of an all-zero vector */
 #define EXP_MAX		256		/* float32's largest is 128; the margin adds to it */
 #define F32_ABS_MASK	0x7fffffffu
 #define F32_INF_BITS	0x7f800000u	/* |x| bits at or above: infinity or NaN */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static int ceil_log2(uint32_t n)
 {
@@ -119,7 +111,7 @@ int ia_api_allreduce_f32(struct ia_api *h, float *v, uint64_t n, int rank, int *
 	ret = ia_api_worker_ready(h, words, 1, err, errlen);
 	if (ret)
 		return ret;
-	t0 = now_ns();
+	t0 = ia_io_now_ns();
 	frac = 30 - agreed - ceil_log2(nw);
 	slots = h->buf + 1;
 	memset(slots, 0, (nw + 1) * sizeof(*slots));
@@ -132,9 +124,9 @@ int ia_api_allreduce_f32(struct ia_api *h, float *v, uint64_t n, int rank, int *
 	slots[rank] = e_local + SLOT_OFFSET;
 	/* Over the agreed bound the values saturated: every worker discards this sum. */
 	slots[nw] = e_local > agreed;
-	t1 = now_ns();
+	t1 = ia_io_now_ns();
 	ret = ia_api_stream(h, words, IA_API_KIND_F32, err, errlen);
-	t2 = now_ns();
+	t2 = ia_io_now_ns();
 	h->phase_ns[0] = t1 - t0;
 	h->phase_ns[1] = t2 - t1;
 	h->phase_ns[2] = 0;
@@ -152,7 +144,7 @@ int ia_api_allreduce_f32(struct ia_api *h, float *v, uint64_t n, int rank, int *
 		return ia_fail(err, errlen, -ERANGE, "%u worker(s) over 2^%d: resend at 2^%d", over,
 			       agreed, emax);
 	decode(slots + nw + 1, v, n, frac, flags & IA_API_F32_MEAN ? nw : 1);
-	h->phase_ns[2] = now_ns() - t2;
+	h->phase_ns[2] = ia_io_now_ns() - t2;
 	return 0;
 }
 
