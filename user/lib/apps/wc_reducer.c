@@ -226,8 +226,14 @@ int ia_wc_reduce(const struct ia_wc_reducer_cfg *cfg, uint32_t *counts,
 		if (ret)
 			ia_fail(err, errlen, ret, "send: %s", strerror(-ret));
 	}
-	if (r.tx.fd >= 0)
+	if (r.tx.fd >= 0) {
+		/* The last results are still queued (host_io.h). */
+		int f = ia_io_tx_flush(&r.tx);
+
+		if (f && !ret)
+			ret = ia_fail(err, errlen, f, "send: %s", strerror(-f));
 		close(r.tx.fd);
+	}
 	free(r.ch);
 	free(r.seen);
 	free(r.announced);

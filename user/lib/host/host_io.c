@@ -123,6 +123,7 @@ void ia_io_tx_init(struct ia_io_tx *t, int fd, const struct ia_host_faults *f)
 	t->f = *f;
 	t->rng = f->seed;
 	t->held = false;
+	t->queued = 0;
 	t->send_err = 0;
 	t->unreach = (struct ia_io_unreach){ 0 };
 }
@@ -147,35 +148,88 @@ static bool icmp_errno(int e)
 	       e == ENONET || e == ENOPROTOOPT || e == EMSGSIZE || e == EOPNOTSUPP || e == EPROTO;
 }
 
-static int raw_send(struct ia_io_tx *t, const void *buf, size_t len, const struct sockaddr_in *to)
+/* A send refused or dropped by the kernel; false for an error to report. */
+static bool send_failed(struct ia_io_tx *t, int e, const struct sockaddr_in *to)
 {
-	if (sendto(t->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) >= 0)
-		return 0;
 	/* Treated as loss: the retransmission timer recovers. */
-	if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR || icmp_errno(errno)) {
+	if (e == EAGAIN || e == ENOBUFS || e == EINTR || icmp_errno(e)) {
 		/* No route: nothing was sent, and until the routes change nothing will be. */
-		if (errno == ENETUNREACH)
-			t->unreach = (struct ia_io_unreach){ errno, ia_io_now_ns(), *to };
+		if (e == ENETUNREACH)
+			t->unreach = (struct ia_io_unreach){ e, ia_io_now_ns(), *to };
 		t->send_err++;
-		return 0;
+		return true;
 	}
-	return -errno;
+	return false;
 }
 
-int ia_io_tx_flush(struct ia_io_tx *t)
+/*
+ * Sends the queue. A message the kernel refuses is lost as on the wire; the
+ * rest still go (sendmmsg() stops at a failed message and loses its errno,
+ * so it is sent again alone to learn it).
+ */
+static int drain(struct ia_io_tx *t)
+{
+	unsigned int i = 0, n = t->queued;
+	int sent;
+
+	t->queued = 0;
+	while (i < n) {
+		sent = sendmmsg(t->fd, t->q_mm + i, n - i, 0);
+		if (sent > 0) {
+			i += sent;
+			continue;
+		}
+		if (!send_failed(t, errno, &t->q_to[i]))
+			return -errno;
+		i++;
+	}
+	return 0;
+}
+
+static int queue_msg(struct ia_io_tx *t, const void *buf, size_t len, const struct sockaddr_in *to)
+{
+	unsigned int i;
+	int ret;
+
+	if (t->queued == IA_IO_TX_BATCH) {
+		ret = drain(t);
+		if (ret)
+			return ret;
+	}
+	i = t->queued++;
+	memcpy(t->q_buf[i], buf, len);
+	t->q_to[i] = *to;
+	t->q_iov[i] = (struct iovec){ .iov_base = t->q_buf[i], .iov_len = len };
+	t->q_mm[i] = (struct mmsghdr){ .msg_hdr = {
+		.msg_name = &t->q_to[i], .msg_namelen = sizeof(t->q_to[i]),
+		.msg_iov = &t->q_iov[i], .msg_iovlen = 1 } };
+	return 0;
+}
+
+/* The held-back message goes after the one just queued. */
+static int release_held(struct ia_io_tx *t)
 {
 	if (!t->held)
 		return 0;
 	t->held = false;
-	return raw_send(t, t->held_buf, t->held_len, &t->held_to);
+	return queue_msg(t, t->held_buf, t->held_len, &t->held_to);
+}
+
+int ia_io_tx_flush(struct ia_io_tx *t)
+{
+	int ret = release_held(t);
+
+	return ret ? ret : drain(t);
 }
 
 int ia_io_tx_send(struct ia_io_tx *t, const void *buf, size_t len, const struct sockaddr_in *to)
 {
 	int ret;
 
+	if (len > IA_IO_MSG_MAX)
+		return -EMSGSIZE;
 	if (!faults_on(&t->f))
-		return raw_send(t, buf, len, to);
+		return queue_msg(t, buf, len, to);
 	if (draw(t, t->f.loss_ppm))
 		return 0;
 	if (!t->held && draw(t, t->f.reorder_ppm)) {
@@ -185,11 +239,11 @@ int ia_io_tx_send(struct ia_io_tx *t, const void *buf, size_t len, const struct 
 		t->held = true;
 		return 0;
 	}
-	ret = raw_send(t, buf, len, to);
+	ret = queue_msg(t, buf, len, to);
 	if (!ret && draw(t, t->f.dup_ppm))
-		ret = raw_send(t, buf, len, to);
+		ret = queue_msg(t, buf, len, to);
 	if (!ret)
-		ret = ia_io_tx_flush(t);
+		ret = release_held(t);
 	return ret;
 }
 

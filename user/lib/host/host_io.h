@@ -17,6 +17,7 @@
 
 #define IA_IO_MSG_MAX		(IA_HDR_LEN + 4 * IA_MAX_ELEMS + IA_SET_LEN)	/* + a member set trailer */
 #define IA_IO_RX_BATCH		64
+#define IA_IO_TX_BATCH		32	/* messages queued for one sendmmsg() */
 #define IA_IO_POLL_MAX_MS	100	/* how often a stop flag is looked at */
 #define IA_IO_UNREACH_MS	1000	/* refused (ICMP) and no result this long: give up */
 
@@ -27,7 +28,11 @@ struct ia_io_unreach {
 	struct sockaddr_in to;
 };
 
-/* A socket's sending side, with its impairment (loss, duplication, reordering). */
+/*
+ * A socket's sending side, with its impairment (loss, duplication, reordering).
+ * Messages are queued and go out in one sendmmsg() per ia_io_tx_flush() (or
+ * when the queue is full): one system call per window, not per message.
+ */
 struct ia_io_tx {
 	int fd;
 	struct ia_host_faults f;
@@ -36,6 +41,11 @@ struct ia_io_tx {
 	size_t held_len;
 	struct sockaddr_in held_to;
 	uint8_t held_buf[IA_IO_MSG_MAX];
+	unsigned int queued;
+	struct mmsghdr q_mm[IA_IO_TX_BATCH];
+	struct iovec q_iov[IA_IO_TX_BATCH];
+	struct sockaddr_in q_to[IA_IO_TX_BATCH];
+	uint8_t q_buf[IA_IO_TX_BATCH][IA_IO_MSG_MAX];
 	uint64_t send_err;	/* transient errors (buffer full, no route) */
 	struct ia_io_unreach unreach;	/* a send refused: no route (ENETUNREACH) */
 };
@@ -71,9 +81,12 @@ extern bool ia_io_reuseport;
  */
 int ia_io_udp_open(struct in_addr addr, uint16_t port, char *err, size_t errlen);
 void ia_io_tx_init(struct ia_io_tx *t, int fd, const struct ia_host_faults *f);
-/* Sends (or, impaired, drops, duplicates or holds back) one message. */
+/* Queues (or, impaired, drops, duplicates or holds back) one message. */
 int ia_io_tx_send(struct ia_io_tx *t, const void *buf, size_t len, const struct sockaddr_in *to);
-/* Sends a held-back message, if any. */
+/*
+ * Sends what is queued and a held-back message, if any: call it before
+ * waiting for an answer and before returning.
+ */
 int ia_io_tx_flush(struct ia_io_tx *t);
 
 void ia_io_rx_init(struct ia_io_rx *r);

@@ -403,7 +403,7 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 	return ia_ps_send_result(ps, idx, NULL);
 }
 
-int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
+static int ps_loop(struct ia_ps *ps, char *err, size_t errlen)
 {
 	uint64_t idle_since = 0, now, nack_wake = UINT64_MAX, late_wake = UINT64_MAX;
 	uint64_t wait;
@@ -469,4 +469,15 @@ int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
 			nack_wake = wake;
 		}
 	}
+}
+
+int ia_ps_run(struct ia_ps *ps, char *err, size_t errlen)
+{
+	int ret = ps_loop(ps, err, errlen);
+
+	if (ret)
+		return ret;
+	/* Answers of the last round are still queued (host_io.h). */
+	ret = ia_io_tx_flush(&ps->tx);
+	return ret ? ia_fail(err, errlen, ret, "send: %s", strerror(-ret)) : 0;
 }

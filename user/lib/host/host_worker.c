@@ -459,6 +459,10 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 	w->st.answer_rtt_us = r.answer_rtt / 1000;
 	w->st.rto_us = r.rto / 1000;
 out:
+	/* Messages of the last round may still be queued (host_io.h). */
+	k = ia_io_tx_flush(&w->tx);
+	if (k && !ret)
+		ret = ia_fail(err, errlen, k, "send: %s", strerror(-k));
 	path_save(&r);
 	ia_wreport_stop(&r.rep);
 	w->st.reports = r.rep.sent;
