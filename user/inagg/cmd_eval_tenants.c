@@ -79,6 +79,13 @@ static const struct opt tenants_opts[] = {
 		 "live: also simulate each round's mix and compare (tolerance 25 %)"),
 	OPT_STR(0, "plot", "DIR", struct tenants_args, plot, 0,
 		"live: gnuplot PNGs of throughput and PS JCTs in DIR"),
+	OPT_FLAG(0, "cluster", struct tenants_args, cluster, 0,
+		 "sim: a cluster: 32 leaves under 4 spines, 200 jobs training real models"
+		 " arriving as a Poisson process; JCT per scheme and model"),
+	OPT_REAL(0, "arrival-ms", "MS", struct tenants_args, arrival_ms, 0, 1e6, OPT_NODEF,
+		 "sim: --cluster: mean gap between job arrivals (default 2.5)"),
+	OPT_STR(0, "cdf", "FILE", struct tenants_args, cdf, 0,
+		"sim: --cluster: write every job's JCT per scheme (scripts/cluster-plot.sh)"),
 	OPT_END
 };
 
@@ -254,6 +261,34 @@ int cmd_eval_tenants(int argc, char **argv)
 		a.lc.seed = a.c.seed;
 		return tenants_live(&a, argv[0]);
 	}
+	if (a.cluster) {
+		struct ia_sim_cfg cc;
+
+		/* The cluster's own defaults; of the tree's options, those that apply. */
+		ia_sim_cluster_defaults(&cc);
+		for (size_t i = 0; i < ARRAY_SIZE(given); i++) {
+			const char *n = tenants_opts[i].name;
+
+			if (!given[i] || !n)
+				continue;
+			if (!strcmp(n, "jobs"))
+				cc.jobs = a.c.jobs;
+			else if (!strcmp(n, "link-rate"))
+				cc.rate = a.c.rate;
+			else if (!strcmp(n, "seed"))
+				cc.seed = a.c.seed;
+			else if (!strcmp(n, "window"))
+				cc.window = a.c.window;
+			else if (!strcmp(n, "depth") || !strcmp(n, "per-leaf") ||
+				 !strcmp(n, "iters") || !strcmp(n, "quick"))
+				return out_err("--%s: not with --cluster", n);
+		}
+		if (a.arrival_ms > 0)
+			cc.arrival = a.arrival_ms / 1e3;
+		return tenants_cluster(&a, &cc, argv[0]);
+	}
+	if (a.arrival_ms > 0 || a.cdf)
+		return out_err("--arrival-ms, --cdf: only with --cluster");
 	if (a.quick) {
 		a.c.jobs = 32;
 		a.c.iters = 2;

@@ -22,6 +22,9 @@ struct tenants_args {
 	const char *plot;	/* live: folder for the PNGs */
 	int rounds;
 	int live_jobs, live_iters, live_window;
+	bool cluster;		/* sim: the cluster of docs/cc.md (cmd_eval_cluster.c) */
+	double arrival_ms;	/* sim, cluster: mean gap between arrivals; 0: the default */
+	const char *cdf;	/* sim, cluster: every job's JCT per scheme, to plot */
 };
 
 /* One point of the live run: a network and a requested mix. */
@@ -32,6 +35,11 @@ struct point {
 };
 
 int tenants_live(struct tenants_args *a, const char *argv0);
+/*
+ * cmd_eval_cluster.c: the cluster simulation on cfg (ia_sim_cluster_defaults()
+ * with the options given) at a->mem (0: 0.25 and 0.5), a->rounds seeds.
+ */
+int tenants_cluster(const struct tenants_args *a, struct ia_sim_cfg *cfg, const char *argv0);
 /* cmd_eval_tenants_plot.c: sum[point][scheme][tput, PS JCT, sum][median, low, high]. */
 int tenants_write_plot(const char *dir, const struct point *p, int np,
 		       double (*sum)[IA_SIM__COUNT][3][3]);

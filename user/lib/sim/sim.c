@@ -189,35 +189,58 @@ static void resend(struct sim *s, uint32_t job, uint32_t idx)
 	send_chunk(s, job, idx, IA_F_RETX);
 }
 
-/* Worker w's message reaches the leaf: a head, a tail, or on up as it is. */
-static void arrive(struct sim *s, const struct ev *e)
-{
-	struct sjob *j = &s->j[e->job];
-	bool pool = j->pub->ps ? ia_sim_scheme_tail(s->scheme) : ia_sim_scheme_shared(s->scheme);
-
-	/* A2TP's pool and the tails are best effort: resends and bypasses go up raw. */
-	if (!j->pub->ps && !pool)
-		ia_sim_head(s, e->job, e->cseq, e->w);
-	else if (e->flags & (IA_F_RETX | IA_F_BYPASS) || !pool)
-		ia_sim_up(s, e->job, e->cseq, 1ull << e->w, 0);
-	else
-		ia_sim_tail(s, e->job, e->cseq, e->w);
-}
-
-void ia_sim_up(struct sim *s, uint32_t job, uint32_t cseq, uint64_t set, uint8_t flags)
+/*
+ * A piece (members set) reaches switch sw: a head, a tail, or on up as it
+ * is. A2TP's pool and the tails are best effort: resends and bypasses go up
+ * raw, and keep saying so on the way (a cluster's spine).
+ */
+static void at_switch(struct sim *s, uint32_t sw, uint32_t job, uint32_t cseq, uint64_t set,
+		      uint8_t flags)
 {
 	struct sjob *j = &s->j[job];
-	double q = s->busy > s->now ? (s->busy - s->now) * s->cfg->rate : 0;
+	bool pool = j->pub->ps ? ia_sim_scheme_tail(s->scheme) : ia_sim_scheme_shared(s->scheme);
+	uint8_t keep = flags & (IA_F_MARK | IA_F_COLL);
+
+	if (sw >= s->nleaves && j->pub->nleaves < 2)
+		ia_sim_up(s, sw, job, cseq, set, flags);	/* aggregated below already */
+	else if (!j->pub->ps && !pool)
+		ia_sim_head(s, sw, job, cseq, set, keep);
+	else if (flags & (IA_F_RETX | IA_F_BYPASS) || !pool)
+		ia_sim_up(s, sw, job, cseq, set, flags);
+	else
+		ia_sim_tail(s, sw, job, cseq, set, keep);
+}
+
+/* Worker w's message reaches its leaf. */
+static void arrive(struct sim *s, const struct ev *e)
+{
+	at_switch(s, ia_sim_leaf_of(s, e->job, e->w), e->job, e->cseq, 1ull << e->w, e->flags);
+}
+
+/*
+ * Up switch sw's uplink: the bottleneck (one for every leaf), or a
+ * cluster's leaf's uplink to its spine and a spine's to the PSs.
+ */
+void ia_sim_up(struct sim *s, uint32_t sw, uint32_t job, uint32_t cseq, uint64_t set,
+	       uint8_t flags)
+{
+	struct sjob *j = &s->j[job];
+	struct link *k = &s->link[s->cfg->spines ? sw : 0];
+	double q = k->busy > s->now ? (k->busy - s->now) * k->rate : 0;
 
 	j->pub->msgs++;
 	if (q >= s->cfg->buffer)
 		return;		/* dropped: the chunk waits for its timer or RACK */
-	s->busy = (s->busy > s->now ? s->busy : s->now) + 1 / s->cfg->rate;
+	k->busy = (k->busy > s->now ? k->busy : s->now) + 1 / k->rate;
 	/* As the switches do: flexina's PS jobs are marked at the lower threshold. */
 	if (q > (ia_cc_marks_early(j->cc.cfg.policy, j->cc.cfg.ps) ?
 		 s->cfg->thresh >> IA_VQ_EARLY_SHIFT : s->cfg->thresh))
 		flags |= IA_F_MARK;
-	ia_sim_push(s, s->busy + s->cfg->rtt / 4, EV_PSRX, job, cseq, 0, 0, flags, set);
+	if (s->cfg->spines && sw < s->nleaves)
+		ia_sim_push(s, k->busy + s->cfg->rtt / 8, EV_HOP, job, cseq,
+			    s->nleaves + sw / (s->nleaves / s->cfg->spines), 0, flags, set);
+	else
+		ia_sim_push(s, k->busy + s->cfg->rtt / 4, EV_PSRX, job, cseq, 0, 0, flags, set);
 }
 
 /*
@@ -245,14 +268,17 @@ static void psrx(struct sim *s, const struct ev *e)
 static void iteration_start(struct sim *s, uint32_t job)
 {
 	struct sjob *j = &s->j[job];
-	struct ia_cc_cfg cc = j->cc.cfg;
+	struct ia_cc_cfg cc;
 
 	for (uint32_t i = 0; i < j->pub->chunks; i++)
 		j->ch[i].state = CH_IDLE;
 	j->lo = j->next = 0;
 	j->running = true;
 	/* Later iterations go on from the window and round trips the last left (cfg.path). */
+	if (j->promote)
+		ia_sim_promoted(s, job);
 	if (!j->iter) {
+		cc = j->cc.cfg;
 		if (ia_cc_init(&j->cc, &cc, (uint64_t)(s->now * 1e9)))
 			s->err = -EINVAL;
 		j->min_rtt = 0;
@@ -325,7 +351,7 @@ static void result(struct sim *s, uint32_t job, uint32_t cseq)
 		return;
 	}
 	j->running = false;
-	if (++j->iter < s->cfg->iters) {
+	if (++j->iter < ia_sim_iters(s, job)) {
 		/* Each worker computes for its own time; the first to start opens the iteration. */
 		j->t_iter = s->now;
 		for (i = 0; i < j->pub->workers; i++)
@@ -333,6 +359,8 @@ static void result(struct sim *s, uint32_t job, uint32_t cseq)
 		ia_sim_push(s, s->now + gap, EV_SEND, e->job, 0, 0, 0, 0, 0);
 	} else {
 		j->pub->jct = s->now - j->t0;
+		if (s->cfg->spines)
+			ia_sim_release(s, job);
 		s->left--;
 		/* The window in which every job contends ends with the first to finish. */
 		if (s->left + 1 == s->cfg->jobs) {
@@ -464,6 +492,12 @@ static void dispatch(struct sim *s, const struct ev *e)
 		break;
 	case EV_RACK:
 		rack(s, e);
+		break;
+	case EV_HOP:
+		at_switch(s, e->gen, e->job, e->cseq, e->set, e->flags);
+		break;
+	case EV_ADMIT:
+		ia_sim_admit(s, e->job);
 		break;
 	case EV_SAMPLE:
 		ia_sim_lend_sample(s);

@@ -58,7 +58,30 @@ struct ia_sim_cfg {
 	uint64_t seed;
 	/* The jobs (cfg->jobs of them, leaves below 2^depth), all starting at 0; NULL: drawn. */
 	const struct ia_sim_mixjob *mix;
+	/*
+	 * A cluster (spines > 0, docs/cc.md "Cluster simulation"; depth and
+	 * per_leaf then unused): `leaves` leaves under `spines` spines, each
+	 * switch's uplink a FIFO (leaves' of leaf_rate, spines' of rate: one
+	 * bottleneck per spine), jobs arriving as a Poisson process of mean gap
+	 * `arrival`, each a model's gradient (ia_sim_models) over ceil(workers /
+	 * hosts) consecutive leaves of one spine, aggregated at its leaves and,
+	 * spanning several, at its spine; heads given at arrival by
+	 * availability and freed at the end. Leaves have leaf_slots, spines
+	 * spine_slots; a job runs imin..imax iterations (iters unused).
+	 */
+	uint32_t spines, leaves, hosts, leaf_slots, spine_slots, imin, imax;
+	double leaf_rate, arrival;
+	uint32_t scale;		/* a model's parameters / scale = elements per iteration */
 };
+
+/* The models a cluster job trains: its gradient is this many parameters. */
+struct ia_sim_model {
+	const char *name;
+	double params;
+};
+
+#define IA_SIM_MODELS	4
+extern const struct ia_sim_model ia_sim_models[IA_SIM_MODELS];
 
 struct ia_sim_job {
 	uint32_t leaf;		/* switch its workers hang off (where it aggregates) */
@@ -69,6 +92,10 @@ struct ia_sim_job {
 	double bytes;		/* aggregated payload bytes */
 	uint64_t marks, colls, timeouts, msgs;
 	uint64_t racks;		/* chunks resent because a later one's result came (RACK) */
+	/* A cluster's: first of its nleaves leaves, model, iterations, arrival (s, JCT's start). */
+	uint32_t nleaves, model, iters;
+	double arrival;
+	int promoted;		/* a PS job given a head when memory freed (cluster) */
 };
 
 struct ia_sim_res {
@@ -98,9 +125,20 @@ struct ia_sim_res {
 	 */
 	uint32_t idle, slots;
 	uint64_t events;
+	/*
+	 * A cluster's: mean JCT per model, slot-time no job could use but
+	 * one could (free slots while a running PS job fits a head on all
+	 * its switches: 0 when selective INA keeps up), slot-time in no head
+	 * (fraction), and the most any switch's heads held of its slots.
+	 */
+	double jct_model[IA_SIM_MODELS];
+	uint32_t n_model[IA_SIM_MODELS];
+	double jct_mean, idle_time, free_frac, mem_peak;
 };
 
 void ia_sim_defaults(struct ia_sim_cfg *c);
+/* The cluster of docs/cc.md: 32 leaves, 4 spines, 200 jobs, Poisson arrivals. */
+void ia_sim_cluster_defaults(struct ia_sim_cfg *c);
 const char *ia_sim_scheme_name(enum ia_sim_scheme s);
 int ia_sim_scheme_parse(const char *name, enum ia_sim_scheme *s);
 /* A scheme's window policy, for every job of it (the live run and the simulator alike). */

@@ -24,10 +24,10 @@ static bool room(struct sim *s)
 }
 
 /* A PS partial leaves its slot: up as one message (a flush), or dropped. */
-static void tail_out(struct sim *s, struct slot *sl, bool send)
+static void tail_out(struct sim *s, uint32_t sw, struct slot *sl, bool send)
 {
 	if (send && room(s)) {
-		ia_sim_up(s, sl->tjob, sl->tseq, sl->tset, sl->tflags);
+		ia_sim_up(s, sw, sl->tjob, sl->tseq, sl->tset, sl->tflags);
 		s->flushes++;
 	} else {
 		s->discards++;
@@ -36,19 +36,69 @@ static void tail_out(struct sim *s, struct slot *sl, bool send)
 	sl->tail = 0;
 }
 
-void ia_sim_head(struct sim *s, uint32_t job, uint32_t cseq, uint32_t w)
+struct hd *ia_sim_hd(struct leaf *l, uint32_t job)
+{
+	for (uint32_t i = 0; i < l->nina; i++)
+		if (l->ina[i].job == job)
+			return &l->ina[i];
+	return NULL;
+}
+
+uint64_t ia_sim_below(const struct sim *s, uint32_t job, uint32_t sw)
+{
+	const struct sjob *j = &s->j[job];
+	uint32_t n = j->pub->nleaves, li = sw - j->pub->leaf;
+	uint64_t set = 0;
+
+	if (sw >= s->nleaves || n < 2)
+		return ia_sim_full(j);
+	for (uint32_t w = li; w < j->pub->workers; w += n)
+		set |= 1ull << w;
+	return set;
+}
+
+void ia_sim_pool(struct leaf *l)
+{
+	l->npool = 0;
+	for (uint32_t i = 0; i < l->slots; i++)
+		if (!l->own[i])
+			l->pool[l->npool++] = i;
+}
+
+void ia_sim_take(struct sim *s, uint32_t sw, uint32_t job, uint32_t start, uint32_t n,
+		 bool wait)
+{
+	struct leaf *l = &s->leaf[sw];
+
+	l->ina[l->nina++] = (struct hd){ .job = job, .head = start, .wait = wait };
+	for (uint32_t i = start; i < start + n; i++) {
+		l->own[i] = job + 1;
+		l->slot[i].hstate = HS_EMPTY;
+	}
+	l->heads += n;
+	ia_sim_pool(l);
+}
+
+void ia_sim_head(struct sim *s, uint32_t sw, uint32_t job, uint32_t cseq, uint64_t set,
+		 uint8_t flags)
 {
 	struct sjob *j = &s->j[job];
-	struct slot *sl = &s->leaf[j->pub->leaf].slot[j->head + cseq % j->hsize];
-	uint64_t bit = 1ull << w, full = ia_sim_full(j);
+	struct hd *hd = ia_sim_hd(&s->leaf[sw], job);
+	struct slot *sl;
+	uint64_t full = ia_sim_below(s, job, sw);
 
+	if (!hd || hd->wait) {
+		ia_sim_up(s, sw, job, cseq, set, flags);	/* no head here (yet, any more) */
+		return;
+	}
+	sl = &s->leaf[sw].slot[hd->head + cseq % j->hsize];
 	if (sl->hseq == cseq && sl->hstate == HS_DONE) {
 		/* A resend after the aggregate left: the slot sends it again (re-emission). */
-		ia_sim_up(s, job, cseq, full, 0);
+		ia_sim_up(s, sw, job, cseq, full, sl->hflags);
 		return;
 	}
 	if (sl->hseq == cseq && sl->hstate == HS_OPEN) {
-		if (sl->hseen & bit)
+		if (sl->hseen & set)
 			return;		/* duplicate */
 	} else {
 		/*
@@ -57,17 +107,19 @@ void ia_sim_head(struct sim *s, uint32_t job, uint32_t cseq, uint32_t w)
 		 * one member: it leaves at once as the aggregate).
 		 */
 		if (sl->tail)
-			tail_out(s, sl, j->pub->workers > 1);
+			tail_out(s, sw, sl, set != full);
 		sl->hseq = cseq;
 		sl->hstate = HS_OPEN;
 		sl->hseen = 0;
+		sl->hflags = 0;
 		sl->t_open = s->now;
 	}
-	sl->hseen |= bit;
+	sl->hseen |= set;
+	sl->hflags |= flags;
 	if (sl->hseen == full) {
 		sl->hstate = HS_DONE;
 		s->slot_time += s->now - sl->t_open;
-		ia_sim_up(s, job, cseq, full, 0);
+		ia_sim_up(s, sw, job, cseq, full, sl->hflags);
 	}
 }
 
@@ -76,10 +128,10 @@ void ia_sim_head(struct sim *s, uint32_t job, uint32_t cseq, uint32_t w)
  * hseq whose slot-mate hseq + (H - k) is DONE too: every sender then has
  * hseq's result (bpf/dp_tail.h tail_find()).
  */
-static bool head_free(const struct sim *s, const struct leaf *l, const struct sjob *ij,
+static bool head_free(const struct sim *s, const struct leaf *l, const struct hd *ij,
 		      const struct slot *sl, uint32_t first)
 {
-	uint32_t h = ij->hsize, next;
+	uint32_t h = s->j[ij->job].hsize, next;
 	const struct slot *mate;
 
 	if (sl->hstate == HS_EMPTY)
@@ -97,9 +149,9 @@ static bool head_free(const struct sim *s, const struct leaf *l, const struct sj
  * its first lent slot). NULL when the directory is empty.
  */
 static struct slot *tail_find(struct sim *s, struct leaf *l, uint32_t job, uint32_t cseq,
-			      const struct sjob **lender, uint32_t *first)
+			      const struct hd **lender, uint32_t *first)
 {
-	uint32_t tail = l->slots - l->heads, total = tail, v, i;
+	uint32_t tail = l->npool, total = tail, v, i;
 
 	/* A2TP's pool: the leaf's whole memory, no heads, nothing lent. */
 	if (ia_sim_scheme_shared(s->scheme)) {
@@ -107,17 +159,17 @@ static struct slot *tail_find(struct sim *s, struct leaf *l, uint32_t job, uint3
 		return l->slots ? &l->slot[ia_tail_hash(job, cseq) % l->slots] : NULL;
 	}
 	for (i = 0; i < l->nina; i++)
-		total += s->j[l->ina[i]].lend.lent;
+		total += l->ina[i].lend.lent;
 	if (!total)
 		return NULL;
 	v = ia_tail_hash(job, cseq) % total;
 	*lender = NULL;
 	if (v < tail)
-		return &l->slot[l->heads + v];
+		return &l->slot[l->pool[v]];
 	v -= tail;
 	for (i = 0; i < l->nina; i++) {
-		const struct sjob *ij = &s->j[l->ina[i]];
-		uint32_t k = ij->lend.lent, h = ij->hsize;
+		const struct hd *ij = &l->ina[i];
+		uint32_t k = ij->lend.lent, h = s->j[ij->job].hsize;
 
 		if (v < k) {
 			*lender = ij;
@@ -129,39 +181,40 @@ static struct slot *tail_find(struct sim *s, struct leaf *l, uint32_t job, uint3
 	return NULL;
 }
 
-void ia_sim_tail(struct sim *s, uint32_t job, uint32_t cseq, uint32_t w)
+void ia_sim_tail(struct sim *s, uint32_t sw, uint32_t job, uint32_t cseq, uint64_t set,
+		 uint8_t flags)
 {
-	struct sjob *j = &s->j[job];
-	struct leaf *l = &s->leaf[j->pub->leaf];
-	uint64_t bit = 1ull << w, full = ia_sim_full(j);
-	const struct sjob *lender;
+	struct leaf *l = &s->leaf[sw];
+	uint64_t full = ia_sim_below(s, job, sw);
+	const struct hd *lender;
 	uint32_t first = 0;
 	struct slot *sl;
 
-	sl = bit == full ? NULL : tail_find(s, l, job, cseq, &lender, &first);
+	sl = set == full ? NULL : tail_find(s, l, job, cseq, &lender, &first);
 	if (!sl) {
 		/* Nothing to add it to, or no tail at all: on as it is. */
-		ia_sim_up(s, job, cseq, bit, 0);
+		ia_sim_up(s, sw, job, cseq, set, flags);
 		return;
 	}
 	if (sl->tail) {
 		if (sl->tjob == job && sl->tseq == cseq) {
-			if (sl->tset & bit)
+			if (sl->tset & set)
 				return;		/* duplicate */
 			s->hits++;
-			sl->tset |= bit;
+			sl->tset |= set;
+			sl->tflags |= flags;
 			if (sl->tset == full) {
 				/* Complete: the aggregate goes up, the slot returns to its head. */
 				s->slot_time += s->now - sl->born;
 				sl->tail = 0;
-				ia_sim_up(s, job, cseq, full, sl->tflags);
+				ia_sim_up(s, sw, job, cseq, full, sl->tflags);
 			}
 			return;
 		}
 		/* Another chunk's: young, it stays; old, this claim flushes it. */
 		if (s->now - sl->born < s->age)
 			goto coll;
-		tail_out(s, sl, true);
+		tail_out(s, sw, sl, true);
 	} else if (sl->hstate != HS_EMPTY && !(lender && head_free(s, l, lender, sl, first))) {
 		goto coll;	/* a head slot its own job still needs */
 	}
@@ -169,13 +222,13 @@ void ia_sim_tail(struct sim *s, uint32_t job, uint32_t cseq, uint32_t w)
 	sl->tail = 1;
 	sl->tjob = job;
 	sl->tseq = cseq;
-	sl->tset = bit;
-	sl->tflags = 0;
+	sl->tset = set;
+	sl->tflags = flags;
 	sl->born = s->now;
 	return;
 coll:
 	s->collided++;
-	ia_sim_up(s, job, cseq, bit, IA_F_COLL);
+	ia_sim_up(s, sw, job, cseq, set, flags | IA_F_COLL);
 }
 
 void ia_sim_lend_sample(struct sim *s)
@@ -183,23 +236,27 @@ void ia_sim_lend_sample(struct sim *s)
 	struct ia_lend_policy pol = {
 		.hold = s->cfg->lend_hold ? s->cfg->lend_hold : IA_LEND_HOLD_DEFAULT,
 	};
-	for (uint32_t v = 0; v < s->nleaves; v++) {
+	for (uint32_t v = 0; v < s->nsw; v++) {
 		struct leaf *l = &s->leaf[v];
 
 		for (uint32_t i = 0; i < l->nina; i++) {
-			struct sjob *ij = &s->j[l->ina[i]];
+			struct hd *hd = &l->ina[i];
+			struct sjob *ij = &s->j[hd->job];
 			uint32_t h = ij->hsize;
 			uint32_t open = 0, win = ij->running ? ia_cc_window(&ij->cc) : 0;
 
+			if (hd->wait)
+				continue;	/* its job's windows are not its yet */
+
 			for (uint32_t x = 0; x < h; x++)
-				open += l->slot[ij->head + x].hstate == HS_OPEN;
+				open += l->slot[hd->head + x].hstate == HS_OPEN;
 			/*
 			 * The senders' window: each worker reports its own, 0 once
 			 * its run ended; before any report, the worker window.
 			 */
 			if (!ij->running && !ij->iter && !ij->next)
 				win = ia_job_worker_window(h);
-			ia_lend_commit(&ij->lend, ia_lend_decide(&pol, &ij->lend, h, win, open));
+			ia_lend_commit(&hd->lend, ia_lend_decide(&pol, &hd->lend, h, win, open));
 		}
 	}
 }

@@ -88,6 +88,12 @@ int ia_sim_check(const struct ia_sim_cfg *c)
 	    !(c->rto >= 0) || !(c->tail_age >= 0) || !(c->lend_period >= 0) || !(c->wake >= 0) ||
 	    !(c->noroom >= 0) || c->noroom > 1)
 		return -EINVAL;
+	/* A cluster: whole spines, a job within one spine's leaves, no given mix. */
+	if (c->spines && (c->mix || c->leaves < c->spines || c->leaves % c->spines ||
+			  !c->hosts || c->wmax > c->hosts * (c->leaves / c->spines) ||
+			  !c->imin || c->imin > c->imax || c->imax > 1000 || !c->scale ||
+			  !(c->leaf_rate > 0) || !(c->arrival >= 0)))
+		return -EINVAL;
 	return 0;
 }
 
@@ -111,6 +117,8 @@ static int mix_job(struct sim *s, struct ia_sim_job *pub, uint32_t i, uint32_t l
 			.workers = uni_int(rng, c->wmin, c->wmax),
 			.chunks = uni_int(rng, c->cmin, c->cmax),
 		};
+	pub[i].nleaves = 1;
+	pub[i].iters = c->iters;
 	if (pub[i].leaf >= s->nleaves || !pub[i].workers || pub[i].workers > IA_SIM_MAX_W ||
 	    !pub[i].chunks)
 		return -EINVAL;
@@ -179,11 +187,9 @@ static int select_ina(struct sim *s, struct ia_sim_job *pub)
 			pub[k].ps = 1;
 			continue;
 		}
-		j->head = l->heads;
 		j->hsize = left < c->window ? left : c->window;
-		l->heads += j->hsize;
-		l->ina[l->nina++] = k;
-		j->lend.lent = c->lent_start < j->hsize ? c->lent_start : j->hsize;
+		ia_sim_take(s, pub[k].leaf, k, l->heads, j->hsize, false);
+		l->ina[l->nina - 1].lend.lent = c->lent_start < j->hsize ? c->lent_start : j->hsize;
 	}
 	free(o);
 	return 0;
@@ -196,15 +202,19 @@ int ia_sim_build(struct sim *s, struct ia_sim_job *pub)
 	uint32_t i, w, leaves, *need;
 	int err = -ENOMEM;
 
-	s->nleaves = 1u << c->depth;
+	if (c->spines)
+		return ia_sim_cluster_build(s, pub);
+	s->nleaves = s->nsw = 1u << c->depth;
 	/* Jobs share leaves: per_leaf of them on each of the first leaves. */
 	leaves = (c->jobs + c->per_leaf - 1) / c->per_leaf;
 	leaves = leaves < s->nleaves ? leaves : s->nleaves;
 	s->j = calloc(c->jobs, sizeof(*s->j));
 	s->leaf = calloc(s->nleaves, sizeof(*s->leaf));
+	s->link = calloc(1, sizeof(*s->link));
 	need = calloc(s->nleaves, sizeof(*need));
-	if (!s->j || !s->leaf || !need)
+	if (!s->j || !s->leaf || !s->link || !need)
 		goto out;
+	s->link->rate = c->rate;
 	for (i = 0; i < c->jobs; i++) {
 		err = mix_job(s, pub, i, leaves, &rng);
 		if (err)
@@ -216,15 +226,16 @@ int ia_sim_build(struct sim *s, struct ia_sim_job *pub)
 		struct leaf *l = &s->leaf[i];
 
 		l->slots = (uint32_t)floor(c->mem * need[i]);
-		l->slot = calloc(l->slots ? l->slots : 1, sizeof(*l->slot));
-		l->ina = calloc(c->jobs, sizeof(*l->ina));
-		if (!l->slot || !l->ina)
+		err = ia_sim_switch_alloc(l, c->jobs);
+		if (err)
 			goto out;
 	}
 	/* Selective INA by availability (NetPack), the same for every scheme. */
 	err = select_ina(s, pub);
 	if (err)
 		goto out;
+	for (i = 0; i < s->nleaves; i++)
+		ia_sim_pool(&s->leaf[i]);
 	for (i = 0; i < c->jobs; i++) {
 		struct sjob *j = &s->j[i];
 		/* Workers keep half the head in flight (ia_job_worker_window()). */
@@ -250,6 +261,18 @@ out:
 	return err;
 }
 
+int ia_sim_switch_alloc(struct leaf *l, uint32_t jobs)
+{
+	l->slot = calloc(l->slots ? l->slots : 1, sizeof(*l->slot));
+	l->own = calloc(l->slots ? l->slots : 1, sizeof(*l->own));
+	l->pool = calloc(l->slots ? l->slots : 1, sizeof(*l->pool));
+	l->ina = calloc(jobs, sizeof(*l->ina));
+	if (!l->slot || !l->own || !l->pool || !l->ina)
+		return -ENOMEM;
+	ia_sim_pool(l);
+	return 0;
+}
+
 void ia_sim_teardown(struct sim *s)
 {
 	for (uint32_t i = 0; s->j && i < s->cfg->jobs; i++) {
@@ -257,12 +280,15 @@ void ia_sim_teardown(struct sim *s)
 		free(s->j[i].gap);
 		free(s->j[i].ch);
 	}
-	for (uint32_t i = 0; s->leaf && i < s->nleaves; i++) {
+	for (uint32_t i = 0; s->leaf && i < s->nsw; i++) {
 		free(s->leaf[i].slot);
+		free(s->leaf[i].own);
+		free(s->leaf[i].pool);
 		free(s->leaf[i].ina);
 	}
 	free(s->j);
 	free(s->leaf);
+	free(s->link);
 	free(s->heap);
 }
 
@@ -282,8 +308,13 @@ void ia_sim_summarise(struct sim *s, const struct ia_sim_job *pub, struct ia_sim
 		tmo += j->timeouts;
 		r->first += s->j[i].first / s->cfg->jobs;
 		racks += j->racks;
-		chunks += (double)j->chunks * s->cfg->iters;
-		ps_chunks += j->ps ? (double)j->chunks * s->cfg->iters : 0;
+		chunks += (double)j->chunks * j->iters;
+		ps_chunks += j->ps ? (double)j->chunks * j->iters : 0;
+		r->jct_mean += j->jct / s->cfg->jobs;
+		if (s->cfg->spines && j->model < IA_SIM_MODELS) {
+			r->jct_model[j->model] += j->jct;
+			r->n_model[j->model]++;
+		}
 		if (end > r->makespan)
 			r->makespan = end;
 		if (j->ps) {
@@ -297,14 +328,18 @@ void ia_sim_summarise(struct sim *s, const struct ia_sim_job *pub, struct ia_sim
 		sx += x;
 		sxx += x * x;
 	}
-	for (i = 0; i < s->nleaves; i++) {
+	for (i = 0; i < IA_SIM_MODELS; i++)
+		r->jct_model[i] = r->n_model[i] ? r->jct_model[i] / r->n_model[i] : 0;
+	for (i = 0; i < s->nsw; i++) {
 		const struct leaf *l = &s->leaf[i];
 		bool ps = false;
 
 		slots += l->slots;
 		r->slots += l->slots;
+		if (s->cfg->spines)
+			continue;	/* heads come and go: idle_time below */
 		for (uint32_t k = 0; k < s->cfg->jobs && ia_sim_scheme_tail(s->scheme) && !ps; k++)
-			ps = pub[k].ps && pub[k].leaf == i;
+			ps = pub[k].ps && pub[k].leaf <= i && i < pub[k].leaf + pub[k].nleaves;
 		/* Beside the heads: a tail for the leaf's PS jobs, or nobody's. */
 		if (ia_sim_scheme_shared(s->scheme))
 			r->idle += l->nina ? 0 : l->slots;	/* the INA jobs' pool */
@@ -326,5 +361,11 @@ void ia_sim_summarise(struct sim *s, const struct ia_sim_job *pub, struct ia_sim
 	r->retx_rate = s->results ? (tmo + racks) / s->results : 0;
 	r->tmo_rate = s->results ? tmo / s->results : 0;
 	r->jain = sxx > 0 ? sx * sx / (s->cfg->jobs * sxx) : 0;
+	if (s->cfg->spines) {
+		ia_sim_mem_tick(s);
+		r->idle_time = s->idle_time;
+		r->free_frac = slots > 0 && s->t_mem > 0 ? s->free_time / (slots * s->t_mem) : 0;
+		r->mem_peak = s->mem_peak;
+	}
 }
 
