@@ -225,10 +225,10 @@ static int get_u32(json_object *req, const char *key, uint32_t *out)
 
 /* ---- the ledger ---- */
 
-static json_object *ledger_fail(struct ia_ledger *l, int ret)
+/* why: the failed call's error buffer ("" when the errno says it all). */
+static json_object *ledger_fail(struct ia_ledger *l, int ret, const char *why)
 {
-	json_object *r = ia_agent_err(ret, "%s", *ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) :
-								     strerror(-ret));
+	json_object *r = ia_agent_err(ret, "%s", *why ? why : strerror(-ret));
 
 	ia_ledger_close(l);
 	return r;
@@ -258,16 +258,16 @@ json_object *ia_agent_ledger(struct ia_agent *a, json_object *req, const char *k
  * The tail pool is all the memory no head holds (FlexINA: PS jobs use what
  * no job was given), so it follows every admission and release.
  */
-static int tail_follow(struct ia_ledger *l, uint32_t more_heads)
+static int tail_follow(struct ia_ledger *l, uint32_t more_heads, char *why, size_t whylen)
 {
 	struct ia_ledger_cap cap;
-	int ret = ia_ledger_get(l, &cap);
+	int ret = ia_ledger_get(l, &cap, why, whylen);
 
 	if (ret)
 		return ret;
 	if ((uint64_t)cap.head_slots + more_heads > cap.max_slots)
-		return -ENOSPC;
-	return ia_ledger_set_tail(l, cap.max_slots - cap.head_slots - more_heads);
+		return -ENOSPC;	/* why: "" from the get */
+	return ia_ledger_set_tail(l, cap.max_slots - cap.head_slots - more_heads, why, whylen);
 }
 
 /*
@@ -276,6 +276,7 @@ static int tail_follow(struct ia_ledger *l, uint32_t more_heads)
  */
 static json_object *op_setup(struct ia_agent *a, json_object *req)
 {
+	char why[IA_ERRLEN] = "";
 	uint32_t jobs, slots;
 	struct ia_ledger *l;
 	json_object *r;
@@ -286,13 +287,13 @@ static json_object *op_setup(struct ia_agent *a, json_object *req)
 		return r;
 	if (jobs > INAGG_JOBS_LIMIT)
 		jobs = INAGG_JOBS_LIMIT;
-	ret = ia_ledger_set_tail(l, 0);
+	ret = ia_ledger_set_tail(l, 0, why, sizeof(why));
 	if (!ret)
-		ret = ia_ledger_set(l, jobs, slots);
+		ret = ia_ledger_set(l, jobs, slots, why, sizeof(why));
 	if (!ret)
-		ret = tail_follow(l, 0);
+		ret = tail_follow(l, 0, why, sizeof(why));
 	if (ret)
-		return ledger_fail(l, ret);
+		return ledger_fail(l, ret, why);
 	ia_ledger_close(l);
 	return ia_agent_ok();
 }
@@ -300,6 +301,7 @@ static json_object *op_setup(struct ia_agent *a, json_object *req)
 static json_object *op_admit(struct ia_agent *a, json_object *req)
 {
 	uint32_t id, class, slots;
+	char why[IA_ERRLEN] = "";
 	struct ia_ledger_job e;
 	struct ia_ledger *l;
 	json_object *j;
@@ -312,26 +314,25 @@ static json_object *op_admit(struct ia_agent *a, json_object *req)
 	if ((j = ia_agent_ledger(a, req, "slots", &slots, &l)))
 		return j;
 	/* A retried request whose first try got through: the same admission is no error. */
-	if (!ia_ledger_job(l, id, &e) && e.class == class && e.slots == slots) {
+	if (!ia_ledger_job(l, id, &e, NULL, 0) && e.class == class && e.slots == slots) {
 		ia_ledger_close(l);
 		goto record;
 	}
 	/* The tail gives the head its room first; it takes it back if admission fails. */
-	ret = tail_follow(l, slots);
+	ret = tail_follow(l, slots, why, sizeof(why));
 	if (ret && ret != -ENOSPC)
-		return ledger_fail(l, ret);
-	ret = ia_ledger_admit_class(l, id, class, slots);
+		return ledger_fail(l, ret, why);
+	ret = ia_ledger_admit_class(l, id, class, slots, why, sizeof(why));
 	if (ret) {
-		json_object *r = ia_agent_err(ret, "%s", *ia_ledger_errmsg(l) ?
-							    ia_ledger_errmsg(l) : strerror(-ret));
+		json_object *r = ia_agent_err(ret, "%s", *why ? why : strerror(-ret));
 
-		tail_follow(l, 0);
+		tail_follow(l, 0, NULL, 0);
 		ia_ledger_close(l);
 		return r;
 	}
-	ret = tail_follow(l, 0);
+	ret = tail_follow(l, 0, why, sizeof(why));
 	if (ret)
-		return ledger_fail(l, ret);
+		return ledger_fail(l, ret, why);
 	ia_ledger_close(l);
 record:
 	j = ia_agent_job(a, id, true);
@@ -344,6 +345,7 @@ record:
 
 static json_object *op_release(struct ia_agent *a, json_object *req)
 {
+	char why[IA_ERRLEN] = "";
 	struct ia_ledger *l;
 	json_object *j;
 	uint32_t id;
@@ -351,11 +353,11 @@ static json_object *op_release(struct ia_agent *a, json_object *req)
 
 	if ((j = ia_agent_ledger(a, req, "job", &id, &l)))
 		return j;
-	ret = ia_ledger_release(l, id);
+	ret = ia_ledger_release(l, id, why, sizeof(why));
 	if (!ret)
-		ret = tail_follow(l, 0);
+		ret = tail_follow(l, 0, why, sizeof(why));
 	if (ret && ret != -ENOENT)
-		return ledger_fail(l, ret);
+		return ledger_fail(l, ret, why);
 	ia_ledger_close(l);
 	j = ia_agent_job(a, id, false);
 	if (j) {
@@ -369,6 +371,7 @@ static json_object *op_release(struct ia_agent *a, json_object *req)
 
 static json_object *op_admitted(struct ia_agent *a, json_object *req)
 {
+	char why[IA_ERRLEN] = "";
 	struct ia_ledger_job e;
 	struct ia_ledger *l;
 	json_object *r;
@@ -377,9 +380,9 @@ static json_object *op_admitted(struct ia_agent *a, json_object *req)
 
 	if ((r = ia_agent_ledger(a, req, "job", &id, &l)))
 		return r;
-	ret = ia_ledger_job(l, id, &e);
+	ret = ia_ledger_job(l, id, &e, why, sizeof(why));
 	if (ret && ret != -ENOENT)
-		return ledger_fail(l, ret);
+		return ledger_fail(l, ret, why);
 	ia_ledger_close(l);
 	r = ia_agent_ok();
 	json_object_object_add(r, "admitted", json_object_new_boolean(!ret));
@@ -389,6 +392,7 @@ static json_object *op_admitted(struct ia_agent *a, json_object *req)
 /* Room for one more job with a head of slots (the tail yields). */
 static json_object *op_room(struct ia_agent *a, json_object *req)
 {
+	char why[IA_ERRLEN] = "";
 	struct ia_ledger_cap cap;
 	struct ia_ledger *l;
 	json_object *r;
@@ -397,9 +401,9 @@ static json_object *op_room(struct ia_agent *a, json_object *req)
 
 	if ((r = ia_agent_ledger(a, req, "slots", &slots, &l)))
 		return r;
-	ret = ia_ledger_get(l, &cap);
+	ret = ia_ledger_get(l, &cap, why, sizeof(why));
 	if (ret)
-		return ledger_fail(l, ret);
+		return ledger_fail(l, ret, why);
 	ia_ledger_close(l);
 	r = ia_agent_ok();
 	json_object_object_add(r, "room", json_object_new_boolean(

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "err.h"
 #include "ledger.h"
 #include "xdp.h"
 #include "xdp_mem.h"
@@ -40,6 +41,7 @@ int ia_agent_num(json_object *o, const char *key, uint64_t max, uint64_t *out, b
 static json_object *lend_or_reclaim(struct ia_agent *a, json_object *req, bool reclaim)
 {
 	uint64_t id = 0, count = 0;
+	char why[IA_ERRLEN] = "";
 	struct ia_ledger_job e;
 	struct ia_ledger *l;
 	json_object *r;
@@ -52,14 +54,15 @@ static json_object *lend_or_reclaim(struct ia_agent *a, json_object *req, bool r
 	if ((r = ia_agent_ledger(a, NULL, NULL, NULL, &l)))
 		return r;
 	if (reclaim && !json_object_object_get_ex(req, "count", NULL)) {
-		ret = ia_ledger_job(l, id, &e);
+		ret = ia_ledger_job(l, id, &e, why, sizeof(why));
 		count = ret ? 0 : e.lent;
 		if (ret && ret != -ENOENT)
 			goto fail;
 		if (!count)
 			goto done;
 	}
-	ret = reclaim ? ia_ledger_reclaim(l, id, count) : ia_ledger_lend(l, id, count);
+	ret = reclaim ? ia_ledger_reclaim(l, id, count, why, sizeof(why)) :
+			ia_ledger_lend(l, id, count, why, sizeof(why));
 	if (ret)
 		goto fail;
 done:
@@ -68,7 +71,7 @@ done:
 	json_object_object_add(r, "count", json_object_new_int64(count));
 	return r;
 fail:
-	r = ia_agent_err(ret, "%s", *ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) : strerror(-ret));
+	r = ia_agent_err(ret, "%s", *why ? why : strerror(-ret));
 	ia_ledger_close(l);
 	return r;
 }

@@ -325,7 +325,7 @@ static void show_ledger(void)
 	out_obj_open("ledger");
 	out_str("backend", "ledger (%s backend):",
 		ia_ledger_backend_name(ia_ledger_backend(l)));
-	if (!ia_ledger_get(l, &cap)) {
+	if (!ia_ledger_get(l, &cap, NULL, 0)) {
 		out_uint("used_jobs", " jobs %llu", cap.used_jobs);
 		out_uint("max_jobs", "/%llu", cap.max_jobs);
 		out_uint("used_slots", ", slots %llu", cap.used_slots);
