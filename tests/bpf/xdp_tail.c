@@ -373,7 +373,7 @@ TEST_F(tail, lent_done_slot_kept_while_a_worker_lags)
 
 	memcpy(j.up.smac, mac_up_s, 6);
 	memcpy(j.up.dmac, mac_up_d, 6);
-	ASSERT_EQ(0, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(0, ia_xdp_job_add(self->t.x, &j, NULL, 0));
 	ASSERT_EQ(0, set_tail(&self->t, 0, 0, 3));	/* no pool: head slots 5, 6, 7 */
 	for (c = 0; c <= 8; c++) {
 		vals_of(11, c, a);
@@ -418,17 +418,17 @@ TEST_F(tail, directory_api)
 	struct ia_xdp_tail_info info;
 	__u32 k;
 
-	ASSERT_EQ(-ENOENT, ia_xdp_tail_set(self->t.x, &t));	/* no such job yet */
+	ASSERT_EQ(-ENOENT, ia_xdp_tail_set(self->t.x, &t, NULL, 0));	/* no such job yet */
 	ASSERT_EQ(0, add_ina_job(&self->t));
-	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t));	/* 5 of a head of 4 */
+	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t, NULL, 0));	/* 5 of a head of 4 */
 	l[0].count = 3;
 	t.nlend = 2;
-	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t));	/* a PS job lends nothing */
+	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t, NULL, 0));	/* a PS job lends nothing */
 	t.nlend = 1;
 	t.slots = IA_MAX_TAIL + 1;
-	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t));
+	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t, NULL, 0));
 	t.slots = 8;
-	ASSERT_EQ(0, ia_xdp_tail_set(self->t.x, &t));
+	ASSERT_EQ(0, ia_xdp_tail_set(self->t.x, &t, NULL, 0));
 	ASSERT_EQ(0, ia_xdp_tail_info(self->t.x, &info));
 	ASSERT_EQ(8, info.slots);
 	ASSERT_EQ(3, info.lent);
@@ -459,7 +459,7 @@ TEST_F(tail, a_run_of_chunks_takes_consecutive_slots_on_every_switch)
 	struct ia_slot s;
 
 	memcpy(t2.port, self->t.port, sizeof(t2.port));
-	ASSERT_EQ(0, ia_xdp_open(NULL, &t2.x));
+	ASSERT_EQ(0, ia_xdp_open(NULL, &t2.x, NULL, 0));
 	for (i = 0; i < NPORTS; i++)
 		ASSERT_EQ(0, ia_xdp_port_add(t2.x, t2.port[i]));
 	ASSERT_EQ(0, add_ps_job(&t2));

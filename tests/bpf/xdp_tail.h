@@ -89,7 +89,7 @@ static inline int add_ps_job(struct tctx *t)
 
 	memcpy(j.up.smac, mac_up_s, 6);
 	memcpy(j.up.dmac, mac_up_d, 6);
-	return ia_xdp_job_add(t->x, &j);
+	return ia_xdp_job_add(t->x, &j, NULL, 0);
 }
 
 /* The blue job: members 11, 12, a head of 4 slots. */
@@ -104,7 +104,7 @@ static inline int add_ina_job(struct tctx *t)
 
 	memcpy(j.up.smac, mac_up_s, 6);
 	memcpy(j.up.dmac, mac_up_d, 6);
-	return ia_xdp_job_add(t->x, &j);
+	return ia_xdp_job_add(t->x, &j, NULL, 0);
 }
 
 static inline int set_tail(struct tctx *t, __u32 slots, __u64 age, __u32 lend)
@@ -112,7 +112,7 @@ static inline int set_tail(struct tctx *t, __u32 slots, __u64 age, __u32 lend)
 	struct ia_xdp_lend l = { .job = INA, .count = lend };
 	struct ia_xdp_tail tail = { .slots = slots, .age_ns = age, .nlend = !!lend, .lend = &l };
 
-	return ia_xdp_tail_set(t->x, &tail);
+	return ia_xdp_tail_set(t->x, &tail, NULL, 0);
 }
 
 /* The first chunk from `from` that the directory of total slots maps to v. */
@@ -135,7 +135,7 @@ FIXTURE_SETUP(tail)
 	int i;
 
 	ASSERT_EQ(0, setup_ports(&self->t));
-	ASSERT_EQ(0, ia_xdp_open(NULL, &self->t.x));
+	ASSERT_EQ(0, ia_xdp_open(NULL, &self->t.x, NULL, 0));
 	for (i = 0; i < NPORTS; i++)
 		ASSERT_EQ(0, ia_xdp_port_add(self->t.x, self->t.port[i]));
 	ASSERT_EQ(0, add_ps_job(&self->t));

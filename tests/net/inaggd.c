@@ -508,7 +508,7 @@ static unsigned int bpf_head_slots(const char *ns, unsigned int job)
 	unsigned int n = 0;
 	int h = ia_netns_enter(ns);
 
-	if (h < 0 || !slot || ia_xdp_open_existing(ns, &x)) {
+	if (h < 0 || !slot || ia_xdp_open_existing(ns, &x, NULL, 0)) {
 		n = -1u;
 	} else {
 		while (n <= IA_MAX_WINDOW && !ia_xdp_slot_read(x, job, n, slot))
@@ -990,7 +990,7 @@ static int tail_info(FIXTURE_DATA(d) *self, int v, struct ia_xdp_tail_info *ti,
 	h = ia_netns_enter(ns);
 	if (h < 0)
 		return h;
-	ret = ia_xdp_open_existing(ns, &x);
+	ret = ia_xdp_open_existing(ns, &x, NULL, 0);
 	if (!ret)
 		ret = ia_xdp_tail_info(x, ti);
 	if (!ret && lent)

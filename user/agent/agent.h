@@ -64,8 +64,11 @@ int ia_agent_save(struct ia_agent *a);
  */
 json_object *ia_agent_ledger(struct ia_agent *a, json_object *req, const char *key,
 			     uint32_t *val, struct ia_ledger **l);
-/* The switch's maps, opened once and kept (NULL and *err if they are not there). */
-struct ia_xdp *ia_agent_maps(struct ia_agent *a, int *err);
+/*
+ * The switch's maps, opened once and kept (NULL and *err if they are not
+ * there; why, whylen: the caller's buffer for the reason, xdp.h).
+ */
+struct ia_xdp *ia_agent_maps(struct ia_agent *a, int *err, char *why, size_t whylen);
 void ia_agent_maps_drop(struct ia_agent *a);
 
 /* agent_push.c: the maps and the ports. */

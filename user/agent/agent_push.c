@@ -36,22 +36,23 @@ static int get_u32(json_object *o, const char *key, uint32_t *out, bool need)
 }
 
 /* The switch's maps: opened once (opening parses the whole BPF object). */
-static struct ia_xdp *maps(struct ia_agent *a, bool create, int *err)
+static struct ia_xdp *maps(struct ia_agent *a, bool create, int *err, char *why, size_t whylen)
 {
 	*err = 0;
 	/* Kept while its maps are the ones pinned: a switch attached again has others. */
 	if (a->xdp && ia_xdp_current(a->xdp, a->sw))
 		return a->xdp;
 	ia_agent_maps_drop(a);
-	*err = create ? ia_xdp_open(a->sw, &a->xdp) : ia_xdp_open_existing(a->sw, &a->xdp);
+	*err = create ? ia_xdp_open(a->sw, &a->xdp, why, whylen) :
+			ia_xdp_open_existing(a->sw, &a->xdp, why, whylen);
 	if (*err)
 		a->xdp = NULL;
 	return a->xdp;
 }
 
-struct ia_xdp *ia_agent_maps(struct ia_agent *a, int *err)
+struct ia_xdp *ia_agent_maps(struct ia_agent *a, int *err, char *why, size_t whylen)
 {
-	return maps(a, false, err);
+	return maps(a, false, err, why, whylen);
 }
 
 /* A kept handle that failed: the switch may have been set up again since. */
@@ -285,7 +286,7 @@ json_object *ia_agent_push(struct ia_agent *a, json_object *req)
 	struct ia_counters c;
 	struct ia_xdp_job cfg;
 	struct ia_xdp *x;
-	char why[256] = "";
+	char why[256] = "", xwhy[IA_XDP_ERRLEN];
 	__u32 prog = 0;
 	int ret;
 
@@ -298,9 +299,9 @@ json_object *ia_agent_push(struct ia_agent *a, json_object *req)
 			      *a->netns ? " up --netns " : "", a->netns);
 		goto out;
 	}
-	x = maps(a, true, &ret);
+	x = maps(a, true, &ret, xwhy, sizeof(xwhy));
 	if (!x) {
-		snprintf(why, sizeof(why), "maps: %s", ia_xdp_strerror(ret));
+		ia_fail(why, sizeof(why), 0, "maps: %s", xwhy);
 		goto out;
 	}
 	rec = push_record(req);
@@ -312,9 +313,9 @@ json_object *ia_agent_push(struct ia_agent *a, json_object *req)
 			goto out;
 		ia_xdp_job_del(x, cfg.id);
 	}
-	ret = ia_xdp_job_add(x, &cfg);
+	ret = ia_xdp_job_add(x, &cfg, xwhy, sizeof(xwhy));
 	if (ret) {
-		snprintf(why, sizeof(why), "maps: %s", ia_xdp_strerror(ret));
+		ia_fail(why, sizeof(why), 0, "maps: %s", xwhy);
 		ia_agent_maps_drop(a);
 		goto out;
 	}
@@ -333,6 +334,7 @@ out:
 
 json_object *ia_agent_unpush(struct ia_agent *a, json_object *req)
 {
+	char why[IA_XDP_ERRLEN] = "";
 	json_object *j;
 	struct ia_xdp *x;
 	uint32_t id = 0;
@@ -341,7 +343,7 @@ json_object *ia_agent_unpush(struct ia_agent *a, json_object *req)
 
 	if (get_u32(req, "job", &id, true))
 		return ia_agent_err(EINVAL, "\"job\": need an integer");
-	x = maps(a, false, &ret);
+	x = maps(a, false, &ret, why, sizeof(why));
 	if (x) {
 		ret = ia_xdp_job_del(x, id);
 		if (ret && ret != -ENOENT)
@@ -358,10 +360,13 @@ json_object *ia_agent_unpush(struct ia_agent *a, json_object *req)
 	}
 	if (ret == -ENOENT)
 		return ia_agent_err(ret, "job %u not configured", id);
-	return ret ? ia_agent_err(ret, "maps: %s", ia_xdp_strerror(ret)) : ia_agent_ok();
+	if (ret)
+		return ia_agent_err(ret, "maps: %s", *why ? why : ia_xdp_errname(ret));
+	return ia_agent_ok();
 }
 
-static int read_counters(struct ia_agent *a, json_object *req, struct ia_counters *c)
+static int read_counters(struct ia_agent *a, json_object *req, struct ia_counters *c, char *why,
+			 size_t whylen)
 {
 	struct ia_xdp *x;
 	uint32_t id = 0;
@@ -374,7 +379,7 @@ static int read_counters(struct ia_agent *a, json_object *req, struct ia_counter
 		return ret;
 	if (!id && !ifindex)
 		return -EINVAL;
-	x = maps(a, false, &ret);
+	x = maps(a, false, &ret, why, whylen);
 	if (!x)
 		return ret;
 	ret = ifindex ? ia_xdp_port_counters(x, ifindex, c) : ia_xdp_job_counters(x, id, c);
@@ -387,7 +392,7 @@ json_object *ia_agent_pushed(struct ia_agent *a, json_object *req)
 {
 	struct ia_counters c;
 	json_object *r;
-	int ret = read_counters(a, req, &c);
+	int ret = read_counters(a, req, &c, NULL, 0);
 
 	if (ret == -EINVAL)
 		return ia_agent_err(EINVAL, "\"job\": need an integer");
@@ -398,13 +403,14 @@ json_object *ia_agent_pushed(struct ia_agent *a, json_object *req)
 
 json_object *ia_agent_counters(struct ia_agent *a, json_object *req)
 {
+	char why[IA_XDP_ERRLEN] = "";
 	struct ia_counters c;
 	json_object *r, *arr;
-	int ret = read_counters(a, req, &c);
+	int ret = read_counters(a, req, &c, why, sizeof(why));
 
 	if (ret)
 		return ia_agent_err(ret, "%s", ret == -EINVAL ? "need \"job\" or \"port\"" :
-						ia_xdp_strerror(ret));
+						*why ? why : ia_xdp_errname(ret));
 	arr = json_object_new_array();
 	for (int i = 0; i < IA_C__COUNT; i++)
 		json_object_array_add(arr, json_object_new_int64(c.c[i]));

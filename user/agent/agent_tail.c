@@ -91,6 +91,7 @@ json_object *ia_agent_tail(struct ia_agent *a, json_object *req)
 {
 	struct ia_xdp_lend ls[IA_TDIR_SEGS];
 	struct ia_xdp_tail t = { .lend = ls };
+	char why[IA_XDP_ERRLEN];
 	uint64_t slots, age = 0;
 	json_object *arr = NULL;
 	struct ia_xdp *x;
@@ -122,12 +123,12 @@ json_object *ia_agent_tail(struct ia_agent *a, json_object *req)
 	t.slots = slots;
 	t.age_ns = age;
 	t.nlend = n;
-	x = ia_agent_maps(a, &ret);
+	x = ia_agent_maps(a, &ret, why, sizeof(why));
 	if (!x)
-		return ia_agent_err(ret, "maps: %s", ia_xdp_strerror(ret));
-	ret = ia_xdp_tail_set(x, &t);
+		return ia_agent_err(ret, "maps: %s", why);
+	ret = ia_xdp_tail_set(x, &t, why, sizeof(why));
 	if (ret) {
-		json_object *r = ia_agent_err(ret, "%s", ia_xdp_strerror(ret));
+		json_object *r = ia_agent_err(ret, "%s", why);
 
 		ia_agent_maps_drop(a);	/* set up again since? opened afresh next time */
 		return r;
@@ -185,6 +186,7 @@ json_object *ia_agent_memory(struct ia_agent *a, json_object *req)
 {
 	json_object *ids = NULL, *heads, *tail, *r;
 	struct ia_xdp_tail_info ti;
+	char why[IA_XDP_ERRLEN];
 	uint64_t probes = 0, live, stale;
 	struct ia_xdp *x;
 	size_t n = 0;
@@ -195,9 +197,9 @@ json_object *ia_agent_memory(struct ia_agent *a, json_object *req)
 	    ia_agent_num(req, "probes", TAIL_PROBES_MAX, &probes, false))
 		return ia_agent_err(EINVAL, "\"jobs\": an array of ids; \"probes\": 0..%d",
 				    TAIL_PROBES_MAX);
-	x = ia_agent_maps(a, &ret);
+	x = ia_agent_maps(a, &ret, why, sizeof(why));
 	if (!x)
-		return ia_agent_err(ret, "maps: %s", ia_xdp_strerror(ret));
+		return ia_agent_err(ret, "maps: %s", why);
 	heads = json_object_new_array();
 	n = ids ? json_object_array_length(ids) : 0;
 	for (size_t i = 0; i < n; i++) {

@@ -275,7 +275,7 @@ int main(int argc, char **argv)
 	}
 	if (ia_jobs_init(&d.jobs, d.t, &switch_job_ops, &d) || lend_init(&d))
 		return 1;
-	/* libbpf's messages kept for errors (ia_xdp_strerror()), printed nowhere. */
+	/* libbpf's messages kept for the loader's errors (xdp.h), printed nowhere. */
 	libbpf_set_print(ia_xdp_libbpf_print);
 	ia_xdp_print_to(NULL);
 	ret = resolve_ports(&d);

@@ -74,12 +74,9 @@ int lend_tail_load(struct daemon *d, const struct ia_job *j, int v, char *why, s
 	x = sw_xdp(d, v);
 	if (!x)
 		return ia_fail(why, whylen, -ENOENT, "switch maps not found");
-	ret = ia_xdp_tail_load(x);
-	if (ret) {
-		/* A handle kept from before may be what failed: not kept. */
-		sw_xdp_drop(d, v);
-		return ia_fail(why, whylen, ret, "%s", ia_xdp_strerror(ret));
-	}
+	ret = ia_xdp_tail_load(x, why, whylen);
+	if (ret)
+		sw_xdp_drop(d, v);	/* a handle kept from before may be what failed */
 	return 0;
 }
 

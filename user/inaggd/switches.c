@@ -239,7 +239,7 @@ struct ia_xdp *sw_xdp(struct daemon *d, int v)
 	h = ia_netns_enter(d->sw[v].ns);
 	if (h < 0)
 		return NULL;
-	if (ia_xdp_open_existing(d->sw[v].ns, &d->xdp[v])) {
+	if (ia_xdp_open_existing(d->sw[v].ns, &d->xdp[v], NULL, 0)) {
 		d->xdp[v] = NULL;
 		d->xdp_retry[v] = now.tv_sec + 5;
 	}
