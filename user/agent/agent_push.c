@@ -35,33 +35,6 @@ static int get_u32(json_object *o, const char *key, uint32_t *out, bool need)
 	return ret;
 }
 
-/* The switch's maps: opened once (opening parses the whole BPF object). */
-static struct ia_xdp *maps(struct ia_agent *a, bool create, int *err, char *why, size_t whylen)
-{
-	*err = 0;
-	/* Kept while its maps are the ones pinned: a switch attached again has others. */
-	if (a->xdp && ia_xdp_current(a->xdp, a->sw))
-		return a->xdp;
-	ia_agent_maps_drop(a);
-	*err = create ? ia_xdp_open(a->sw, &a->xdp, why, whylen) :
-			ia_xdp_open_existing(a->sw, &a->xdp, why, whylen);
-	if (*err)
-		a->xdp = NULL;
-	return a->xdp;
-}
-
-struct ia_xdp *ia_agent_maps(struct ia_agent *a, int *err, char *why, size_t whylen)
-{
-	return maps(a, false, err, why, whylen);
-}
-
-/* A kept handle that failed: the switch may have been set up again since. */
-void ia_agent_maps_drop(struct ia_agent *a)
-{
-	ia_xdp_close(a->xdp);
-	a->xdp = NULL;
-}
-
 /* Peer MAC of addr on dev from the neighbour table, if it is complete there. */
 static int neigh_mac(const char *dev, const char *addr, unsigned char mac[6])
 {
@@ -299,7 +272,7 @@ json_object *ia_agent_push(struct ia_agent *a, json_object *req)
 			      *a->netns ? " up --netns " : "", a->netns);
 		goto out;
 	}
-	x = maps(a, true, &ret, xwhy, sizeof(xwhy));
+	x = ia_agent_maps(a, true, &ret, xwhy, sizeof(xwhy));
 	if (!x) {
 		ia_fail(why, sizeof(why), 0, "maps: %s", xwhy);
 		goto out;
@@ -343,7 +316,7 @@ json_object *ia_agent_unpush(struct ia_agent *a, json_object *req)
 
 	if (get_u32(req, "job", &id, true))
 		return ia_agent_err(EINVAL, "\"job\": need an integer");
-	x = maps(a, false, &ret, why, sizeof(why));
+	x = ia_agent_maps(a, false, &ret, why, sizeof(why));
 	if (x) {
 		ret = ia_xdp_job_del(x, id);
 		if (ret && ret != -ENOENT)
@@ -379,7 +352,7 @@ static int read_counters(struct ia_agent *a, json_object *req, struct ia_counter
 		return ret;
 	if (!id && !ifindex)
 		return -EINVAL;
-	x = maps(a, false, &ret, why, whylen);
+	x = ia_agent_maps(a, false, &ret, why, whylen);
 	if (!x)
 		return ret;
 	ret = ifindex ? ia_xdp_port_counters(x, ifindex, c) : ia_xdp_job_counters(x, id, c);

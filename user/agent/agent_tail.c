@@ -18,22 +18,6 @@
 
 #define TAIL_PROBES_MAX 4096	/* tail slots one memory request may read */
 
-int ia_agent_num(json_object *o, const char *key, uint64_t max, uint64_t *out, bool need)
-{
-	json_object *v;
-	int64_t n;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		return need ? -EINVAL : 0;
-	if (!json_object_is_type(v, json_type_int))
-		return -EINVAL;
-	n = json_object_get_int64(v);
-	if (n < 0 || (uint64_t)n > max)
-		return -ERANGE;
-	*out = n;
-	return 0;
-}
-
 /*
  * lend {job, count} / reclaim {job, count?}: count head slots of an INA job
  * lent to the tail, or taken back (a reclaim without count: all it lent).
@@ -123,7 +107,7 @@ json_object *ia_agent_tail(struct ia_agent *a, json_object *req)
 	t.slots = slots;
 	t.age_ns = age;
 	t.nlend = n;
-	x = ia_agent_maps(a, &ret, why, sizeof(why));
+	x = ia_agent_maps(a, false, &ret, why, sizeof(why));
 	if (!x)
 		return ia_agent_err(ret, "maps: %s", why);
 	ret = ia_xdp_tail_set(x, &t, why, sizeof(why));
@@ -197,7 +181,7 @@ json_object *ia_agent_memory(struct ia_agent *a, json_object *req)
 	    ia_agent_num(req, "probes", TAIL_PROBES_MAX, &probes, false))
 		return ia_agent_err(EINVAL, "\"jobs\": an array of ids; \"probes\": 0..%d",
 				    TAIL_PROBES_MAX);
-	x = ia_agent_maps(a, &ret, why, sizeof(why));
+	x = ia_agent_maps(a, false, &ret, why, sizeof(why));
 	if (!x)
 		return ia_agent_err(ret, "maps: %s", why);
 	heads = json_object_new_array();
