@@ -171,4 +171,25 @@ FIXTURE_TEARDOWN(tail)
 		ASSERT_EQ(0, memcmp(self->want, self->out, wl_));			\
 	} while (0)
 
+/* A tail pool of 4 where nothing ages, and the values of chunk q of senders 0..n-1. */
+#define YOUNG_TAIL(q, n)								\
+	do {										\
+		ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));		\
+		for (int i_ = 0; i_ < (n); i_++)					\
+			vals_of(i_, q, self->v[i_]);					\
+	} while (0)
+
+/*
+ * The start of a test where a second chunk meets a holder: the tail pool
+ * of slots set to flush after age ns, sender 1's message of chunk q1 (with
+ * flags) held there, and the values of q1 and q2 in v[0] and v[1].
+ */
+#define HOLD_FIRST(slots, age, q1, q2, flags)						\
+	do {										\
+		ASSERT_EQ(0, set_tail(&self->t, slots, age, 0));			\
+		vals_of(1, q1, self->v[0]);						\
+		vals_of(2, q2, self->v[1]);						\
+		ASSERT_EQ(XDP_DROP, SEND(q1, 1, 1, flags, 0, self->v[0]));		\
+	} while (0)
+
 #endif /* INAGG_TESTS_XDP_TAIL_H */

@@ -56,6 +56,15 @@ int ia_agent_serve(struct ia_agent *a, int in, int out);
 #define ia_agent_ok() ia_ctl_ok()
 #define ia_agent_err(err, ...) ia_ctl_err(err, __VA_ARGS__)
 
+/* An ok reply with one more field, key: val (the reply takes it). */
+static inline json_object *ia_agent_ok_with(const char *key, json_object *val)
+{
+	json_object *r = ia_agent_ok();
+
+	json_object_object_add(r, key, val);
+	return r;
+}
+
 /* agent_common.c: what every request needs. The record of job id ("ID" key), made if create. */
 json_object *ia_agent_job(struct ia_agent *a, uint32_t id, bool create);
 /* Forgets a job once it holds nothing here. */

@@ -187,9 +187,7 @@ json_object *ia_agent_admitted(struct ia_agent *a, json_object *req)
 	if (ret && ret != -ENOENT)
 		return ledger_fail(l, ret, why);
 	ia_ledger_close(l);
-	r = ia_agent_ok();
-	json_object_object_add(r, "admitted", json_object_new_boolean(!ret));
-	return r;
+	return ia_agent_ok_with("admitted", json_object_new_boolean(!ret));
 }
 
 /* Room for one more job with a head of slots (the tail yields). */
@@ -208,9 +206,7 @@ json_object *ia_agent_room(struct ia_agent *a, json_object *req)
 	if (ret)
 		return ledger_fail(l, ret, why);
 	ia_ledger_close(l);
-	r = ia_agent_ok();
-	json_object_object_add(r, "room", json_object_new_boolean(
+	return ia_agent_ok_with("room", json_object_new_boolean(
 				  cap.used_jobs < cap.max_jobs &&
 				  (uint64_t)cap.head_slots + slots <= cap.max_slots));
-	return r;
 }

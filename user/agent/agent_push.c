@@ -110,7 +110,7 @@ static void peers_of(json_object *in, json_object *out, bool resolve)
 
 json_object *ia_agent_ports(struct ia_agent *a, json_object *req)
 {
-	json_object *in, *out, *r, *v;
+	json_object *in, *out, *v;
 	bool resolve = json_object_object_get_ex(req, "resolve", &v) && json_object_get_boolean(v);
 	unsigned char mac[6];
 	char text[18];
@@ -143,9 +143,7 @@ json_object *ia_agent_ports(struct ia_agent *a, json_object *req)
 		json_object_array_add(out, o);
 	}
 	peers_of(in, out, resolve);
-	r = ia_agent_ok();
-	json_object_object_add(r, "ports", out);
-	return r;
+	return ia_agent_ok_with("ports", out);
 }
 
 /* One hop of a push request: the port by name here, the peer's MAC, addresses. */
@@ -364,21 +362,18 @@ static int read_counters(struct ia_agent *a, json_object *req, struct ia_counter
 json_object *ia_agent_pushed(struct ia_agent *a, json_object *req)
 {
 	struct ia_counters c;
-	json_object *r;
 	int ret = read_counters(a, req, &c, NULL, 0);
 
 	if (ret == -EINVAL)
 		return ia_agent_err(EINVAL, "\"job\": need an integer");
-	r = ia_agent_ok();
-	json_object_object_add(r, "pushed", json_object_new_boolean(!ret));
-	return r;
+	return ia_agent_ok_with("pushed", json_object_new_boolean(!ret));
 }
 
 json_object *ia_agent_counters(struct ia_agent *a, json_object *req)
 {
 	char why[IA_XDP_ERRLEN] = "";
 	struct ia_counters c;
-	json_object *r, *arr;
+	json_object *arr;
 	int ret = read_counters(a, req, &c, why, sizeof(why));
 
 	if (ret)
@@ -387,7 +382,5 @@ json_object *ia_agent_counters(struct ia_agent *a, json_object *req)
 	arr = json_object_new_array();
 	for (int i = 0; i < IA_C__COUNT; i++)
 		json_object_array_add(arr, json_object_new_int64(c.c[i]));
-	r = ia_agent_ok();
-	json_object_object_add(r, "counters", arr);
-	return r;
+	return ia_agent_ok_with("counters", arr);
 }

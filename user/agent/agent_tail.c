@@ -51,9 +51,7 @@ static json_object *lend_or_reclaim(struct ia_agent *a, json_object *req, bool r
 		goto fail;
 done:
 	ia_ledger_close(l);
-	r = ia_agent_ok();
-	json_object_object_add(r, "count", json_object_new_int64(count));
-	return r;
+	return ia_agent_ok_with("count", json_object_new_int64(count));
 fail:
 	r = ia_agent_err(ret, "%s", *why ? why : strerror(-ret));
 	ia_ledger_close(l);

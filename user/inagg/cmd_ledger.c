@@ -158,14 +158,22 @@ static int print_ledger(const char *cmd, struct ia_ledger *l)
 	return out_end();
 }
 
+/* A command's start: its options into *a, the ledger opened into *l; 1 when said why not. */
+static int start(const struct opt_cmd *c, const char *cmd, int argc, char **argv,
+		 struct ledger_args *a, struct ia_ledger **l)
+{
+	*a = ledger_defaults;
+	if (opt_parse(c, argv[0], argc, argv, a, NULL, NULL) || open_ledger(cmd, a, l))
+		return 1;
+	return 0;
+}
+
 int cmd_ledger_show(int argc, char **argv)
 {
 	struct ia_ledger *l;
 	struct ledger_args a;
 
-	a = ledger_defaults;
-	if (opt_parse(&ledger_show_cmd, argv[0], argc, argv, &a, NULL, NULL) ||
-	    open_ledger("show", &a, &l))
+	if (start(&ledger_show_cmd, "show", argc, argv, &a, &l))
 		return 1;
 	out_begin();
 	return print_ledger("show", l);
@@ -199,10 +207,7 @@ int cmd_ledger_admit(int argc, char **argv)
 	struct ledger_args a;
 	int ret;
 
-	a = ledger_defaults;
-	if (opt_parse(&ledger_admit_cmd, argv[0], argc, argv, &a, NULL, NULL))
-		return 1;
-	if (open_ledger("admit", &a, &l))
+	if (start(&ledger_admit_cmd, "admit", argc, argv, &a, &l))
 		return 1;
 	ret = ia_ledger_admit(l, a.job, a.slots, why, sizeof(why));
 	if (ret)
@@ -221,10 +226,7 @@ int cmd_ledger_release(int argc, char **argv)
 	struct ledger_args a;
 	int ret;
 
-	a = ledger_defaults;
-	if (opt_parse(&ledger_release_cmd, argv[0], argc, argv, &a, NULL, NULL))
-		return 1;
-	if (open_ledger("release", &a, &l))
+	if (start(&ledger_release_cmd, "release", argc, argv, &a, &l))
 		return 1;
 	/* The slots it held, for the report; a race only loses that detail. */
 	if (ia_ledger_job(l, a.job, &job, NULL, 0))
