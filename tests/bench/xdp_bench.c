@@ -868,7 +868,8 @@ int main(int argc, char **argv)
 		goto out;
 	s0 = if_nametoindex("s0");
 	u0 = if_nametoindex("u0");
-	if (ia_xdp_attach(sw, s0, XDP_FLAGS_DRV_MODE, NULL, 0) || ia_xdp_attach(sw, u0, XDP_FLAGS_DRV_MODE, NULL, 0))
+	if (ia_xdp_attach(sw, s0, XDP_FLAGS_DRV_MODE, NULL, 0) ||
+	    ia_xdp_attach(sw, u0, XDP_FLAGS_DRV_MODE, NULL, 0))
 		goto out;
 	pstats_fd = sw_map_fd("ia_pstats");
 	ports_fd = sw_map_fd("ia_ports");

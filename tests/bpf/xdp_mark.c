@@ -385,7 +385,8 @@ static int lv_build(struct _test_data_lv *self, __u32 flags)
 	parse_mac("02:00:00:00:04:00", j.up.dmac);
 	parse_mac("02:00:00:00:02:00", down.smac);
 	parse_mac("02:00:00:00:01:00", down.dmac);
-	err = ia_xdp_job_add(self->x, &j, NULL, 0) ?: attach_pass_in(self->ps) ?: attach_pass_in(self->w);
+	err = ia_xdp_job_add(self->x, &j, NULL, 0) ?: attach_pass_in(self->ps) ?:
+	      attach_pass_in(self->w);
 out:
 	if (setns(home, CLONE_NEWNET) && !err)
 		err = -errno;

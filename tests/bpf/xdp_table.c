@@ -605,7 +605,8 @@ TEST_F(dp, result_replication)
 	 */
 	ASSERT_EQ(0, ia_xdp_attach(self->t.x, self->t.port[0], XDP_FLAGS_DRV_MODE, NULL, 0));
 	for (i = 0; i < NPORTS; i++) {
-		ASSERT_EQ(0, ia_xdp_attach_pass(self->t.x, self->t.peer[i], XDP_FLAGS_DRV_MODE, NULL, 0));
+		ASSERT_EQ(0, ia_xdp_attach_pass(self->t.x, self->t.peer[i], XDP_FLAGS_DRV_MODE,
+						NULL, 0));
 		fd[i] = catcher(self->t.peer[i]);
 		ASSERT_LE(0, fd[i]);
 	}

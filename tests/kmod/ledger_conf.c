@@ -912,7 +912,8 @@ TEST_F(ledger, mutations_need_net_admin)
 			_exit(16);
 		if (ia_ledger_set_tail(l, 1, WHY) != -EPERM)
 			_exit(17);
-		if (ia_ledger_lend(l, 1, 1, WHY) != -EPERM || ia_ledger_reclaim(l, 1, 1, WHY) != -EPERM)
+		if (ia_ledger_lend(l, 1, 1, WHY) != -EPERM ||
+		    ia_ledger_reclaim(l, 1, 1, WHY) != -EPERM)
 			_exit(18);
 		if (ia_ledger_admit_class(l, 3, INAGG_CLASS_PS, 0, WHY) != -EPERM)
 			_exit(19);

@@ -561,7 +561,8 @@ TEST_F_TIMEOUT(d, ledgers_hold_topology_slots_and_heads_are_bpf_memory, 300)
 		EXPECT_EQ(is_blue ? 160 : 0, cap.head_slots) TH_LOG("%s", ns);
 		EXPECT_EQ(topo3_slots[v] - cap.head_slots, cap.tail_slots) TH_LOG("%s", ns);
 		ASSERT_EQ(0, ia_ledger_open(&l, IA_LEDGER_AUTO, ns));
-		EXPECT_EQ(is_blue ? 0 : -ENOENT, ia_ledger_job(l, 1, &lj, NULL, 0)) TH_LOG("%s", ns);
+		EXPECT_EQ(is_blue ? 0 : -ENOENT, ia_ledger_job(l, 1, &lj, NULL, 0))
+			TH_LOG("%s", ns);
 		ia_ledger_close(l);
 		if (is_blue) {
 			EXPECT_EQ(160, lj.slots);

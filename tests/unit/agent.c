@@ -254,8 +254,8 @@ TEST_F(agent, bad_requests_are_answered)
 
 TEST_F(agent, ports_reads_an_interface)
 {
-	json_object *r = ask(&self->r.a, "{\"op\": \"ports\", \"ports\": [{\"name\": \"lo\"}]}"), *arr, *p,
-		    *v;
+	const char *req = "{\"op\": \"ports\", \"ports\": [{\"name\": \"lo\"}]}";
+	json_object *r = ask(&self->r.a, req), *arr, *p, *v;
 
 	ASSERT_TRUE(ok(r));
 	ASSERT_TRUE(json_object_object_get_ex(r, "ports", &arr));

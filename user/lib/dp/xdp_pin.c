@@ -153,7 +153,8 @@ int ia_xdp_pin_progs(struct ia_xdp *x, const char *dir, char *why, size_t whylen
 		if (!bpf_obj_pin(x->prog_fd[i], path))
 			continue;
 		if (errno != EEXIST)
-			return ia_fail(why, whylen, -errno, "pinning %s: %s", path, strerror(errno));
+			return ia_fail(why, whylen, -errno, "pinning %s: %s", path,
+				       strerror(errno));
 		fd = bpf_obj_get(path);
 		if (fd < 0)
 			return -errno;

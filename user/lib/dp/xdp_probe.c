@@ -31,7 +31,8 @@ static int missing(const char *what, char *why, size_t whylen)
 	if (uname(&u))
 		strcpy(u.release, "?");
 	return ia_fail(why, whylen, -EOPNOTSUPP, "this kernel (%s) lacks %s, which the inagg "
-		       "datapath needs (Linux 5.15 or later; Debian 12's 6.1 works)", u.release, what);
+		       "datapath needs (Linux 5.15 or later; Debian 12's 6.1 works)",
+		       u.release, what);
 }
 
 static int probe_failed(int err, char *why, size_t whylen)
@@ -54,7 +55,8 @@ int ia_xdp_probe_features(char *why, size_t whylen)
 		r = needs[i].helper ? libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, needs[i].id, NULL) :
 				      libbpf_probe_bpf_map_type(needs[i].id, NULL);
 		if (r <= 0)
-			return r ? probe_failed(r, why, whylen) : missing(needs[i].what, why, whylen);
+			return r ? probe_failed(r, why, whylen) :
+				   missing(needs[i].what, why, whylen);
 	}
 	/* Devmap entries that run a program (ia_egress) have a larger value. */
 	fd = bpf_map_create(BPF_MAP_TYPE_DEVMAP_HASH, NULL, sizeof(__u32),

@@ -153,11 +153,13 @@ static int tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t, char *why, si
 	for (i = 0; i < t->nlend; i++) {
 		err = blue_cfg(x, t->lend[i].job, &cfg);
 		if (err)
-			return ia_fail(why, whylen, err, "job %u lends: not a blue job of this switch",
+			return ia_fail(why, whylen, err,
+				       "job %u lends: not a blue job of this switch",
 				       t->lend[i].job);
 		if (!t->lend[i].count || t->lend[i].count > cfg.window)
-			return ia_fail(why, whylen, -EINVAL, "job %u lends %u slots of a head of %u",
-				       t->lend[i].job, t->lend[i].count, cfg.window);
+			return ia_fail(why, whylen, -EINVAL,
+				       "job %u lends %u slots of a head of %u", t->lend[i].job,
+				       t->lend[i].count, cfg.window);
 		for (k = 0; k < i; k++)
 			if (t->lend[k].job == t->lend[i].job)
 				return -EINVAL;
