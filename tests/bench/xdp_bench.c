@@ -174,7 +174,7 @@ static int job1(__u32 id, enum ia_role role, __u32 window)
 	parse_mac("02:00:00:00:03:00", j.up.smac);
 	parse_mac("02:00:00:00:04:00", j.up.dmac);
 	ia_xdp_job_del(sw, id);
-	return ia_xdp_job_add(sw, &j);
+	return ia_xdp_job_add(sw, &j, NULL, 0);
 }
 
 /* One job per generating CPU (see ia_gen), fresh counters and slots. */
@@ -311,7 +311,7 @@ static int tail_vs_head(void)
 			if (d == TT_BASE && base < 0)
 				continue;
 			tail.slots = d == TT_TAIL_BIG ? TT_BIG : WINDOW;
-			if (d >= TT_TAIL && ia_xdp_tail_set(sw, &tail))
+			if (d >= TT_TAIL && ia_xdp_tail_set(sw, &tail, NULL, 0))
 				return -1;
 			if (job_sized(d >= TT_TAIL ? IA_ROLE_TAIL : IA_ROLE_BLUE,
 				      d == TT_HEAD_BIG ? TT_BIG : WINDOW))
@@ -864,11 +864,12 @@ int main(int argc, char **argv)
 	if (rig())
 		goto out;
 	/* Switch side: datapath on s0 and u0, sink behind u0. */
-	if (enter_ns(ns_sw) || ia_xdp_open(NULL, &sw))
+	if (enter_ns(ns_sw) || ia_xdp_open(NULL, &sw, NULL, 0))
 		goto out;
 	s0 = if_nametoindex("s0");
 	u0 = if_nametoindex("u0");
-	if (ia_xdp_attach(sw, s0, XDP_FLAGS_DRV_MODE) || ia_xdp_attach(sw, u0, XDP_FLAGS_DRV_MODE))
+	if (ia_xdp_attach(sw, s0, XDP_FLAGS_DRV_MODE, NULL, 0) ||
+	    ia_xdp_attach(sw, u0, XDP_FLAGS_DRV_MODE, NULL, 0))
 		goto out;
 	pstats_fd = sw_map_fd("ia_pstats");
 	ports_fd = sw_map_fd("ia_ports");

@@ -18,6 +18,10 @@
 #include "../nstest.h"
 #include <net/if.h>
 
+/* The reason of this process's last loader call: the caller's buffer (xdp.h). */
+static char why[IA_XDP_ERRLEN];
+#define WHY why, sizeof(why)
+
 struct att {
 	int a0, a1;
 	char sw[64];
@@ -85,21 +89,21 @@ TEST_F(att, one_instance_per_switch)
 	struct ia_xdp *x, *y;
 	__u32 id;
 
-	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x));
-	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_DRV_MODE));
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY));
+	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_DRV_MODE, WHY));
 	id = attached(self->t.a0, XDP_FLAGS_DRV_MODE);
 	ASSERT_NE(0u, id);
 	ASSERT_EQ(id, prog_id(ia_xdp_prog_fd(x)));
 	/* A second process: the pinned program, not a new copy. */
-	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &y));
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &y, WHY));
 	ASSERT_EQ(id, prog_id(ia_xdp_prog_fd(y)));
-	ASSERT_EQ(0, ia_xdp_attach(y, self->t.a1, XDP_FLAGS_DRV_MODE));
+	ASSERT_EQ(0, ia_xdp_attach(y, self->t.a1, XDP_FLAGS_DRV_MODE, WHY));
 	ASSERT_EQ(id, attached(self->t.a1, XDP_FLAGS_DRV_MODE));
 	/* Attaching again changes nothing. */
-	ASSERT_EQ(0, ia_xdp_attach(y, self->t.a0, XDP_FLAGS_DRV_MODE));
+	ASSERT_EQ(0, ia_xdp_attach(y, self->t.a0, XDP_FLAGS_DRV_MODE, WHY));
 	ASSERT_EQ(id, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
-	ASSERT_EQ(0, ia_xdp_detach(y, self->t.a0, 0));
-	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a1, 0));
+	ASSERT_EQ(0, ia_xdp_detach(y, self->t.a0, 0, WHY));
+	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a1, 0, WHY));
 	ASSERT_EQ(0u, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
 	ASSERT_EQ(0u, attached(self->t.a1, XDP_FLAGS_DRV_MODE));
 	ia_xdp_close(x);
@@ -116,37 +120,37 @@ TEST_F(att, foreign_program_survives)
 	ASSERT_LE(0, fd);
 	fid = prog_id(fd);
 	ASSERT_EQ(0, bpf_xdp_attach(self->t.a0, fd, XDP_FLAGS_DRV_MODE, NULL));
-	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x));
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY));
 
-	ASSERT_EQ(-EBUSY, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_DRV_MODE));
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(-EBUSY), "fw_filter"));
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(-EBUSY), "not inagg's"));
+	ASSERT_EQ(-EBUSY, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_DRV_MODE, WHY));
+	ASSERT_NE(NULL, strstr(why, "fw_filter"));
+	ASSERT_NE(NULL, strstr(why, "not inagg's"));
 	ASSERT_EQ(fid, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
 	/* Nor in the other mode, nor in the kernel's choice. */
-	ASSERT_NE(0, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_SKB_MODE));
-	ASSERT_EQ(-EBUSY, ia_xdp_attach(x, self->t.a0, 0));
+	ASSERT_NE(0, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_SKB_MODE, WHY));
+	ASSERT_EQ(-EBUSY, ia_xdp_attach(x, self->t.a0, 0, WHY));
 	ASSERT_EQ(fid, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
 	ASSERT_EQ(0u, attached(self->t.a0, XDP_FLAGS_SKB_MODE));
 	/* Its port is not counted as the switch's. */
 	ASSERT_EQ(-ENOENT, ia_xdp_port_counters(x, self->t.a0, &(struct ia_counters){}));
 
-	ASSERT_EQ(-EBUSY, ia_xdp_detach(x, self->t.a0, 0));
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(-EBUSY), "fw_filter"));
+	ASSERT_EQ(-EBUSY, ia_xdp_detach(x, self->t.a0, 0, WHY));
+	ASSERT_NE(NULL, strstr(why, "fw_filter"));
 	ASSERT_EQ(fid, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
 
 	/* inagg beside it, on the other port, attached and detached. */
-	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a1, XDP_FLAGS_DRV_MODE));
-	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a1, 0));
+	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a1, XDP_FLAGS_DRV_MODE, WHY));
+	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a1, 0, WHY));
 	ASSERT_EQ(fid, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
 
 	/* Only --force replaces it, and then detach removes inagg's. */
-	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_DRV_MODE | IA_XDP_F_FORCE));
+	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_DRV_MODE | IA_XDP_F_FORCE, WHY));
 	ASSERT_EQ(prog_id(ia_xdp_prog_fd(x)), attached(self->t.a0, XDP_FLAGS_DRV_MODE));
-	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, 0));
+	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, 0, WHY));
 	ASSERT_EQ(0u, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
 	/* ... and --force removes a foreign one on detach. */
 	ASSERT_EQ(0, bpf_xdp_attach(self->t.a0, fd, XDP_FLAGS_SKB_MODE, NULL));
-	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, IA_XDP_F_FORCE));
+	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, IA_XDP_F_FORCE, WHY));
 	ASSERT_EQ(0u, attached(self->t.a0, XDP_FLAGS_SKB_MODE));
 	ia_xdp_close(x);
 	close(fd);
@@ -157,23 +161,23 @@ TEST_F(att, detach_any_mode)
 {
 	struct ia_xdp *x;
 
-	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x));
-	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_SKB_MODE));
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY));
+	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_SKB_MODE, WHY));
 	ASSERT_NE(0u, attached(self->t.a0, XDP_FLAGS_SKB_MODE));
 	/* Native while generic is attached: refused, saying why. */
-	ASSERT_EQ(-EEXIST, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_DRV_MODE));
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(-EEXIST), "generic mode"));
+	ASSERT_EQ(-EEXIST, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_DRV_MODE, WHY));
+	ASSERT_NE(NULL, strstr(why, "generic mode"));
 	/* Without a mode: the mode it runs in. */
-	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, 0));
+	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, 0, WHY));
 	ASSERT_EQ(0u, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
-	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, 0));
+	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, 0, WHY));
 	ASSERT_EQ(0u, attached(self->t.a0, XDP_FLAGS_SKB_MODE));
-	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_DRV_MODE));
+	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, XDP_FLAGS_DRV_MODE, WHY));
 	ASSERT_NE(0u, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
 	/* A mode it does not run in: nothing of inagg's there. */
-	ASSERT_EQ(-ENOENT, ia_xdp_detach(x, self->t.a0, XDP_FLAGS_SKB_MODE));
+	ASSERT_EQ(-ENOENT, ia_xdp_detach(x, self->t.a0, XDP_FLAGS_SKB_MODE, WHY));
 	ASSERT_NE(0u, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
-	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, XDP_FLAGS_DRV_MODE));
+	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, XDP_FLAGS_DRV_MODE, WHY));
 	ia_xdp_close(x);
 }
 
@@ -182,12 +186,12 @@ TEST_F(att, detach_nothing)
 {
 	struct ia_xdp *x;
 
-	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x));
-	ASSERT_EQ(-ENOENT, ia_xdp_detach(x, self->t.a0, 0));
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(-ENOENT), "no inagg program attached"));
-	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, 0));
-	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, 0));
-	ASSERT_EQ(-ENOENT, ia_xdp_detach(x, self->t.a0, 0));
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY));
+	ASSERT_EQ(-ENOENT, ia_xdp_detach(x, self->t.a0, 0, WHY));
+	ASSERT_NE(NULL, strstr(why, "no inagg program attached"));
+	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, 0, WHY));
+	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, 0, WHY));
+	ASSERT_EQ(-ENOENT, ia_xdp_detach(x, self->t.a0, 0, WHY));
 	ia_xdp_close(x);
 }
 
@@ -199,15 +203,15 @@ TEST_F(att, other_switch)
 	__u32 id;
 
 	snprintf(other, sizeof(other), "%s-b", self->t.sw);
-	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x));
-	ASSERT_EQ(0, ia_xdp_open(other, &y));
-	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, 0));
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY));
+	ASSERT_EQ(0, ia_xdp_open(other, &y, WHY));
+	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, 0, WHY));
 	id = attached(self->t.a0, XDP_FLAGS_DRV_MODE);
-	ASSERT_EQ(-EBUSY, ia_xdp_attach(y, self->t.a0, 0));
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(-EBUSY), "another inagg switch"));
-	ASSERT_EQ(-EBUSY, ia_xdp_detach(y, self->t.a0, 0));
+	ASSERT_EQ(-EBUSY, ia_xdp_attach(y, self->t.a0, 0, WHY));
+	ASSERT_NE(NULL, strstr(why, "another inagg switch"));
+	ASSERT_EQ(-EBUSY, ia_xdp_detach(y, self->t.a0, 0, WHY));
 	ASSERT_EQ(id, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
-	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, 0));
+	ASSERT_EQ(0, ia_xdp_detach(x, self->t.a0, 0, WHY));
 	ia_xdp_close(x);
 	ia_xdp_close(y);
 	ia_xdp_unpin(other);
@@ -220,12 +224,12 @@ TEST_F(att, unknown_switch_not_created)
 	struct ia_xdp *x;
 
 	snprintf(path, sizeof(path), IA_BPFFS_ROOT "/%s", self->t.sw);
-	ASSERT_EQ(-ENOENT, ia_xdp_open_existing(self->t.sw, &x));
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(-ENOENT), "not set up here"));
+	ASSERT_EQ(-ENOENT, ia_xdp_open_existing(self->t.sw, &x, WHY));
+	ASSERT_NE(NULL, strstr(why, "not set up here"));
 	ASSERT_NE(0, access(path, F_OK));
-	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x));
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY));
 	ia_xdp_close(x);
-	ASSERT_EQ(0, ia_xdp_open_existing(self->t.sw, &x));
+	ASSERT_EQ(0, ia_xdp_open_existing(self->t.sw, &x, WHY));
 	ia_xdp_close(x);
 }
 
@@ -248,17 +252,34 @@ TEST_F(att, load_error_says_why)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, bpf_obj_pin(fd, path));
 	close(fd);
-	err = ia_xdp_open(self->t.sw, &x);
+	err = ia_xdp_open(self->t.sw, &x, WHY);
 	ASSERT_GT(0, err);
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(err), "libbpf said")) TH_LOG("%s", ia_xdp_strerror(err));
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(err), path)) TH_LOG("%s", ia_xdp_strerror(err));
+	ASSERT_NE(NULL, strstr(why, "libbpf said")) TH_LOG("%s", why);
+	ASSERT_NE(NULL, strstr(why, path)) TH_LOG("%s", why);
 }
 
 /* The kernel's own error codes in words. */
 TEST(strerror_enotsupp)
 {
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(-524), "not supported by this kernel"));
-	ASSERT_NE(NULL, strstr(ia_xdp_strerror(-ENOENT), "No such file"));
+	ASSERT_NE(NULL, strstr(ia_xdp_errname(-524), "not supported by this kernel"));
+	ASSERT_NE(NULL, strstr(ia_xdp_errname(-ENOENT), "No such file"));
+}
+
+/*
+ * The reason is the failed call's own: a later failure with the same errno
+ * and nothing more to say gets the errno's words, not the earlier reason
+ * (a thread-local last error gave the stale one).
+ */
+TEST(reason_is_the_calls_own)
+{
+	struct ia_xdp *x = NULL;
+
+	ASSERT_EQ(-EINVAL, ia_xdp_open("no/such", &x, WHY));
+	ASSERT_NE(NULL, strstr(why, "invalid switch name")) TH_LOG("%s", why);
+	ASSERT_EQ(-EINVAL, ia_xdp_open_existing(NULL, &x, WHY));
+	ASSERT_STREQ(strerror(EINVAL), why);
+	/* No buffer: the errno alone. */
+	ASSERT_EQ(-EINVAL, ia_xdp_open("no/such", &x, NULL, 0));
 }
 
 TEST_HARNESS_MAIN

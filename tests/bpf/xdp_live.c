@@ -68,11 +68,11 @@ static int attach_pass(const char *ns)
 	err = enter_ns(ns);
 	if (err)
 		return err;
-	err = ia_xdp_open(NULL, &h);
+	err = ia_xdp_open(NULL, &h, NULL, 0);
 	if (err)
 		return err;
 	/* The program stays attached after h is closed. */
-	err = ia_xdp_attach_pass(h, if_nametoindex("h"), XDP_FLAGS_DRV_MODE);
+	err = ia_xdp_attach_pass(h, if_nametoindex("h"), XDP_FLAGS_DRV_MODE, NULL, 0);
 	ia_xdp_close(h);
 	return err;
 }
@@ -114,15 +114,15 @@ static int lv_setup(struct live *l)
 	err = enter_ns(l->sw);
 	if (err)
 		goto out;
-	err = ia_xdp_open(l->sw, &l->x);
+	err = ia_xdp_open(l->sw, &l->x, NULL, 0);
 	if (err)
 		goto out;
 	l->up = if_nametoindex("u0");
-	err = ia_xdp_attach(l->x, l->up, XDP_FLAGS_DRV_MODE);
+	err = ia_xdp_attach(l->x, l->up, XDP_FLAGS_DRV_MODE, NULL, 0);
 	for (i = 0; i < NW && !err; i++) {
 		snprintf(name, sizeof(name), "s%d", i);
 		l->port[i] = if_nametoindex(name);
-		err = ia_xdp_attach(l->x, l->port[i], XDP_FLAGS_DRV_MODE);
+		err = ia_xdp_attach(l->x, l->port[i], XDP_FLAGS_DRV_MODE, NULL, 0);
 		m[i].id = SENDER(i);
 		m[i].nworkers = 1;
 		down[i].ifindex = l->port[i];
@@ -138,7 +138,7 @@ static int lv_setup(struct live *l)
 	j.up.ifindex = l->up;
 	parse_mac("02:00:00:00:03:00", j.up.smac);
 	parse_mac("02:00:00:00:04:00", j.up.dmac);
-	err = ia_xdp_job_add(l->x, &j);
+	err = ia_xdp_job_add(l->x, &j, NULL, 0);
 	if (err)
 		goto out;
 	/* Host ends receive redirected frames: they need an XDP program. */

@@ -45,7 +45,7 @@ FIXTURE(mk) {
 FIXTURE_SETUP(mk)
 {
 	ASSERT_EQ(0, switch_ports(NPORTS, self->port, self->peer));
-	ASSERT_EQ(0, ia_xdp_open(NULL, &self->x));
+	ASSERT_EQ(0, ia_xdp_open(NULL, &self->x, NULL, 0));
 	for (int i = 0; i < NPORTS; i++)
 		ASSERT_EQ(0, ia_xdp_port_add(self->x, self->port[i]));
 }
@@ -72,7 +72,7 @@ static int add_job(struct ia_xdp *x, const int *port, __u32 id, enum ia_role rol
 	memcpy(j.up.dmac, mac_up_d, 6);
 	memcpy(down.smac, mac_sw, 6);
 	memcpy(down.dmac, mac_w, 6);
-	return ia_xdp_job_add(x, &j);
+	return ia_xdp_job_add(x, &j, NULL, 0);
 }
 
 /* A full-size contribution of sender to chunk seq, with the IP TOS given. */
@@ -114,7 +114,7 @@ TEST_F(mk, marks_above_the_rate_only_past_the_threshold)
 	int i, len, v;
 
 	ASSERT_EQ(0, add_job(self->x, self->port, 5, IA_ROLE_RED, 1, 0));
-	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q, NULL, 0));
 	/*
 	 * Frames 1..4 leave at most 4 frames queued: never above the threshold,
 	 * whatever the clock did. Frames 5..12 find more, unless 108 ms passed
@@ -152,7 +152,7 @@ TEST_F(mk, marks_above_the_rate_only_past_the_threshold)
 	ASSERT_EQ(0, ia_xdp_vq_get(self->x, self->port[1], &vi));
 	ASSERT_EQ(0, vi.msgs);
 	q.rate_bps = 0;
-	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q, NULL, 0));
 	len = contrib(self->in, 5, 13, 50, ECT0);
 	ASSERT_EQ(XDP_REDIRECT, run(self->x, self->port[1], self->in, len, self->out, NULL));
 	ASSERT_EQ(0, msg_flags(self->out) & IA_F_MARK);
@@ -167,7 +167,7 @@ TEST_F(mk, no_marks_below_the_rate)
 	int i, len;
 
 	ASSERT_EQ(0, add_job(self->x, self->port, 5, IA_ROLE_RED, 1, 0));
-	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q, NULL, 0));
 	for (i = 0; i < 300; i++) {
 		len = contrib(self->in, 5, i, 50, ECT0);
 		ASSERT_EQ(XDP_REDIRECT, run(self->x, self->port[1], self->in, len, self->out, NULL));
@@ -194,7 +194,7 @@ TEST_F(mk, early_jobs_marked_at_the_lower_threshold)
 
 	ASSERT_EQ(0, add_job(self->x, self->port, 5, IA_ROLE_RED, 1, 0));
 	ASSERT_EQ(0, add_job(self->x, self->port, 7, IA_ROLE_RED, 1, IA_JOB_F_MARK_EARLY));
-	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q, NULL, 0));
 	for (i = 1; i <= 8; i++) {
 		__u32 job = i % 2 ? 7 : 5;
 		bool marked = i % 2 ? i > 2 : i > 4;
@@ -219,7 +219,7 @@ TEST_F(mk, kernel_forward_marked_too)
 	int len;
 
 	ASSERT_EQ(0, add_job(self->x, self->port, 6, IA_ROLE_RED, 1, IA_JOB_F_KERNEL_FWD));
-	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q, NULL, 0));
 	len = contrib(self->in, 6, 0, 50, ECT0);
 	ASSERT_EQ(XDP_PASS, run(self->x, self->port[1], self->in, len, self->out, NULL));
 	ASSERT_EQ(IA_F_MARK, msg_flags(self->out) & IA_F_MARK);
@@ -236,7 +236,7 @@ TEST_F(mk, blue_aggregate_marked_on_leaving)
 	int len;
 
 	ASSERT_EQ(0, add_job(self->x, self->port, 7, IA_ROLE_BLUE, 2, 0));
-	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q, NULL, 0));
 	/* The first contribution stays in the slot: nothing leaves, nothing is queued. */
 	len = contrib(self->in, 7, 0, 50, 0);
 	ASSERT_EQ(XDP_DROP, run(self->x, self->port[1], self->in, len, self->out, NULL));
@@ -254,12 +254,12 @@ TEST_F(mk, config_checked)
 {
 	struct ia_xdp_vq q = { .rate_bps = IA_VQ_RATE_MAX + 1, .thresh = 1000 };
 
-	ASSERT_EQ(-EINVAL, ia_xdp_vq_set(self->x, self->port[0], &q));
+	ASSERT_EQ(-EINVAL, ia_xdp_vq_set(self->x, self->port[0], &q, NULL, 0));
 	q = (struct ia_xdp_vq){ .rate_bps = 1000000, .thresh = 1000, .limit = 1000 };
-	ASSERT_EQ(-EINVAL, ia_xdp_vq_set(self->x, self->port[0], &q));
+	ASSERT_EQ(-EINVAL, ia_xdp_vq_set(self->x, self->port[0], &q, NULL, 0));
 	q.limit = 0;
-	ASSERT_EQ(-ENOENT, ia_xdp_vq_set(self->x, self->peer[0], &q));
-	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q));
+	ASSERT_EQ(-ENOENT, ia_xdp_vq_set(self->x, self->peer[0], &q, NULL, 0));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[0], &q, NULL, 0));
 }
 
 /* Results are replicated through the egress program, which accounts the down port's queue. */
@@ -271,12 +271,12 @@ TEST_F(mk, result_marked_on_a_congested_down_port)
 	int up, dn, len;
 
 	ASSERT_EQ(0, add_job(self->x, self->port, 8, IA_ROLE_RED, 1, 0));
-	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[1], &q));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->port[1], &q, NULL, 0));
 	len = contrib(self->in, 8, 0, 50, 0);
 	h->type = IA_MSG_RESULT;
-	ASSERT_EQ(0, ia_xdp_attach(self->x, self->port[0], XDP_FLAGS_DRV_MODE));
-	ASSERT_EQ(0, ia_xdp_attach_pass(self->x, self->peer[1], XDP_FLAGS_DRV_MODE));
-	ASSERT_EQ(0, ia_xdp_attach_pass(self->x, self->peer[0], XDP_FLAGS_DRV_MODE));
+	ASSERT_EQ(0, ia_xdp_attach(self->x, self->port[0], XDP_FLAGS_DRV_MODE, NULL, 0));
+	ASSERT_EQ(0, ia_xdp_attach_pass(self->x, self->peer[1], XDP_FLAGS_DRV_MODE, NULL, 0));
+	ASSERT_EQ(0, ia_xdp_attach_pass(self->x, self->peer[0], XDP_FLAGS_DRV_MODE, NULL, 0));
 	up = catcher(self->peer[0]);
 	dn = catcher(self->peer[1]);
 	ASSERT_LE(0, up);
@@ -315,11 +315,11 @@ FIXTURE_VARIANT_ADD(lv, kernel_forward) { .flags = IA_JOB_F_KERNEL_FWD };
 static int attach_pass_in(const char *ns)
 {
 	struct ia_xdp *h;
-	int err = enter_ns(ns) ?: ia_xdp_open(NULL, &h);
+	int err = enter_ns(ns) ?: ia_xdp_open(NULL, &h, NULL, 0);
 
 	if (err)
 		return err;
-	err = ia_xdp_attach_pass(h, if_nametoindex("h"), XDP_FLAGS_DRV_MODE);
+	err = ia_xdp_attach_pass(h, if_nametoindex("h"), XDP_FLAGS_DRV_MODE, NULL, 0);
 	ia_xdp_close(h);
 	return err;
 }
@@ -371,13 +371,13 @@ static int lv_build(struct _test_data_lv *self, __u32 flags)
 		err = -EIO;
 		goto out;
 	}
-	err = enter_ns(self->sw) ?: forwarding_on() ?: ia_xdp_open(self->sw, &self->x);
+	err = enter_ns(self->sw) ?: forwarding_on() ?: ia_xdp_open(self->sw, &self->x, NULL, 0);
 	if (err)
 		goto out;
 	self->up = if_nametoindex("u0");
 	down.ifindex = if_nametoindex("s1");
-	err = ia_xdp_attach(self->x, self->up, XDP_FLAGS_DRV_MODE) ?:
-	      ia_xdp_attach(self->x, down.ifindex, XDP_FLAGS_DRV_MODE);
+	err = ia_xdp_attach(self->x, self->up, XDP_FLAGS_DRV_MODE, NULL, 0) ?:
+	      ia_xdp_attach(self->x, down.ifindex, XDP_FLAGS_DRV_MODE, NULL, 0);
 	if (err)
 		goto out;
 	j.up.ifindex = self->up;
@@ -385,7 +385,8 @@ static int lv_build(struct _test_data_lv *self, __u32 flags)
 	parse_mac("02:00:00:00:04:00", j.up.dmac);
 	parse_mac("02:00:00:00:02:00", down.smac);
 	parse_mac("02:00:00:00:01:00", down.dmac);
-	err = ia_xdp_job_add(self->x, &j) ?: attach_pass_in(self->ps) ?: attach_pass_in(self->w);
+	err = ia_xdp_job_add(self->x, &j, NULL, 0) ?: attach_pass_in(self->ps) ?:
+	      attach_pass_in(self->w);
 out:
 	if (setns(home, CLONE_NEWNET) && !err)
 		err = -errno;
@@ -525,7 +526,7 @@ static void lv_case(struct __test_metadata *_metadata, struct _test_data_lv *sel
 
 	memset(r, 0, sizeof(*r));
 	r->ns = self->ps;
-	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->up, &q));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->up, &q, NULL, 0));
 	ASSERT_EQ(0, pthread_create(&th, NULL, rx_thread, r));
 	while (!atomic_load(&r->ready))
 		usleep(1000);
@@ -629,7 +630,7 @@ static void cx_case(struct __test_metadata *_metadata, struct _test_data_lv *sel
 	memset(c, 0, sizeof(*c));
 	r->ns = self->ps;
 	c->ns = self->w;
-	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->up, &q));
+	ASSERT_EQ(0, ia_xdp_vq_set(self->x, self->up, &q, NULL, 0));
 	ASSERT_EQ(0, pthread_create(&th, NULL, rx_thread, r));
 	while (!atomic_load(&r->ready))
 		usleep(1000);

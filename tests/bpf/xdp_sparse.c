@@ -31,7 +31,7 @@ FIXTURE(sp) {
 FIXTURE_SETUP(sp)
 {
 	ASSERT_EQ(0, switch_ports(NPORTS, self->port, NULL));
-	ASSERT_EQ(0, ia_xdp_open(NULL, &self->x));
+	ASSERT_EQ(0, ia_xdp_open(NULL, &self->x, NULL, 0));
 	for (int i = 0; i < NPORTS; i++)
 		ASSERT_EQ(0, ia_xdp_port_add(self->x, self->port[i]));
 }
@@ -56,7 +56,7 @@ static int add_sparse(struct ia_xdp *x, const int *port, __u32 window)
 		m[i] = (struct ia_sender){ .id = i + 1, .nworkers = 1 };
 	memcpy(j.up.smac, mac_up_s, 6);
 	memcpy(j.up.dmac, mac_up_d, 6);
-	return ia_xdp_job_add(x, &j);
+	return ia_xdp_job_add(x, &j, NULL, 0);
 }
 
 static struct frame_spec msg(__u32 seq, __u32 sender, const __s32 *v)

@@ -115,7 +115,7 @@ static int add_job(struct tctx *t, __u32 id, enum ia_role role, __u32 n, __u32 f
 		down[i].dmac[5] = 0x10 + i;
 		down[i].daddr = IP(10, 9, 0, 10 + i);
 	}
-	err = ia_xdp_job_add(t->x, &j);
+	err = ia_xdp_job_add(t->x, &j, NULL, 0);
 	free(m);
 	return err;
 }
@@ -128,7 +128,7 @@ static int add_job(struct tctx *t, __u32 id, enum ia_role role, __u32 n, __u32 f
 	do {								\
 		int i_;							\
 		ASSERT_EQ(0, setup_ports(&self->t));			\
-		ASSERT_EQ(0, ia_xdp_open(NULL, &self->t.x));		\
+		ASSERT_EQ(0, ia_xdp_open(NULL, &self->t.x, NULL, 0));		\
 		for (i_ = 0; i_ < NPORTS; i_++)				\
 			ASSERT_EQ(0, ia_xdp_port_add(self->t.x, self->t.port[i_])); \
 	} while (0)
@@ -603,9 +603,10 @@ TEST_F(dp, result_replication)
 	 * 2, rewritten; port 3 gets none, nor does the up port. (Sent, not a
 	 * live-frames test_run: on 6.1 its broadcast never reached the egress program.)
 	 */
-	ASSERT_EQ(0, ia_xdp_attach(self->t.x, self->t.port[0], XDP_FLAGS_DRV_MODE));
+	ASSERT_EQ(0, ia_xdp_attach(self->t.x, self->t.port[0], XDP_FLAGS_DRV_MODE, NULL, 0));
 	for (i = 0; i < NPORTS; i++) {
-		ASSERT_EQ(0, ia_xdp_attach_pass(self->t.x, self->t.peer[i], XDP_FLAGS_DRV_MODE));
+		ASSERT_EQ(0, ia_xdp_attach_pass(self->t.x, self->t.peer[i], XDP_FLAGS_DRV_MODE,
+						NULL, 0));
 		fd[i] = catcher(self->t.peer[i]);
 		ASSERT_LE(0, fd[i]);
 	}
@@ -895,24 +896,24 @@ TEST_F(dp, loader_validation)
 	};
 
 	j.role = 3;
-	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j, NULL, 0));
 	j.role = IA_ROLE_BLUE;
 	j.window = 0;
-	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j, NULL, 0));
 	j.window = IA_MAX_WINDOW + 1;
-	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j, NULL, 0));
 	j.window = 4;
 	j.nmembers = IA_MAX_FANIN + 1;
-	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j, NULL, 0));
 	j.nmembers = 2;	/* sender 1 listed twice */
-	ASSERT_EQ(-EEXIST, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(-EEXIST, ia_xdp_job_add(self->t.x, &j, NULL, 0));
 	ASSERT_EQ(-ENOENT, ia_xdp_slot_read(self->t.x, 40, 0, &(struct ia_slot){}));
 	j.nmembers = 1;
 	j.up.ifindex = 0;
-	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(-EINVAL, ia_xdp_job_add(self->t.x, &j, NULL, 0));
 	j.up.ifindex = self->t.port[0];
-	ASSERT_EQ(0, ia_xdp_job_add(self->t.x, &j));
-	ASSERT_EQ(-EEXIST, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(0, ia_xdp_job_add(self->t.x, &j, NULL, 0));
+	ASSERT_EQ(-EEXIST, ia_xdp_job_add(self->t.x, &j, NULL, 0));
 }
 
 /* Sends one contribution of job from sender on ifindex; returns the verdict. */
@@ -1062,7 +1063,7 @@ static int add_job_list(struct tctx *t, __u32 id, __u32 n, const __u32 *senders)
 	}
 	memcpy(j.up.smac, mac_up_s, 6);
 	memcpy(j.up.dmac, mac_up_d, 6);
-	return ia_xdp_job_add(t->x, &j);
+	return ia_xdp_job_add(t->x, &j, NULL, 0);
 }
 
 /*
@@ -1184,11 +1185,11 @@ TEST(pinned_switch)
 
 	snprintf(sw, sizeof(sw), "ia-test-%d", getpid());
 	snprintf(path, sizeof(path), IA_BPFFS_ROOT "/%s/ia_jobs", sw);
-	ASSERT_EQ(0, ia_xdp_open(sw, &a));
+	ASSERT_EQ(0, ia_xdp_open(sw, &a, NULL, 0));
 	ASSERT_EQ(0, access(path, F_OK));
-	ASSERT_EQ(0, ia_xdp_job_add(a, &j));
-	ASSERT_EQ(0, ia_xdp_open(sw, &b));
-	ASSERT_EQ(-EEXIST, ia_xdp_job_add(b, &j));
+	ASSERT_EQ(0, ia_xdp_job_add(a, &j, NULL, 0));
+	ASSERT_EQ(0, ia_xdp_open(sw, &b, NULL, 0));
+	ASSERT_EQ(-EEXIST, ia_xdp_job_add(b, &j, NULL, 0));
 	ASSERT_EQ(0, ia_xdp_slot_read(b, 50, 7, &s));
 	ia_xdp_close(a);
 	ASSERT_EQ(0, ia_xdp_job_del(b, 50));

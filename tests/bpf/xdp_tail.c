@@ -59,9 +59,7 @@ TEST_F(tail, completed_by_a_flushed_partial_leaves_without_trailer)
 	__u32 q = seq_to(4, 2, 100), i;
 	struct ia_slot s;
 
-	ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));	/* nothing ages */
-	for (i = 0; i < 5; i++)
-		vals_of(i, q, self->v[i]);
+	YOUNG_TAIL(q, 5);	/* nothing ages */
 	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[0]));
 	ASSERT_EQ(XDP_DROP, SEND(q, 2, 1, IA_F_MARK, 0, self->v[1]));
 	ASSERT_EQ(XDP_DROP, SEND(q, 3, 1, 0, 0, self->v[2]));
@@ -103,10 +101,7 @@ TEST_F(tail, collision_young_holder)
 	__u32 q1 = seq_to(4, 3, 0), q2 = seq_to(4, 3, q1 + 1);
 	struct ia_slot s;
 
-	ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));
-	vals_of(1, q1, self->v[0]);
-	vals_of(2, q2, self->v[1]);
-	ASSERT_EQ(XDP_DROP, SEND(q1, 1, 1, 0, 0, self->v[0]));
+	HOLD_FIRST(4, 10ull * 1000000000, q1, q2, 0);
 	ASSERT_EQ(XDP_REDIRECT, SEND(q2, 2, 1, 0, 0, self->v[1]));
 	EXPECT_FWD(q2, 2, 1, IA_F_COLL, 0, self->v[1]);
 	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 3, &s));
@@ -120,10 +115,7 @@ TEST_F(tail, flush_by_age)
 	__u32 q1 = seq_to(4, 0, 0), q2 = seq_to(4, 0, q1 + 1);
 	struct ia_slot s;
 
-	ASSERT_EQ(0, set_tail(&self->t, 4, 1, 0));	/* 1 ns: every holder is old */
-	vals_of(1, q1, self->v[0]);
-	vals_of(2, q2, self->v[1]);
-	ASSERT_EQ(XDP_DROP, SEND(q1, 1, 1, IA_F_MARK, 0, self->v[0]));
+	HOLD_FIRST(4, 1, q1, q2, IA_F_MARK);	/* 1 ns: every holder is old */
 	/* q2 takes the slot; the frame leaves carrying q1's partial, set in its trailer. */
 	ASSERT_EQ(XDP_REDIRECT, SEND(q2, 2, 1, 0, 0, self->v[1]));
 	EXPECT_OUT(PSJ, q1, SELF_ID, 1, IA_F_FLUSH | IA_F_MARK, 1, self->v[0]);
@@ -149,9 +141,7 @@ TEST_F(tail, lower_collision_carried_up)
 	struct ia_slot s;
 	int i;
 
-	ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));
-	for (i = 0; i < 4; i++)
-		vals_of(i, q1, self->v[i]);
+	YOUNG_TAIL(q1, 4);	/* nothing ages */
 	/* Claimed by a collided piece: the partial has the flag. */
 	ASSERT_EQ(XDP_DROP, SEND(q1, 1, 1, IA_F_COLL, 0, self->v[0]));
 	ASSERT_EQ(0, ia_xdp_tail_slot_read(self->t.x, 2, &s));
@@ -177,10 +167,7 @@ TEST_F(tail, lower_collision_carried_up)
 	ASSERT_EQ(0, jctr(self->t.x, PSJ, IA_C_TAIL_COLL));
 
 	/* A flushed partial carries it too. */
-	ASSERT_EQ(0, set_tail(&self->t, 4, 1, 0));	/* 1 ns: every holder is old */
-	vals_of(1, q3, self->v[0]);
-	vals_of(2, q4, self->v[1]);
-	ASSERT_EQ(XDP_DROP, SEND(q3, 1, 1, IA_F_COLL, 0, self->v[0]));
+	HOLD_FIRST(4, 1, q3, q4, IA_F_COLL);	/* 1 ns: every holder is old */
 	ASSERT_EQ(XDP_REDIRECT, SEND(q4, 2, 1, 0, 0, self->v[1]));
 	EXPECT_OUT(PSJ, q3, SELF_ID, 1, IA_F_FLUSH | IA_F_COLL, 1, self->v[0]);
 	/* The new holder did not inherit it. */
@@ -373,7 +360,7 @@ TEST_F(tail, lent_done_slot_kept_while_a_worker_lags)
 
 	memcpy(j.up.smac, mac_up_s, 6);
 	memcpy(j.up.dmac, mac_up_d, 6);
-	ASSERT_EQ(0, ia_xdp_job_add(self->t.x, &j));
+	ASSERT_EQ(0, ia_xdp_job_add(self->t.x, &j, NULL, 0));
 	ASSERT_EQ(0, set_tail(&self->t, 0, 0, 3));	/* no pool: head slots 5, 6, 7 */
 	for (c = 0; c <= 8; c++) {
 		vals_of(11, c, a);
@@ -418,17 +405,17 @@ TEST_F(tail, directory_api)
 	struct ia_xdp_tail_info info;
 	__u32 k;
 
-	ASSERT_EQ(-ENOENT, ia_xdp_tail_set(self->t.x, &t));	/* no such job yet */
+	ASSERT_EQ(-ENOENT, ia_xdp_tail_set(self->t.x, &t, NULL, 0));	/* no such job yet */
 	ASSERT_EQ(0, add_ina_job(&self->t));
-	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t));	/* 5 of a head of 4 */
+	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t, NULL, 0));	/* 5 of a head of 4 */
 	l[0].count = 3;
 	t.nlend = 2;
-	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t));	/* a PS job lends nothing */
+	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t, NULL, 0));	/* a PS job lends nothing */
 	t.nlend = 1;
 	t.slots = IA_MAX_TAIL + 1;
-	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t));
+	ASSERT_EQ(-EINVAL, ia_xdp_tail_set(self->t.x, &t, NULL, 0));
 	t.slots = 8;
-	ASSERT_EQ(0, ia_xdp_tail_set(self->t.x, &t));
+	ASSERT_EQ(0, ia_xdp_tail_set(self->t.x, &t, NULL, 0));
 	ASSERT_EQ(0, ia_xdp_tail_info(self->t.x, &info));
 	ASSERT_EQ(8, info.slots);
 	ASSERT_EQ(3, info.lent);
@@ -459,7 +446,7 @@ TEST_F(tail, a_run_of_chunks_takes_consecutive_slots_on_every_switch)
 	struct ia_slot s;
 
 	memcpy(t2.port, self->t.port, sizeof(t2.port));
-	ASSERT_EQ(0, ia_xdp_open(NULL, &t2.x));
+	ASSERT_EQ(0, ia_xdp_open(NULL, &t2.x, NULL, 0));
 	for (i = 0; i < NPORTS; i++)
 		ASSERT_EQ(0, ia_xdp_port_add(t2.x, t2.port[i]));
 	ASSERT_EQ(0, add_ps_job(&t2));

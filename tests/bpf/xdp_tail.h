@@ -89,7 +89,7 @@ static inline int add_ps_job(struct tctx *t)
 
 	memcpy(j.up.smac, mac_up_s, 6);
 	memcpy(j.up.dmac, mac_up_d, 6);
-	return ia_xdp_job_add(t->x, &j);
+	return ia_xdp_job_add(t->x, &j, NULL, 0);
 }
 
 /* The blue job: members 11, 12, a head of 4 slots. */
@@ -104,7 +104,7 @@ static inline int add_ina_job(struct tctx *t)
 
 	memcpy(j.up.smac, mac_up_s, 6);
 	memcpy(j.up.dmac, mac_up_d, 6);
-	return ia_xdp_job_add(t->x, &j);
+	return ia_xdp_job_add(t->x, &j, NULL, 0);
 }
 
 static inline int set_tail(struct tctx *t, __u32 slots, __u64 age, __u32 lend)
@@ -112,7 +112,7 @@ static inline int set_tail(struct tctx *t, __u32 slots, __u64 age, __u32 lend)
 	struct ia_xdp_lend l = { .job = INA, .count = lend };
 	struct ia_xdp_tail tail = { .slots = slots, .age_ns = age, .nlend = !!lend, .lend = &l };
 
-	return ia_xdp_tail_set(t->x, &tail);
+	return ia_xdp_tail_set(t->x, &tail, NULL, 0);
 }
 
 /* The first chunk from `from` that the directory of total slots maps to v. */
@@ -135,7 +135,7 @@ FIXTURE_SETUP(tail)
 	int i;
 
 	ASSERT_EQ(0, setup_ports(&self->t));
-	ASSERT_EQ(0, ia_xdp_open(NULL, &self->t.x));
+	ASSERT_EQ(0, ia_xdp_open(NULL, &self->t.x, NULL, 0));
 	for (i = 0; i < NPORTS; i++)
 		ASSERT_EQ(0, ia_xdp_port_add(self->t.x, self->t.port[i]));
 	ASSERT_EQ(0, add_ps_job(&self->t));
@@ -169,6 +169,27 @@ FIXTURE_TEARDOWN(tail)
 		memcpy(self->want + 6, mac_up_s, 6);					\
 		ASSERT_EQ(wl_, self->olen);						\
 		ASSERT_EQ(0, memcmp(self->want, self->out, wl_));			\
+	} while (0)
+
+/* A tail pool of 4 where nothing ages, and the values of chunk q of senders 0..n-1. */
+#define YOUNG_TAIL(q, n)								\
+	do {										\
+		ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));		\
+		for (int i_ = 0; i_ < (n); i_++)					\
+			vals_of(i_, q, self->v[i_]);					\
+	} while (0)
+
+/*
+ * The start of a test where a second chunk meets a holder: the tail pool
+ * of slots set to flush after age ns, sender 1's message of chunk q1 (with
+ * flags) held there, and the values of q1 and q2 in v[0] and v[1].
+ */
+#define HOLD_FIRST(slots, age, q1, q2, flags)						\
+	do {										\
+		ASSERT_EQ(0, set_tail(&self->t, slots, age, 0));			\
+		vals_of(1, q1, self->v[0]);						\
+		vals_of(2, q2, self->v[1]);						\
+		ASSERT_EQ(XDP_DROP, SEND(q1, 1, 1, flags, 0, self->v[0]));		\
 	} while (0)
 
 #endif /* INAGG_TESTS_XDP_TAIL_H */

@@ -18,9 +18,7 @@ TEST_F(tail, readded_job_never_adds_into_old_partials)
 	__u32 q = seq_to(4, 1, 0), i;
 	struct ia_slot s;
 
-	ASSERT_EQ(0, set_tail(&self->t, 4, 10ull * 1000000000, 0));	/* nothing ages */
-	for (i = 0; i < 4; i++)
-		vals_of(i, q, self->v[i]);
+	YOUNG_TAIL(q, 4);	/* nothing ages */
 	vals_of(9, q, self->v[4]);
 	ASSERT_EQ(XDP_DROP, SEND(q, 1, 1, 0, 0, self->v[4]));	/* the old job's rank 0 */
 	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, PSJ));
@@ -48,10 +46,7 @@ TEST_F(tail, readded_job_gets_no_flush_of_old_partials)
 	__u32 q1 = seq_to(4, 0, 0), q2 = seq_to(4, 0, q1 + 1);
 	struct ia_slot s;
 
-	ASSERT_EQ(0, set_tail(&self->t, 4, 1, 0));	/* 1 ns: every holder is old */
-	vals_of(1, q1, self->v[0]);
-	vals_of(2, q2, self->v[1]);
-	ASSERT_EQ(XDP_DROP, SEND(q1, 1, 1, 0, 0, self->v[0]));
+	HOLD_FIRST(4, 1, q1, q2, 0);	/* 1 ns: every holder is old */
 	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, PSJ));
 	ASSERT_EQ(0, add_ps_job(&self->t));
 	ASSERT_EQ(XDP_DROP, SEND(q2, 2, 1, 0, 0, self->v[1]));
@@ -71,10 +66,7 @@ TEST_F(tail, readded_job_gets_no_flush_of_old_partials)
  */
 TEST_F(tail, readded_job_old_partial_counted_discarded)
 {
-	ASSERT_EQ(0, set_tail(&self->t, 1, 1, 0));	/* 1 ns: every holder is old */
-	vals_of(1, 200, self->v[0]);
-	vals_of(2, 201, self->v[1]);
-	ASSERT_EQ(XDP_DROP, SEND(200, 1, 1, 0, 0, self->v[0]));
+	HOLD_FIRST(1, 1, 200, 201, 0);	/* 1 ns: every holder is old */
 	ASSERT_EQ(0, ia_xdp_job_del(self->t.x, PSJ));
 	ASSERT_EQ(0, add_ps_job(&self->t));
 	ASSERT_EQ(XDP_DROP, SEND(201, 2, 1, 0, 0, self->v[1]));

@@ -29,7 +29,12 @@
 #pragma GCC diagnostic ignored "-Wmisleading-indentation"
 #include "kselftest_harness.h"
 #include "skip.h"
+#include "err.h"
 #include "ledger.h"
+
+/* The reason of this thread's last ledger call: the caller's buffer (ledger.h). */
+static __thread char why[IA_ERRLEN];
+#define WHY why, sizeof(why)
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -89,7 +94,7 @@ FIXTURE_TEARDOWN(ledger)
 
 #define ASSERT_CAP(l, mj, ms, uj, us) do {				\
 	struct ia_ledger_cap __c;					\
-	ASSERT_EQ(0, ia_ledger_get(l, &__c));			\
+	ASSERT_EQ(0, ia_ledger_get(l, &__c, WHY));			\
 	EXPECT_EQ(mj, __c.max_jobs);					\
 	EXPECT_EQ(ms, __c.max_slots);					\
 	EXPECT_EQ(uj, __c.used_jobs);					\
@@ -99,7 +104,7 @@ FIXTURE_TEARDOWN(ledger)
 /* Heads, tail and lent slots; used slots must be heads plus tail. */
 #define ASSERT_MEM(l, head, tail, lent) do {				\
 	struct ia_ledger_cap __c;					\
-	ASSERT_EQ(0, ia_ledger_get(l, &__c));				\
+	ASSERT_EQ(0, ia_ledger_get(l, &__c, WHY));				\
 	EXPECT_EQ(head, __c.head_slots);				\
 	EXPECT_EQ(tail, __c.tail_slots);				\
 	EXPECT_EQ(lent, __c.lent_slots);				\
@@ -108,14 +113,14 @@ FIXTURE_TEARDOWN(ledger)
 
 #define ASSERT_JOB(l, id, class_, head, lent_) do {			\
 	struct ia_ledger_job __j;					\
-	ASSERT_EQ(0, ia_ledger_job(l, id, &__j));			\
+	ASSERT_EQ(0, ia_ledger_job(l, id, &__j, WHY));			\
 	EXPECT_EQ(class_, __j.class);					\
 	EXPECT_EQ(head, __j.slots);					\
 	EXPECT_EQ(lent_, __j.lent);					\
 } while (0)
 
 #define ASSERT_MSG(l, text) do {					\
-	const char *__m = ia_ledger_errmsg(l);			\
+	const char *__m = why;			\
 	if (!strstr(__m, text))						\
 		TH_LOG("message '%s' lacks '%s'", __m, text);		\
 	ASSERT_NE(NULL, strstr(__m, text));				\
@@ -155,7 +160,7 @@ TEST_F(ledger, defaults)
 
 	BEGIN();
 	ASSERT_CAP(self->l, INAGG_DEFAULT_MAX_JOBS, INAGG_DEFAULT_MAX_SLOTS, 0, 0);
-	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n, WHY));
 	EXPECT_EQ(0, n);
 	free(jobs);
 }
@@ -166,12 +171,12 @@ TEST_F(ledger, round_trip)
 	size_t n;
 
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 7, 10));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 20));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 4000000000U, 1));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 7, 10, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 20, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 4000000000U, 1, WHY));
 	ASSERT_CAP(self->l, 16, 4096, 3, 31);
 
-	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n, WHY));
 	ASSERT_EQ(3, n);
 	EXPECT_EQ(3, jobs[0].id);
 	EXPECT_EQ(20, jobs[0].slots);
@@ -181,69 +186,69 @@ TEST_F(ledger, round_trip)
 	EXPECT_EQ(1, jobs[2].slots);
 	free(jobs);
 
-	ASSERT_EQ(0, ia_ledger_job(self->l, 7, &job));
+	ASSERT_EQ(0, ia_ledger_job(self->l, 7, &job, WHY));
 	EXPECT_EQ(7, job.id);
 	EXPECT_EQ(10, job.slots);
 
-	ASSERT_EQ(0, ia_ledger_release(self->l, 7));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 7, WHY));
 	ASSERT_CAP(self->l, 16, 4096, 2, 21);
-	ASSERT_EQ(-ENOENT, ia_ledger_job(self->l, 7, &job));
-	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(-ENOENT, ia_ledger_job(self->l, 7, &job, WHY));
+	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n, WHY));
 	ASSERT_EQ(2, n);
 	EXPECT_EQ(3, jobs[0].id);
 	EXPECT_EQ(4000000000U, jobs[1].id);
 	free(jobs);
 
-	ASSERT_EQ(0, ia_ledger_release(self->l, 3));
-	ASSERT_EQ(0, ia_ledger_release(self->l, 4000000000U));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 3, WHY));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 4000000000U, WHY));
 	ASSERT_CAP(self->l, 16, 4096, 0, 0);
 	/* Released ids can be admitted again. */
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 7, 5));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 7, 5, WHY));
 	ASSERT_CAP(self->l, 16, 4096, 1, 5);
 }
 
 TEST_F(ledger, job_limit)
 {
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_set(self->l, 2, IA_LEDGER_KEEP));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 1));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 2, 1));
-	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 3, 1));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 2, IA_LEDGER_KEEP, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 1, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 2, 1, WHY));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 3, 1, WHY));
 	ASSERT_MSG(self->l, "max_jobs");
 	ASSERT_CAP(self->l, 2, 4096, 2, 2);
-	ASSERT_EQ(0, ia_ledger_release(self->l, 1));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 1));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 1, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 1, WHY));
 	/* Zero jobs: nothing is admitted. */
-	ASSERT_EQ(0, ia_ledger_release(self->l, 2));
-	ASSERT_EQ(0, ia_ledger_release(self->l, 3));
-	ASSERT_EQ(0, ia_ledger_set(self->l, 0, IA_LEDGER_KEEP));
-	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 4, 1));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 2, WHY));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 3, WHY));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 0, IA_LEDGER_KEEP, WHY));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 4, 1, WHY));
 	ASSERT_MSG(self->l, "max_jobs");
 }
 
 TEST_F(ledger, slot_limit)
 {
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_set(self->l, IA_LEDGER_KEEP, 100));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 60));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 2, 40));	/* exactly full */
-	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 3, 1));
+	ASSERT_EQ(0, ia_ledger_set(self->l, IA_LEDGER_KEEP, 100, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 60, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 2, 40, WHY));	/* exactly full */
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 3, 1, WHY));
 	ASSERT_MSG(self->l, "max_slots");
 	ASSERT_CAP(self->l, 16, 100, 2, 100);
-	ASSERT_EQ(0, ia_ledger_release(self->l, 2));
-	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 3, 41));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 2, WHY));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 3, 41, WHY));
 	ASSERT_MSG(self->l, "max_slots");
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 40));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 40, WHY));
 	ASSERT_CAP(self->l, 16, 100, 2, 100);
 }
 
 TEST_F(ledger, already_admitted)
 {
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 5, 3));
-	ASSERT_EQ(-EEXIST, ia_ledger_admit(self->l, 5, 3));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 5, 3, WHY));
+	ASSERT_EQ(-EEXIST, ia_ledger_admit(self->l, 5, 3, WHY));
 	ASSERT_MSG(self->l, "already admitted");
-	ASSERT_EQ(-EEXIST, ia_ledger_admit(self->l, 5, 1));
+	ASSERT_EQ(-EEXIST, ia_ledger_admit(self->l, 5, 1, WHY));
 	ASSERT_CAP(self->l, 16, 4096, 1, 3);
 }
 
@@ -252,51 +257,51 @@ TEST_F(ledger, release_unknown)
 	struct ia_ledger_job job;
 
 	BEGIN();
-	ASSERT_EQ(-ENOENT, ia_ledger_release(self->l, 9));
+	ASSERT_EQ(-ENOENT, ia_ledger_release(self->l, 9, WHY));
 	ASSERT_MSG(self->l, "not admitted");
-	ASSERT_EQ(-ENOENT, ia_ledger_job(self->l, 9, &job));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 9, 1));
-	ASSERT_EQ(0, ia_ledger_release(self->l, 9));
-	ASSERT_EQ(-ENOENT, ia_ledger_release(self->l, 9));
+	ASSERT_EQ(-ENOENT, ia_ledger_job(self->l, 9, &job, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 9, 1, WHY));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 9, WHY));
+	ASSERT_EQ(-ENOENT, ia_ledger_release(self->l, 9, WHY));
 	ASSERT_CAP(self->l, 16, 4096, 0, 0);
 }
 
 TEST_F(ledger, shrink_below_admitted)
 {
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 10));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 2, 10));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 10));
-	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, 2, IA_LEDGER_KEEP));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 10, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 2, 10, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 10, WHY));
+	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, 2, IA_LEDGER_KEEP, WHY));
 	ASSERT_MSG(self->l, "max_jobs");
-	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, IA_LEDGER_KEEP, 29));
+	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, IA_LEDGER_KEEP, 29, WHY));
 	ASSERT_MSG(self->l, "max_slots");
 	/* A refused set changes neither limit. */
-	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, 100, 29));
+	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, 100, 29, WHY));
 	ASSERT_CAP(self->l, 16, 4096, 3, 30);
 	/* Down to exactly what is admitted is fine. */
-	ASSERT_EQ(0, ia_ledger_set(self->l, 3, 30));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 3, 30, WHY));
 	ASSERT_CAP(self->l, 3, 30, 3, 30);
-	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 4, 1));
-	ASSERT_EQ(0, ia_ledger_set(self->l, 4, 31));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 4, 1));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit(self->l, 4, 1, WHY));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 4, 31, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 4, 1, WHY));
 }
 
 TEST_F(ledger, bad_values)
 {
 	BEGIN();
-	ASSERT_EQ(-EINVAL, ia_ledger_set(self->l, IA_LEDGER_KEEP, IA_LEDGER_KEEP));
-	ASSERT_EQ(-ERANGE, ia_ledger_set(self->l, INAGG_JOBS_LIMIT + 1, IA_LEDGER_KEEP));
-	ASSERT_EQ(-ERANGE, ia_ledger_set(self->l, IA_LEDGER_KEEP, INAGG_SLOTS_LIMIT + 1));
-	ASSERT_EQ(-ERANGE, ia_ledger_set(self->l, 1LL << 32, IA_LEDGER_KEEP));
-	ASSERT_EQ(-ERANGE, ia_ledger_admit(self->l, 0, 1));
-	ASSERT_EQ(-ERANGE, ia_ledger_admit(self->l, 1, 0));
-	ASSERT_EQ(-ERANGE, ia_ledger_admit(self->l, 1, INAGG_SLOTS_LIMIT + 1));
-	ASSERT_EQ(-ERANGE, ia_ledger_release(self->l, 0));
+	ASSERT_EQ(-EINVAL, ia_ledger_set(self->l, IA_LEDGER_KEEP, IA_LEDGER_KEEP, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_set(self->l, INAGG_JOBS_LIMIT + 1, IA_LEDGER_KEEP, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_set(self->l, IA_LEDGER_KEEP, INAGG_SLOTS_LIMIT + 1, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_set(self->l, 1LL << 32, IA_LEDGER_KEEP, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit(self->l, 0, 1, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit(self->l, 1, 0, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit(self->l, 1, INAGG_SLOTS_LIMIT + 1, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_release(self->l, 0, WHY));
 	ASSERT_CAP(self->l, 16, 4096, 0, 0);
 	/* The largest values are accepted. */
-	ASSERT_EQ(0, ia_ledger_set(self->l, INAGG_JOBS_LIMIT, INAGG_SLOTS_LIMIT));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, UINT32_MAX, INAGG_SLOTS_LIMIT));
+	ASSERT_EQ(0, ia_ledger_set(self->l, INAGG_JOBS_LIMIT, INAGG_SLOTS_LIMIT, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, UINT32_MAX, INAGG_SLOTS_LIMIT, WHY));
 	ASSERT_CAP(self->l, INAGG_JOBS_LIMIT, INAGG_SLOTS_LIMIT, 1, INAGG_SLOTS_LIMIT);
 }
 
@@ -304,7 +309,7 @@ TEST_F(ledger, bad_values)
 TEST_F(ledger, old_admit_is_ina)
 {
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 5, 7));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 5, 7, WHY));
 	ASSERT_JOB(self->l, 5, INAGG_CLASS_INA, 7, 0);
 	ASSERT_MEM(self->l, 7, 0, 0);
 }
@@ -316,59 +321,59 @@ TEST_F(ledger, memory_model)
 	size_t n;
 
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_set(self->l, 8, 100));
-	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 30));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 8, 100, WHY));
+	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 30, WHY));
 	ASSERT_MEM(self->l, 0, 30, 0);
 	ASSERT_CAP(self->l, 8, 100, 0, 30);
-	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_INA, 60));
+	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_INA, 60, WHY));
 	/* 10 slots left: the tail is not a head's to take. */
-	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 2, INAGG_CLASS_INA, 11));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 2, INAGG_CLASS_INA, 11, WHY));
 	ASSERT_MSG(self->l, "slot limit reached (max_slots)");
-	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 2, INAGG_CLASS_INA, 10));
+	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 2, INAGG_CLASS_INA, 10, WHY));
 	ASSERT_CAP(self->l, 8, 100, 2, 100);
 	/* Full, but a PS job needs no slots. */
-	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 3, INAGG_CLASS_PS, 0));
+	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 3, INAGG_CLASS_PS, 0, WHY));
 	ASSERT_JOB(self->l, 3, INAGG_CLASS_PS, 0, 0);
 	ASSERT_CAP(self->l, 8, 100, 3, 100);
 
 	/* The tail cannot grow into the heads; it may shrink and regrow. */
-	ASSERT_EQ(-ENOSPC, ia_ledger_set_tail(self->l, 31));
+	ASSERT_EQ(-ENOSPC, ia_ledger_set_tail(self->l, 31, WHY));
 	ASSERT_MSG(self->l, "tail beyond the slots the heads leave (max_slots)");
-	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 0));
-	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 30));
+	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 0, WHY));
+	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 30, WHY));
 	/* Nor can the switch shrink below heads plus tail. */
-	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, IA_LEDGER_KEEP, 99));
+	ASSERT_EQ(-EBUSY, ia_ledger_set(self->l, IA_LEDGER_KEEP, 99, WHY));
 	ASSERT_MSG(self->l, "max_slots below the slots admitted");
-	ASSERT_EQ(0, ia_ledger_set(self->l, IA_LEDGER_KEEP, 100));
+	ASSERT_EQ(0, ia_ledger_set(self->l, IA_LEDGER_KEEP, 100, WHY));
 
 	/* Lending and reclaiming stay within the head. */
-	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 1, 61));
+	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 1, 61, WHY));
 	ASSERT_MSG(self->l, "lend beyond the job's head slots not lent");
-	ASSERT_EQ(0, ia_ledger_lend(self->l, 1, 40));
-	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 1, 21));
-	ASSERT_EQ(0, ia_ledger_lend(self->l, 1, 20));
-	ASSERT_EQ(0, ia_ledger_lend(self->l, 2, 4));
+	ASSERT_EQ(0, ia_ledger_lend(self->l, 1, 40, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 1, 21, WHY));
+	ASSERT_EQ(0, ia_ledger_lend(self->l, 1, 20, WHY));
+	ASSERT_EQ(0, ia_ledger_lend(self->l, 2, 4, WHY));
 	ASSERT_JOB(self->l, 1, INAGG_CLASS_INA, 60, 60);
 	ASSERT_MEM(self->l, 70, 30, 64);
-	ASSERT_EQ(-ERANGE, ia_ledger_reclaim(self->l, 1, 61));
+	ASSERT_EQ(-ERANGE, ia_ledger_reclaim(self->l, 1, 61, WHY));
 	ASSERT_MSG(self->l, "reclaim beyond the job's lent slots");
-	ASSERT_EQ(0, ia_ledger_reclaim(self->l, 1, 25));
+	ASSERT_EQ(0, ia_ledger_reclaim(self->l, 1, 25, WHY));
 	ASSERT_JOB(self->l, 1, INAGG_CLASS_INA, 60, 35);
 	ASSERT_MEM(self->l, 70, 30, 39);
 	/* Lent slots are still the head's: no room for another head. */
-	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 4, INAGG_CLASS_INA, 1));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 4, INAGG_CLASS_INA, 1, WHY));
 
 	/* A PS job has nothing to lend; an unknown job nothing at all. */
-	ASSERT_EQ(-EINVAL, ia_ledger_lend(self->l, 3, 1));
+	ASSERT_EQ(-EINVAL, ia_ledger_lend(self->l, 3, 1, WHY));
 	ASSERT_MSG(self->l, "a PS job holds no head slots");
-	ASSERT_EQ(-EINVAL, ia_ledger_reclaim(self->l, 3, 1));
+	ASSERT_EQ(-EINVAL, ia_ledger_reclaim(self->l, 3, 1, WHY));
 	ASSERT_MSG(self->l, "a PS job holds no head slots");
-	ASSERT_EQ(-ENOENT, ia_ledger_lend(self->l, 9, 1));
+	ASSERT_EQ(-ENOENT, ia_ledger_lend(self->l, 9, 1, WHY));
 	ASSERT_MSG(self->l, "job not admitted");
-	ASSERT_EQ(-ENOENT, ia_ledger_reclaim(self->l, 9, 1));
+	ASSERT_EQ(-ENOENT, ia_ledger_reclaim(self->l, 9, 1, WHY));
 	ASSERT_MSG(self->l, "job not admitted");
 
-	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n, WHY));
 	ASSERT_EQ(3, n);
 	EXPECT_EQ(INAGG_CLASS_INA, jobs[0].class);
 	EXPECT_EQ(35, jobs[0].lent);
@@ -377,40 +382,40 @@ TEST_F(ledger, memory_model)
 	free(jobs);
 
 	/* Releasing a job returns its head and what it had lent. */
-	ASSERT_EQ(0, ia_ledger_release(self->l, 1));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 1, WHY));
 	ASSERT_MEM(self->l, 10, 30, 4);
 	ASSERT_CAP(self->l, 8, 100, 2, 40);
-	ASSERT_EQ(0, ia_ledger_release(self->l, 2));
-	ASSERT_EQ(0, ia_ledger_release(self->l, 3));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 2, WHY));
+	ASSERT_EQ(0, ia_ledger_release(self->l, 3, WHY));
 	ASSERT_MEM(self->l, 0, 30, 0);
 	/* The job limit counts PS jobs too. */
-	ASSERT_EQ(0, ia_ledger_set(self->l, 1, IA_LEDGER_KEEP));
-	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 5, INAGG_CLASS_PS, 0));
-	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 6, INAGG_CLASS_PS, 0));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 1, IA_LEDGER_KEEP, WHY));
+	ASSERT_EQ(0, ia_ledger_admit_class(self->l, 5, INAGG_CLASS_PS, 0, WHY));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 6, INAGG_CLASS_PS, 0, WHY));
 	ASSERT_MSG(self->l, "job limit reached (max_jobs)");
 }
 
 TEST_F(ledger, memory_bad_values)
 {
 	BEGIN();
-	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_UNSPEC, 1));
-	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_MAX + 1, 1));
-	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_INA, 0));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_UNSPEC, 1, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_MAX + 1, 1, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_INA, 0, WHY));
 	ASSERT_EQ(-ERANGE, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_PS,
-						 INAGG_SLOTS_LIMIT + 1));
-	ASSERT_EQ(-EINVAL, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_PS, 4));
+						 INAGG_SLOTS_LIMIT + 1, WHY));
+	ASSERT_EQ(-EINVAL, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_PS, 4, WHY));
 	ASSERT_MSG(self->l, "a PS job holds no head slots");
-	ASSERT_EQ(-ERANGE, ia_ledger_set_tail(self->l, INAGG_SLOTS_LIMIT + 1));
+	ASSERT_EQ(-ERANGE, ia_ledger_set_tail(self->l, INAGG_SLOTS_LIMIT + 1, WHY));
 	/* Range comes before existence, as in the module's policy. */
-	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 1, 0));
-	ASSERT_EQ(-ERANGE, ia_ledger_reclaim(self->l, 1, INAGG_SLOTS_LIMIT + 1));
-	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 0, 1));
+	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 1, 0, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_reclaim(self->l, 1, INAGG_SLOTS_LIMIT + 1, WHY));
+	ASSERT_EQ(-ERANGE, ia_ledger_lend(self->l, 0, 1, WHY));
 	ASSERT_CAP(self->l, 16, 4096, 0, 0);
 	ASSERT_MEM(self->l, 0, 0, 0);
 	/* The largest tail is the whole switch. */
-	ASSERT_EQ(0, ia_ledger_set(self->l, IA_LEDGER_KEEP, INAGG_SLOTS_LIMIT));
-	ASSERT_EQ(0, ia_ledger_set_tail(self->l, INAGG_SLOTS_LIMIT));
-	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_INA, 1));
+	ASSERT_EQ(0, ia_ledger_set(self->l, IA_LEDGER_KEEP, INAGG_SLOTS_LIMIT, WHY));
+	ASSERT_EQ(0, ia_ledger_set_tail(self->l, INAGG_SLOTS_LIMIT, WHY));
+	ASSERT_EQ(-ENOSPC, ia_ledger_admit_class(self->l, 1, INAGG_CLASS_INA, 1, WHY));
 }
 
 /* The fallback still reads a version 1 state file: its jobs are INA jobs. */
@@ -445,7 +450,7 @@ TEST_F(ledger, reads_version_1_state)
 	ASSERT_MEM(self->l, 15, 0, 0);
 	ASSERT_JOB(self->l, 3, INAGG_CLASS_INA, 10, 0);
 	/* A change writes version 2, which reads back the same. */
-	ASSERT_EQ(0, ia_ledger_lend(self->l, 3, 2));
+	ASSERT_EQ(0, ia_ledger_lend(self->l, 3, 2, WHY));
 	ASSERT_JOB(self->l, 3, INAGG_CLASS_INA, 10, 2);
 	ASSERT_JOB(self->l, 8, INAGG_CLASS_INA, 5, 0);
 	ASSERT_MEM(self->l, 15, 0, 2);
@@ -461,10 +466,10 @@ TEST_F(ledger, survives_restart)
 	pid_t pid;
 
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_set(self->l, 5, 50));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 42, 7));
-	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 3));
-	ASSERT_EQ(0, ia_ledger_lend(self->l, 42, 2));
+	ASSERT_EQ(0, ia_ledger_set(self->l, 5, 50, WHY));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 42, 7, WHY));
+	ASSERT_EQ(0, ia_ledger_set_tail(self->l, 3, WHY));
+	ASSERT_EQ(0, ia_ledger_lend(self->l, 42, 2, WHY));
 	ia_ledger_close(self->l);
 	self->l = NULL;
 
@@ -475,10 +480,10 @@ TEST_F(ledger, survives_restart)
 		struct ia_ledger_job j;
 
 		if (ia_ledger_open(&l2, variant->backend, NULL) ||
-		    ia_ledger_get(l2, &c) || c.max_jobs != 5 || c.max_slots != 50 ||
+		    ia_ledger_get(l2, &c, WHY) || c.max_jobs != 5 || c.max_slots != 50 ||
 		    c.used_jobs != 1 || c.used_slots != 10 || c.tail_slots != 3 ||
-		    c.lent_slots != 2 || ia_ledger_job(l2, 42, &j) || j.lent != 2 ||
-		    j.class != INAGG_CLASS_INA || ia_ledger_release(l2, 42))
+		    c.lent_slots != 2 || ia_ledger_job(l2, 42, &j, WHY) || j.lent != 2 ||
+		    j.class != INAGG_CLASS_INA || ia_ledger_release(l2, 42, WHY))
 			_exit(1);
 		_exit(0);
 	}
@@ -488,7 +493,7 @@ TEST_F(ledger, survives_restart)
 	ASSERT_EQ(0, ia_ledger_open(&self->l, variant->backend, NULL));
 	ASSERT_CAP(self->l, 5, 50, 0, 3);
 	ASSERT_MEM(self->l, 0, 3, 0);
-	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n));
+	ASSERT_EQ(0, ia_ledger_list(self->l, &jobs, &n, WHY));
 	EXPECT_EQ(0, n);
 	free(jobs);
 }
@@ -523,7 +528,7 @@ static void put_back(struct ia_ledger *l, struct shared *sh, struct held *h)
 {
 	sh->held_jobs--;
 	sh->held_slots -= h->slots;
-	if (ia_ledger_release(l, h->id))
+	if (ia_ledger_release(l, h->id, WHY))
 		sh->errors++;
 }
 
@@ -552,7 +557,7 @@ static void worker(struct shared *sh, enum ia_ledger_backend b, int me)
 			h[0] = h[1];
 			n = 1;
 		}
-		ret = ia_ledger_admit(l, id, slots);
+		ret = ia_ledger_admit(l, id, slots, WHY);
 		if (ret == -ENOSPC) {
 			sh->refused++;
 			if (n && rand_r(&seed) % 2)
@@ -601,7 +606,7 @@ static void check_contention(struct __test_metadata *_metadata,
 	EXPECT_LT(0, sh->admitted);
 	EXPECT_LT(0, sh->refused);	/* the limits were really reached */
 	ASSERT_CAP(l, MAX_JOBS, MAX_SLOTS, 0, 0);
-	ASSERT_EQ(0, ia_ledger_list(l, &jobs, &n));
+	ASSERT_EQ(0, ia_ledger_list(l, &jobs, &n, WHY));
 	EXPECT_EQ(0, n);
 	free(jobs);
 }
@@ -614,7 +619,7 @@ TEST_F_TIMEOUT(ledger, threads_never_overcommit, 300)
 	int i;
 
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_set(self->l, MAX_JOBS, MAX_SLOTS));
+	ASSERT_EQ(0, ia_ledger_set(self->l, MAX_JOBS, MAX_SLOTS, WHY));
 	for (i = 0; i < N_WORKERS; i++) {
 		args[i] = (struct thread_arg){ &sh, variant->backend, i };
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, worker_thread, &args[i]));
@@ -634,7 +639,7 @@ TEST_F_TIMEOUT(ledger, processes_never_overcommit, 300)
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
 	memset(sh, 0, sizeof(*sh));
-	ASSERT_EQ(0, ia_ledger_set(self->l, MAX_JOBS, MAX_SLOTS));
+	ASSERT_EQ(0, ia_ledger_set(self->l, MAX_JOBS, MAX_SLOTS, WHY));
 	for (i = 0; i < N_WORKERS; i++) {
 		pids[i] = fork();
 		ASSERT_LE(0, pids[i]);
@@ -678,11 +683,11 @@ static int race_admit(struct ia_ledger *l, struct race *r, __u32 id, bool ps)
 
 	if (!l)
 		return -EBADF;
-	ret = ps ? ia_ledger_admit_class(l, id, INAGG_CLASS_PS, 0) :
-		   ia_ledger_admit_class(l, id, INAGG_CLASS_INA, RACE_HEAD);
+	ret = ps ? ia_ledger_admit_class(l, id, INAGG_CLASS_PS, 0, WHY) :
+		   ia_ledger_admit_class(l, id, INAGG_CLASS_INA, RACE_HEAD, WHY);
 	if (!ret)
 		ps ? r->ps_ok++ : r->ina_ok++;
-	else if (ret == -ENOSPC && !ps && strstr(ia_ledger_errmsg(l), "max_slots"))
+	else if (ret == -ENOSPC && !ps && strstr(why, "max_slots"))
 		r->nospc++;
 	else
 		r->errors++;
@@ -694,11 +699,11 @@ static void race_lend(struct ia_ledger *l, struct race *r, __u32 id)
 	int k;
 
 	for (k = 0; k < RACE_HEAD; k++)
-		if (ia_ledger_lend(l, id, 1))
+		if (ia_ledger_lend(l, id, 1, WHY))
 			r->errors++;
-	if (ia_ledger_lend(l, id, 1) != -ERANGE)
+	if (ia_ledger_lend(l, id, 1, WHY) != -ERANGE)
 		r->errors++;
-	if (ia_ledger_reclaim(l, id, RACE_HEAD / 2))
+	if (ia_ledger_reclaim(l, id, RACE_HEAD / 2, WHY))
 		r->errors++;
 }
 
@@ -721,7 +726,7 @@ static void racer(struct race *r, int me)
 		pthread_barrier_wait(&r->checked);
 		if (!ret && !ps)
 			race_lend(l, r, id);
-		if (!ret && ia_ledger_release(l, id))
+		if (!ret && ia_ledger_release(l, id, WHY))
 			r->errors++;
 		pthread_barrier_wait(&r->done);
 	}
@@ -748,8 +753,8 @@ static struct race *race_new(struct __test_metadata *_metadata, struct ia_ledger
 	pthread_barrierattr_t attr;
 	struct race *r;
 
-	EXPECT_EQ(0, ia_ledger_set(l, N_RACERS, RACE_SLOTS));
-	EXPECT_EQ(0, ia_ledger_set_tail(l, RACE_TAIL));
+	EXPECT_EQ(0, ia_ledger_set(l, N_RACERS, RACE_SLOTS, WHY));
+	EXPECT_EQ(0, ia_ledger_set_tail(l, RACE_TAIL, WHY));
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (r == MAP_FAILED)
 		return NULL;
@@ -780,7 +785,7 @@ static void race_control(struct __test_metadata *_metadata, struct ia_ledger *l,
 		tail_ret = 1;
 		pthread_barrier_wait(&r->start);
 		if (round % 2)
-			tail_ret = ia_ledger_set_tail(l, RACE_TAIL + RACE_HEAD);
+			tail_ret = ia_ledger_set_tail(l, RACE_TAIL + RACE_HEAD, WHY);
 		pthread_barrier_wait(&r->admitted);
 
 		want_ina = (RACE_SLOTS - RACE_TAIL) / RACE_HEAD - (tail_ret == 0);
@@ -789,7 +794,7 @@ static void race_control(struct __test_metadata *_metadata, struct ia_ledger *l,
 		EXPECT_EQ(want_ina, r->ina_ok);
 		EXPECT_EQ(N_RACERS / 4, r->ps_ok);
 		EXPECT_EQ(N_RACERS * 3 / 4 - want_ina, r->nospc);
-		EXPECT_EQ(0, ia_ledger_get(l, &c));
+		EXPECT_EQ(0, ia_ledger_get(l, &c, WHY));
 		EXPECT_EQ(want_ina + N_RACERS / 4, c.used_jobs);
 		EXPECT_EQ(want_ina * RACE_HEAD, c.head_slots);
 		EXPECT_GE(RACE_SLOTS, c.head_slots + c.tail_slots);
@@ -800,11 +805,11 @@ static void race_control(struct __test_metadata *_metadata, struct ia_ledger *l,
 		pthread_barrier_wait(&r->done);
 
 		/* Everything went back. */
-		EXPECT_EQ(0, ia_ledger_get(l, &c));
+		EXPECT_EQ(0, ia_ledger_get(l, &c, WHY));
 		EXPECT_EQ(0, c.used_jobs);
 		EXPECT_EQ(0, c.head_slots);
 		EXPECT_EQ(0, c.lent_slots);
-		EXPECT_EQ(0, ia_ledger_set_tail(l, RACE_TAIL));
+		EXPECT_EQ(0, ia_ledger_set_tail(l, RACE_TAIL, WHY));
 	}
 	TH_LOG("%d INA admissions in %d rounds", total_ina, RACE_ROUNDS);
 	EXPECT_EQ(0, r->errors);
@@ -882,7 +887,7 @@ TEST_F(ledger, mutations_need_net_admin)
 	pid_t pid;
 
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 4));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 4, WHY));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -895,21 +900,22 @@ TEST_F(ledger, mutations_need_net_admin)
 			_exit(10);
 		if (ia_ledger_open(&l, variant->backend, NULL))
 			_exit(11);
-		if (ia_ledger_get(l, &c) || c.used_jobs != 1 || c.used_slots != 4)
+		if (ia_ledger_get(l, &c, WHY) || c.used_jobs != 1 || c.used_slots != 4)
 			_exit(12);
-		if (ia_ledger_list(l, &jobs, &n) || n != 1 || jobs[0].id != 1)
+		if (ia_ledger_list(l, &jobs, &n, WHY) || n != 1 || jobs[0].id != 1)
 			_exit(13);
-		if (ia_ledger_admit(l, 2, 1) != -EPERM)
+		if (ia_ledger_admit(l, 2, 1, WHY) != -EPERM)
 			_exit(14);
-		if (ia_ledger_release(l, 1) != -EPERM)
+		if (ia_ledger_release(l, 1, WHY) != -EPERM)
 			_exit(15);
-		if (ia_ledger_set(l, 1, 1) != -EPERM)
+		if (ia_ledger_set(l, 1, 1, WHY) != -EPERM)
 			_exit(16);
-		if (ia_ledger_set_tail(l, 1) != -EPERM)
+		if (ia_ledger_set_tail(l, 1, WHY) != -EPERM)
 			_exit(17);
-		if (ia_ledger_lend(l, 1, 1) != -EPERM || ia_ledger_reclaim(l, 1, 1) != -EPERM)
+		if (ia_ledger_lend(l, 1, 1, WHY) != -EPERM ||
+		    ia_ledger_reclaim(l, 1, 1, WHY) != -EPERM)
 			_exit(18);
-		if (ia_ledger_admit_class(l, 3, INAGG_CLASS_PS, 0) != -EPERM)
+		if (ia_ledger_admit_class(l, 3, INAGG_CLASS_PS, 0, WHY) != -EPERM)
 			_exit(19);
 		_exit(0);
 	}
@@ -929,7 +935,7 @@ TEST_F(ledger, namespaces_independent)
 	pid_t pid;
 
 	BEGIN();
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 10));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 10, WHY));
 	ASSERT_EQ(0, pipe(ready));
 	ASSERT_EQ(0, pipe(go));
 	pid = fork();
@@ -940,33 +946,33 @@ TEST_F(ledger, namespaces_independent)
 
 		if (unshare(CLONE_NEWNET) || ia_ledger_open(&l, variant->backend, NULL))
 			_exit(1);
-		if (ia_ledger_get(l, &cap) || cap.used_jobs || cap.used_slots)
+		if (ia_ledger_get(l, &cap, WHY) || cap.used_jobs || cap.used_slots)
 			_exit(2);
-		if (ia_ledger_admit(l, 1, 5))	/* same id, other ledger */
+		if (ia_ledger_admit(l, 1, 5, WHY))	/* same id, other ledger */
 			_exit(3);
 		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(4);
 		/* The parent admitted job 9 here through our namespace's path. */
-		if (ia_ledger_job(l, 9, &job) || job.slots != 2)
+		if (ia_ledger_job(l, 9, &job, WHY) || job.slots != 2)
 			_exit(5);
-		if (ia_ledger_get(l, &cap) || cap.used_jobs != 2 || cap.used_slots != 7)
+		if (ia_ledger_get(l, &cap, WHY) || cap.used_jobs != 2 || cap.used_slots != 7)
 			_exit(6);
 		_exit(0);
 	}
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
 	ASSERT_EQ(0, ia_ledger_open(&other, variant->backend, path));
-	ASSERT_EQ(0, ia_ledger_job(other, 1, &job));
+	ASSERT_EQ(0, ia_ledger_job(other, 1, &job, WHY));
 	EXPECT_EQ(5, job.slots);
-	ASSERT_EQ(0, ia_ledger_admit(other, 9, 2));
+	ASSERT_EQ(0, ia_ledger_admit(other, 9, 2, WHY));
 	ia_ledger_close(other);
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 
-	ASSERT_EQ(-ENOENT, ia_ledger_job(self->l, 9, &job));
-	ASSERT_EQ(0, ia_ledger_job(self->l, 1, &job));
+	ASSERT_EQ(-ENOENT, ia_ledger_job(self->l, 9, &job, WHY));
+	ASSERT_EQ(0, ia_ledger_job(self->l, 1, &job, WHY));
 	EXPECT_EQ(10, job.slots);
 	ASSERT_CAP(self->l, 16, 4096, 1, 10);
 }

@@ -95,7 +95,7 @@ static int job_add(struct fz *z, int i)
 	if (m_job_add(&z->m, j.id, j.role, j.window, 0, FZ_SELF, jobs[i].n, jobs[i].m, &mup,
 		      2, mdown))
 		return -EINVAL;
-	return ia_xdp_job_add(z->x, &j);
+	return ia_xdp_job_add(z->x, &j, NULL, 0);
 }
 
 /* The ids of the maps prog uses; how many. */
@@ -175,7 +175,7 @@ static int tail_set(struct fz *z, __u32 slots, int age_old, __u32 lend)
 	z->tail[0] = slots;
 	z->tail[1] = age_old;
 	z->tail[2] = lend;
-	return ia_xdp_tail_set(z->x, &t);
+	return ia_xdp_tail_set(z->x, &t, NULL, 0);
 }
 
 /* Job or the pool (IA_TAIL_SLOT) with n empty slots, written in place. */
@@ -262,7 +262,7 @@ int fz_open(struct fz *z)
 		snprintf(cmd, sizeof(cmd), "fz%d", i);
 		z->port[i] = if_nametoindex(cmd);
 	}
-	err = ia_xdp_open(NULL, &z->x);
+	err = ia_xdp_open(NULL, &z->x, NULL, 0);
 	if (err)
 		return err;
 	for (i = 0; i < FZ_NPORTS && !err; i++)

@@ -390,7 +390,7 @@ static int ledger_cap(const char *ns, struct ia_ledger_cap *cap)
 
 	if (ret)
 		return ret;
-	ret = ia_ledger_get(l, cap);
+	ret = ia_ledger_get(l, cap, NULL, 0);
 	ia_ledger_close(l);
 	return ret;
 }
@@ -508,7 +508,7 @@ static unsigned int bpf_head_slots(const char *ns, unsigned int job)
 	unsigned int n = 0;
 	int h = ia_netns_enter(ns);
 
-	if (h < 0 || !slot || ia_xdp_open_existing(ns, &x)) {
+	if (h < 0 || !slot || ia_xdp_open_existing(ns, &x, NULL, 0)) {
 		n = -1u;
 	} else {
 		while (n <= IA_MAX_WINDOW && !ia_xdp_slot_read(x, job, n, slot))
@@ -561,7 +561,8 @@ TEST_F_TIMEOUT(d, ledgers_hold_topology_slots_and_heads_are_bpf_memory, 300)
 		EXPECT_EQ(is_blue ? 160 : 0, cap.head_slots) TH_LOG("%s", ns);
 		EXPECT_EQ(topo3_slots[v] - cap.head_slots, cap.tail_slots) TH_LOG("%s", ns);
 		ASSERT_EQ(0, ia_ledger_open(&l, IA_LEDGER_AUTO, ns));
-		EXPECT_EQ(is_blue ? 0 : -ENOENT, ia_ledger_job(l, 1, &lj)) TH_LOG("%s", ns);
+		EXPECT_EQ(is_blue ? 0 : -ENOENT, ia_ledger_job(l, 1, &lj, NULL, 0))
+			TH_LOG("%s", ns);
 		ia_ledger_close(l);
 		if (is_blue) {
 			EXPECT_EQ(160, lj.slots);
@@ -658,10 +659,10 @@ TEST_F_TIMEOUT(d, classes_ps_ina_auto_in_the_ledgers, 300)
 	for (int v = 0; v < 3; v++) {
 		snprintf(ns, sizeof(ns), "ia-%s-s%d", self->tag, v);
 		ASSERT_EQ(0, ia_ledger_open(&l, IA_LEDGER_AUTO, ns));
-		ASSERT_EQ(0, ia_ledger_job(l, 1, &lj)) TH_LOG("%s", ns);
+		ASSERT_EQ(0, ia_ledger_job(l, 1, &lj, NULL, 0)) TH_LOG("%s", ns);
 		EXPECT_EQ(INAGG_CLASS_PS, lj.class);
 		EXPECT_EQ(0, lj.slots);
-		ASSERT_EQ(0, ia_ledger_get(l, &cap));
+		ASSERT_EQ(0, ia_ledger_get(l, &cap, NULL, 0));
 		EXPECT_EQ(0, cap.head_slots);
 		EXPECT_EQ(cap.max_slots, cap.tail_slots);
 		ia_ledger_close(l);
@@ -990,7 +991,7 @@ static int tail_info(FIXTURE_DATA(d) *self, int v, struct ia_xdp_tail_info *ti,
 	h = ia_netns_enter(ns);
 	if (h < 0)
 		return h;
-	ret = ia_xdp_open_existing(ns, &x);
+	ret = ia_xdp_open_existing(ns, &x, NULL, 0);
 	if (!ret)
 		ret = ia_xdp_tail_info(x, ti);
 	if (!ret && lent)

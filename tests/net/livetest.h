@@ -52,7 +52,7 @@ static inline long long live_ledger_lent(const char *tag, int v, uint32_t id)
 	snprintf(ns, sizeof(ns), "ia-%s-s%d", tag, v);
 	if (ia_ledger_open(&l, IA_LEDGER_AUTO, ns))
 		return -1;
-	ret = ia_ledger_job(l, id, &lj);
+	ret = ia_ledger_job(l, id, &lj, NULL, 0);
 	ia_ledger_close(l);
 	return ret ? -1 : (long long)lj.lent;
 }

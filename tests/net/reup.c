@@ -46,7 +46,7 @@ static int tail_loaded(struct env *e, int v)
 	h = ia_netns_enter(ns);
 	if (h < 0)
 		return h;
-	ret = ia_xdp_open_existing(ns, &x);
+	ret = ia_xdp_open_existing(ns, &x, NULL, 0);
 	ia_netns_return(h);
 	if (ret)
 		return ret;

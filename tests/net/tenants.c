@@ -103,7 +103,7 @@ static long long port_rx(struct env *e, int v, const char *ifname)
 	h = ia_netns_enter(ns);
 	if (h < 0)
 		return -1;
-	if (!ia_if_info(ifname, &ifindex, mac) && !ia_xdp_open_existing(ns, &x) &&
+	if (!ia_if_info(ifname, &ifindex, mac) && !ia_xdp_open_existing(ns, &x, NULL, 0) &&
 	    !ia_xdp_port_counters(x, ifindex, &c))
 		n = c.c[IA_C_RX];
 	ia_xdp_close(x);

@@ -177,9 +177,9 @@ static int push(FIXTURE_DATA(wc) *self, const struct ia_plan *plan, int v, uint3
 	h = ia_netns_enter(ns);
 	if (h < 0)
 		return h;
-	ret = ia_xdp_open(ns, &x);
+	ret = ia_xdp_open(ns, &x, NULL, 0);
 	if (!ret) {
-		ret = ia_xdp_job_add(x, &j);
+		ret = ia_xdp_job_add(x, &j, NULL, 0);
 		ia_xdp_close(x);
 	}
 	ia_netns_return(h);
@@ -198,7 +198,7 @@ static int uplink(FIXTURE_DATA(wc) *self, int v, uint64_t *sent, uint64_t *dropp
 	h = ia_netns_enter(ns);
 	if (h < 0)
 		return h;
-	ret = ia_if_info(IA_PORT_UP, &ifindex, NULL) ?: ia_xdp_open_existing(ns, &x);
+	ret = ia_if_info(IA_PORT_UP, &ifindex, NULL) ?: ia_xdp_open_existing(ns, &x, NULL, 0);
 	if (!ret) {
 		ret = ia_xdp_port_counters(x, ifindex, &c);
 		*sent = c.c[IA_C_TX] - c.c[IA_C_RECOVERY_TX];
@@ -225,7 +225,7 @@ static void dump(struct __test_metadata *_metadata, FIXTURE_DATA(wc) *self, int 
 	h = ia_netns_enter(ns);
 	if (h < 0)
 		return;
-	if (!ia_xdp_open_existing(ns, &x)) {
+	if (!ia_xdp_open_existing(ns, &x, NULL, 0)) {
 		int up;
 
 		if (!ia_xdp_job_counters(x, JOB, &c))

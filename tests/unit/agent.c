@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The switch agent (user/lib/agent.c, docs/remote.md): its protocol on the
+ * The switch agent (user/agent/, docs/remote.md): its protocol on the
  * ledger, its record across its own restart and across a reboot, its line
  * loop. Each test has a ledger folder and a record of its own, in the
  * caller's namespace (the user-space ledger).
@@ -16,40 +16,25 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
 #include "skip.h"
-#include "agent.h"
+#include "agent_rig.h"
 
 FIXTURE(agent)
 {
-	char dir[64];
-	char state[128];
-	struct ia_agent a;
+	struct agent_rig r;
 };
 
 FIXTURE_SETUP(agent)
 {
-	char ledger[128], err[256];
+	char err[256];
 
 	if (geteuid())
 		SETUP_SKIP("changing a ledger needs root (CAP_NET_ADMIN)");
-	strcpy(self->dir, "/tmp/ia-agent-XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->dir));
-	snprintf(ledger, sizeof(ledger), "%s/ledger", self->dir);
-	snprintf(self->state, sizeof(self->state), "%s/agent.json", self->dir);
-	ASSERT_EQ(0, setenv("INAGG_LEDGER_DIR", ledger, 1));
-	ASSERT_EQ(0, setenv("INAGG_LEDGER", "user", 1));
-	ASSERT_EQ(0, ia_agent_open(&self->a, "r1", NULL, self->state, err, sizeof(err)))
-		TH_LOG("%s", err);
+	ASSERT_EQ(0, agent_rig_setup(&self->r, "r1", err, sizeof(err))) TH_LOG("%s", err);
 }
 
 FIXTURE_TEARDOWN(agent)
 {
-	char cmd[128];
-
-	if (!self->dir[0])
-		return;
-	ia_agent_close(&self->a);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-	system(cmd);
+	agent_rig_teardown(&self->r);
 }
 
 /* Sends one request (JSON text) and returns the reply; the caller puts it. */
@@ -96,7 +81,7 @@ static long long int_of(json_object *r, const char *key)
 
 TEST_F(agent, hello_says_who_and_which_boot)
 {
-	json_object *r = ask(&self->a, "{\"op\": \"hello\", \"seq\": 7}"), *v;
+	json_object *r = ask(&self->r.a, "{\"op\": \"hello\", \"seq\": 7}"), *v;
 	char boot[64] = "";
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
 
@@ -121,37 +106,37 @@ TEST_F(agent, admission_refusal_release)
 {
 	json_object *r;
 
-	OK(&self->a, "{\"op\": \"setup\", \"jobs\": 2, \"slots\": 100}");
-	OK(&self->a, "{\"op\": \"admit\", \"job\": 5, \"class\": 1, \"slots\": 60}");
+	OK(&self->r.a, "{\"op\": \"setup\", \"jobs\": 2, \"slots\": 100}");
+	OK(&self->r.a, "{\"op\": \"admit\", \"job\": 5, \"class\": 1, \"slots\": 60}");
 	/* A retry of the same admission (its first reply lost) is no error. */
-	OK(&self->a, "{\"op\": \"admit\", \"job\": 5, \"class\": 1, \"slots\": 60}");
-	r = ask(&self->a, "{\"op\": \"room\", \"slots\": 50}");
+	OK(&self->r.a, "{\"op\": \"admit\", \"job\": 5, \"class\": 1, \"slots\": 60}");
+	r = ask(&self->r.a, "{\"op\": \"room\", \"slots\": 50}");
 	EXPECT_TRUE(ok(r));
 	EXPECT_EQ(0, int_of(r, "room"));
 	json_object_put(r);
-	r = ask(&self->a, "{\"op\": \"room\", \"slots\": 40}");
+	r = ask(&self->r.a, "{\"op\": \"room\", \"slots\": 40}");
 	EXPECT_EQ(1, int_of(r, "room"));
 	json_object_put(r);
 	/* More than is left: refused with the ledger's reason. */
-	r = ask(&self->a, "{\"op\": \"admit\", \"job\": 6, \"class\": 1, \"slots\": 50}");
+	r = ask(&self->r.a, "{\"op\": \"admit\", \"job\": 6, \"class\": 1, \"slots\": 50}");
 	EXPECT_FALSE(ok(r));
 	EXPECT_EQ(ENOSPC, err_of(r));
 	EXPECT_TRUE(json_object_object_get_ex(r, "error", NULL));
 	json_object_put(r);
-	r = ask(&self->a, "{\"op\": \"admitted\", \"job\": 6}");
+	r = ask(&self->r.a, "{\"op\": \"admitted\", \"job\": 6}");
 	EXPECT_EQ(0, int_of(r, "admitted"));
 	json_object_put(r);
-	r = ask(&self->a, "{\"op\": \"admitted\", \"job\": 5}");
+	r = ask(&self->r.a, "{\"op\": \"admitted\", \"job\": 5}");
 	EXPECT_EQ(1, int_of(r, "admitted"));
 	json_object_put(r);
-	OK(&self->a, "{\"op\": \"release\", \"job\": 5}");
-	r = ask(&self->a, "{\"op\": \"release\", \"job\": 5}");
+	OK(&self->r.a, "{\"op\": \"release\", \"job\": 5}");
+	r = ask(&self->r.a, "{\"op\": \"release\", \"job\": 5}");
 	EXPECT_EQ(ENOENT, err_of(r));
 	json_object_put(r);
-	OK(&self->a, "{\"op\": \"admit\", \"job\": 6, \"class\": 1, \"slots\": 50}");
+	OK(&self->r.a, "{\"op\": \"admit\", \"job\": 6, \"class\": 1, \"slots\": 50}");
 	/* A PS job holds no head. */
-	OK(&self->a, "{\"op\": \"admit\", \"job\": 7, \"class\": 2, \"slots\": 0}");
-	r = ask(&self->a, "{\"op\": \"admit\", \"job\": 8, \"class\": 2, \"slots\": 0}");
+	OK(&self->r.a, "{\"op\": \"admit\", \"job\": 7, \"class\": 2, \"slots\": 0}");
+	r = ask(&self->r.a, "{\"op\": \"admit\", \"job\": 8, \"class\": 2, \"slots\": 0}");
 	EXPECT_EQ(ENOSPC, err_of(r)) TH_LOG("two jobs at most");
 	json_object_put(r);
 }
@@ -161,38 +146,38 @@ TEST_F(agent, lend_and_reclaim_in_the_ledger)
 {
 	json_object *r;
 
-	OK(&self->a, "{\"op\": \"setup\", \"jobs\": 2, \"slots\": 100}");
-	OK(&self->a, "{\"op\": \"admit\", \"job\": 5, \"class\": 1, \"slots\": 60}");
-	OK(&self->a, "{\"op\": \"admit\", \"job\": 6, \"class\": 2, \"slots\": 0}");
-	OK(&self->a, "{\"op\": \"lend\", \"job\": 5, \"count\": 20}");
+	OK(&self->r.a, "{\"op\": \"setup\", \"jobs\": 2, \"slots\": 100}");
+	OK(&self->r.a, "{\"op\": \"admit\", \"job\": 5, \"class\": 1, \"slots\": 60}");
+	OK(&self->r.a, "{\"op\": \"admit\", \"job\": 6, \"class\": 2, \"slots\": 0}");
+	OK(&self->r.a, "{\"op\": \"lend\", \"job\": 5, \"count\": 20}");
 	/* Beyond the head: the ledger's refusal, with its reason. */
-	r = ask(&self->a, "{\"op\": \"lend\", \"job\": 5, \"count\": 41}");
+	r = ask(&self->r.a, "{\"op\": \"lend\", \"job\": 5, \"count\": 41}");
 	EXPECT_FALSE(ok(r));
 	EXPECT_EQ(ERANGE, err_of(r)) TH_LOG("%s", json_object_to_json_string(r));
 	EXPECT_TRUE(json_object_object_get_ex(r, "error", NULL));
 	json_object_put(r);
 	/* A PS job has no head to lend. */
-	r = ask(&self->a, "{\"op\": \"lend\", \"job\": 6, \"count\": 1}");
+	r = ask(&self->r.a, "{\"op\": \"lend\", \"job\": 6, \"count\": 1}");
 	EXPECT_EQ(EINVAL, err_of(r));
 	json_object_put(r);
-	r = ask(&self->a, "{\"op\": \"reclaim\", \"job\": 5, \"count\": 5}");
+	r = ask(&self->r.a, "{\"op\": \"reclaim\", \"job\": 5, \"count\": 5}");
 	EXPECT_TRUE(ok(r));
 	EXPECT_EQ(5, int_of(r, "count"));
 	json_object_put(r);
 	/* Without a count: all it still lends (a daemon's start), then nothing. */
-	r = ask(&self->a, "{\"op\": \"reclaim\", \"job\": 5}");
+	r = ask(&self->r.a, "{\"op\": \"reclaim\", \"job\": 5}");
 	EXPECT_TRUE(ok(r));
 	EXPECT_EQ(15, int_of(r, "count"));
 	json_object_put(r);
-	r = ask(&self->a, "{\"op\": \"reclaim\", \"job\": 5}");
+	r = ask(&self->r.a, "{\"op\": \"reclaim\", \"job\": 5}");
 	EXPECT_TRUE(ok(r));
 	EXPECT_EQ(0, int_of(r, "count"));
 	json_object_put(r);
-	r = ask(&self->a, "{\"op\": \"reclaim\", \"job\": 5, \"count\": 1}");
+	r = ask(&self->r.a, "{\"op\": \"reclaim\", \"job\": 5, \"count\": 1}");
 	EXPECT_EQ(ERANGE, err_of(r)) TH_LOG("nothing lent any more");
 	json_object_put(r);
 	/* A job not here is nothing to take back. */
-	r = ask(&self->a, "{\"op\": \"reclaim\", \"job\": 9}");
+	r = ask(&self->r.a, "{\"op\": \"reclaim\", \"job\": 9}");
 	EXPECT_TRUE(ok(r));
 	EXPECT_EQ(0, int_of(r, "count"));
 	json_object_put(r);
@@ -201,13 +186,13 @@ TEST_F(agent, lend_and_reclaim_in_the_ledger)
 /* A switch without maps: tail and memory requests fail with the reason, and say it. */
 TEST_F(agent, tail_and_memory_need_the_maps)
 {
-	json_object *r = ask(&self->a, "{\"op\": \"tail\", \"slots\": 10, \"lend\": [[5, 2]]}");
+	json_object *r = ask(&self->r.a, "{\"op\": \"tail\", \"slots\": 10, \"lend\": [[5, 2]]}");
 
 	EXPECT_FALSE(ok(r));
 	EXPECT_NE(0, err_of(r));
 	EXPECT_TRUE(json_object_object_get_ex(r, "error", NULL));
 	json_object_put(r);
-	r = ask(&self->a, "{\"op\": \"memory\", \"jobs\": [5], \"probes\": 8}");
+	r = ask(&self->r.a, "{\"op\": \"memory\", \"jobs\": [5], \"probes\": 8}");
 	EXPECT_FALSE(ok(r));
 	EXPECT_NE(0, err_of(r));
 	json_object_put(r);
@@ -256,7 +241,7 @@ TEST_F(agent, bad_requests_are_answered)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_object *r = ask(&self->a, cases[i].req);
+		json_object *r = ask(&self->r.a, cases[i].req);
 
 		ASSERT_NE(NULL, r) TH_LOG("%s", cases[i].req);
 		EXPECT_FALSE(ok(r)) TH_LOG("%s", cases[i].req);
@@ -269,8 +254,8 @@ TEST_F(agent, bad_requests_are_answered)
 
 TEST_F(agent, ports_reads_an_interface)
 {
-	json_object *r = ask(&self->a, "{\"op\": \"ports\", \"ports\": [{\"name\": \"lo\"}]}"), *arr, *p,
-		    *v;
+	const char *req = "{\"op\": \"ports\", \"ports\": [{\"name\": \"lo\"}]}";
+	json_object *r = ask(&self->r.a, req), *arr, *p, *v;
 
 	ASSERT_TRUE(ok(r));
 	ASSERT_TRUE(json_object_object_get_ex(r, "ports", &arr));
@@ -288,10 +273,10 @@ TEST_F(agent, record_survives_a_restart)
 	char err[256];
 	json_object *r, *jobs;
 
-	OK(&self->a, "{\"op\": \"admit\", \"job\": 9, \"class\": 1, \"slots\": 4}");
-	ia_agent_close(&self->a);
-	ASSERT_EQ(0, ia_agent_open(&self->a, "r1", NULL, self->state, err, sizeof(err)));
-	r = ask(&self->a, "{\"op\": \"hello\"}");
+	OK(&self->r.a, "{\"op\": \"admit\", \"job\": 9, \"class\": 1, \"slots\": 4}");
+	ia_agent_close(&self->r.a);
+	ASSERT_EQ(0, ia_agent_open(&self->r.a, "r1", NULL, self->r.state, err, sizeof(err)));
+	r = ask(&self->r.a, "{\"op\": \"hello\"}");
 	EXPECT_EQ(2, int_of(r, "epoch"));
 	ASSERT_TRUE(json_object_object_get_ex(r, "jobs", &jobs));
 	ASSERT_EQ(1, json_object_array_length(jobs));
@@ -300,8 +285,8 @@ TEST_F(agent, record_survives_a_restart)
 	EXPECT_EQ(0, json_object_array_length(jobs));
 	json_object_put(r);
 	/* Released: forgotten by the record too. */
-	OK(&self->a, "{\"op\": \"release\", \"job\": 9}");
-	r = ask(&self->a, "{\"op\": \"state\"}");
+	OK(&self->r.a, "{\"op\": \"release\", \"job\": 9}");
+	r = ask(&self->r.a, "{\"op\": \"state\"}");
 	ASSERT_TRUE(json_object_object_get_ex(r, "record", &jobs));
 	EXPECT_EQ(0, json_object_object_length(jobs));
 	json_object_put(r);
@@ -313,15 +298,15 @@ TEST_F(agent, reboot_reports_lost_jobs)
 	char err[256];
 	json_object *rec, *r, *v;
 
-	OK(&self->a, "{\"op\": \"admit\", \"job\": 3, \"class\": 1, \"slots\": 4}");
-	ia_agent_close(&self->a);
-	rec = json_object_from_file(self->state);
+	OK(&self->r.a, "{\"op\": \"admit\", \"job\": 3, \"class\": 1, \"slots\": 4}");
+	ia_agent_close(&self->r.a);
+	rec = json_object_from_file(self->r.state);
 	ASSERT_NE(NULL, rec);
 	json_object_object_add(rec, "boot_id", json_object_new_string("another-boot"));
-	ASSERT_EQ(0, json_object_to_file(self->state, rec));
+	ASSERT_EQ(0, json_object_to_file(self->r.state, rec));
 	json_object_put(rec);
-	ASSERT_EQ(0, ia_agent_open(&self->a, "r1", NULL, self->state, err, sizeof(err)));
-	r = ask(&self->a, "{\"op\": \"hello\"}");
+	ASSERT_EQ(0, ia_agent_open(&self->r.a, "r1", NULL, self->r.state, err, sizeof(err)));
+	r = ask(&self->r.a, "{\"op\": \"hello\"}");
 	ASSERT_TRUE(json_object_object_get_ex(r, "lost", &v));
 	ASSERT_EQ(1, json_object_array_length(v));
 	EXPECT_EQ(3, json_object_get_int(json_object_array_get_idx(v, 0)));
@@ -334,13 +319,13 @@ TEST_F(agent, unreadable_record_refuses_to_start)
 {
 	struct ia_agent b;
 	char err[256] = "";
-	int fd = open(self->state, O_WRONLY | O_TRUNC);
+	int fd = open(self->r.state, O_WRONLY | O_TRUNC);
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(5, write(fd, "{\"jo", 5));
 	close(fd);
-	EXPECT_EQ(-EBADMSG, ia_agent_open(&b, "r1", NULL, self->state, err, sizeof(err)));
-	EXPECT_NE(NULL, strstr(err, self->state));
+	EXPECT_EQ(-EBADMSG, ia_agent_open(&b, "r1", NULL, self->r.state, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, self->r.state));
 	ia_agent_close(&b);
 }
 
@@ -363,7 +348,7 @@ TEST_F(agent, serve_answers_each_line)
 	dprintf(fi, "{\"op\": \"room\", \"slots\": 1, \"seq\": 2}\n");
 	free(big);
 	lseek(fi, 0, SEEK_SET);
-	EXPECT_EQ(0, ia_agent_serve(&self->a, fi, fo));
+	EXPECT_EQ(0, ia_agent_serve(&self->r.a, fi, fo));
 	f = fopen(out, "r");
 	ASSERT_NE(NULL, f);
 	while (fgets(buf, sizeof(buf), f)) {

@@ -1,20 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # End-to-end tests of the inagg command line (KTAP). Needs $BUILD/inagg.
-BUILD=${BUILD:-build}
-INAGG=$BUILD/inagg
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-. "$(dirname "$0")/../ktap.sh"
-
-if [ ! -x "$INAGG" ]; then
-	t "inagg binary at $INAGG" false
-	finish
-fi
-
-# The paper's Fig. 1 instance.
-fig1=$(dirname "$0")/../../docs/fig1.json
+. "$(dirname "$0")/../lib/cli.sh"
 
 # Congestion of "inagg topo place" in text and JSON equals the expected value.
 place_is() {

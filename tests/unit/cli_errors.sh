@@ -4,14 +4,8 @@
 # one line "inagg: ..." on stderr and nothing on stdout; with -j, exit 1 and
 # one JSON object {"error": "..."} on stdout whose message is one line.
 # Needs $BUILD/inagg; no daemon, no root networking.
-BUILD=${BUILD:-build}
-INAGG=$BUILD/inagg
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib/cli.sh"
 
-. "$(dirname "$0")/../ktap.sh"
-
-fig1=$(dirname "$0")/../../docs/fig1.json
 printf '{' >"$tmp/trunc.json"
 : >"$tmp/empty.json"
 printf '{"blue": []} tail\n' >"$tmp/trail.json"

@@ -5,17 +5,7 @@
 # under "Options:", limits shown are enforced, and no letter or long name has
 # two meanings across commands (the vocabulary of docs/cli.md).
 # Needs $BUILD/inagg; runs nothing but option parsing.
-BUILD=${BUILD:-build}
-INAGG=$BUILD/inagg
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-. "$(dirname "$0")/../ktap.sh"
-
-if [ ! -x "$INAGG" ]; then
-	t "inagg binary at $INAGG" false
-	finish
-fi
+. "$(dirname "$0")/../lib/cli.sh"
 
 # The commands, as 'inagg -h' lists them: "OBJECT COMMAND".
 mapfile -t cmds < <("$INAGG" -h | sed -n 's/^ *inagg \[-j\] \([a-z]*\) \([a-z]*\).*/\1 \2/p')

@@ -9,11 +9,14 @@ the sources and the built objects; run by layers.sh, one KTAP line per check.
   unique     no header name in two folders (an include names one file)
   layers     every #include "x.h" of a folder's file names its own folder
              or one its LIB_SEES_ lists: no edge goes back up
-  includes   no cycle in the include graph, x.c, x.h and x_int.h taken as one
-             node
-  calls      no cycle in the call graph between the objects of the library
-             and of the CLI (from nm); the parts of one file split for size,
-             which share an x_int.h, count as one
+  programs   the programs (the CLI with its eval/, inaggd, the agent) sit on
+             top: no file of the library includes a program's header, and no
+             program includes another's
+  includes   no cycle in the include graph of the library with each program,
+             x.c, x.h and x_int.h taken as one node
+  calls      no cycle in the call graph between the objects of the library,
+             and of each program (from nm); the parts of one file split for
+             size, which share an x_int.h, count as one
 """
 import collections
 import glob
@@ -23,6 +26,9 @@ import subprocess
 import sys
 
 LIB = 'user/lib'
+# Each program's folders, above the library and beside each other.
+PROGRAMS = {'inagg': ['user/inagg', 'user/inagg/eval'], 'inaggd': ['user/inaggd'],
+            'agent': ['user/agent']}
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -134,23 +140,45 @@ def node(f):
     return n[:-4] if n.endswith('_int') and f.endswith('.h') else n
 
 
+def program_files(prog, ext='[ch]'):
+    return sorted(f for d in PROGRAMS[prog] for f in glob.glob(os.path.join(d, '*.' + ext)))
+
+
+def check_programs():
+    own = {os.path.basename(f): p for p in PROGRAMS for f in program_files(p, 'h')}
+    lib = headers()
+    bad = []
+    for f in lib_files():
+        bad += ['%s includes %s, a header of %s' % (f, h, own[h])
+                for h in includes(f) if h in own and h not in lib]
+    for p in PROGRAMS:
+        mine = {os.path.basename(f) for f in program_files(p, 'h')}
+        for f in program_files(p):
+            bad += ['%s includes %s, a header of %s' % (f, h, own[h])
+                    for h in includes(f) if h in own and own[h] != p and h not in mine]
+    return bad
+
+
 def check_includes():
-    cli = glob.glob('user/inagg/*.[ch]') + glob.glob('user/inagg/eval/*.[ch]')
-    files = lib_files() + sorted(cli)
-    by_name = {}
-    for f in files:
-        by_name.setdefault(os.path.basename(f), f)
-    graph = collections.defaultdict(set)
-    for f in files:
-        for h in includes(f):
-            if h in by_name and node(by_name[h]) != node(f):
-                graph[node(f)].add(node(by_name[h]))
-    return ['include cycle: ' + ' '.join(c) for c in cycles(graph)]
+    bad = []
+    for p in PROGRAMS:
+        # A program's own header first: that is the one its files include.
+        by_name = {}
+        for f in program_files(p) + lib_files():
+            by_name.setdefault(os.path.basename(f), f)
+        graph = collections.defaultdict(set)
+        for f in lib_files() + program_files(p):
+            for h in includes(f):
+                if h in by_name and node(by_name[h]) != node(f):
+                    graph[node(f)].add(node(by_name[h]))
+        bad += ['include cycle: ' + ' '.join(c) for c in cycles(graph)
+                if p == 'inagg' or not all(n.startswith(LIB) for n in c)]
+    return bad
 
 
 def check_calls(build):
-    groups = [sorted(glob.glob(os.path.join(LIB, '*', '*.c'))),
-              sorted(glob.glob('user/inagg/*.c') + glob.glob('user/inagg/eval/*.c'))]
+    groups = [sorted(glob.glob(os.path.join(LIB, '*', '*.c')))]
+    groups += [program_files(p, 'c') for p in PROGRAMS]
     bad = []
     for srcs in groups:
         unit, defs, undefs = {}, {}, {}
@@ -181,7 +209,8 @@ def check_calls(build):
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else 'build'
     checks = [('table', check_table), ('unique', check_unique), ('layers', check_layers),
-              ('includes', check_includes), ('calls', lambda: check_calls(build))]
+              ('programs', check_programs), ('includes', check_includes),
+              ('calls', lambda: check_calls(build))]
     print('TAP version 13')
     print('1..%d' % len(checks))
     failed = 0

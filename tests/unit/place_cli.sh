@@ -1,14 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # inagg topo place at scale and its limits, inagg eval --metric (KTAP). Needs $BUILD/inagg.
-BUILD=${BUILD:-build}
-INAGG=$BUILD/inagg
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-. "$(dirname "$0")/../ktap.sh"
-
-fig1=$(dirname "$0")/../../docs/fig1.json
+. "$(dirname "$0")/../lib/cli.sh"
 
 # --links: all by default on small trees, congested above 1024 switches, none on request.
 links_default() {

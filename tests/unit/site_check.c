@@ -16,7 +16,8 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
 
-#include "agent.h"
+#include "agent_rig.h"
+#include "skip.h"
 #include "remote.h"
 
 /* The topology with switch r0's site, opened; err gets the refusal. */
@@ -109,36 +110,23 @@ TEST(good_sites_pass)
 
 FIXTURE(layout)
 {
-	char dir[64];
-	struct ia_agent a;
+	struct agent_rig r;
 };
 
 FIXTURE_SETUP(layout)
 {
-	char ledger[128], state[128], err[256];
+	char err[256];
 
 	if (geteuid())
-		SKIP(return, "an agent's ledger needs root (CAP_NET_ADMIN)");
-	strcpy(self->dir, "/tmp/ia-layout-XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->dir));
-	snprintf(ledger, sizeof(ledger), "%s/ledger", self->dir);
-	snprintf(state, sizeof(state), "%s/agent.json", self->dir);
-	ASSERT_EQ(0, setenv("INAGG_LEDGER_DIR", ledger, 1));
-	ASSERT_EQ(0, setenv("INAGG_LEDGER", "user", 1));
+		SETUP_SKIP("an agent's ledger needs root (CAP_NET_ADMIN)");
 	/* A switch nothing was attached for: no interface here is its port. */
-	ASSERT_EQ(0, ia_agent_open(&self->a, "ia-layout-none", NULL, state, err, sizeof(err)))
+	ASSERT_EQ(0, agent_rig_setup(&self->r, "ia-layout-none", err, sizeof(err)))
 		TH_LOG("%s", err);
 }
 
 FIXTURE_TEARDOWN(layout)
 {
-	char cmd[128];
-
-	if (!self->dir[0])
-		return;
-	ia_agent_close(&self->a);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-	system(cmd);
+	agent_rig_teardown(&self->r);
 }
 
 TEST_F(layout, routes_and_interfaces_not_inaggs_refused)
@@ -173,7 +161,7 @@ TEST_F(layout, routes_and_interfaces_not_inaggs_refused)
 
 		ASSERT_NE(NULL, req);
 		json_object_object_add(req, "op", json_object_new_string("layout"));
-		r = ia_agent_handle(&self->a, req);
+		r = ia_agent_handle(&self->r.a, req);
 		json_object_put(req);
 		ASSERT_TRUE(json_object_object_get_ex(r, "errno", &v)) TH_LOG("%s", cases[i].req);
 		EXPECT_EQ(EINVAL, json_object_get_int(v)) TH_LOG("%s", cases[i].req);

@@ -21,7 +21,12 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
 #include "skip.h"
+#include "err.h"
 #include "ledger.h"
+
+/* The reason of this thread's last ledger call: the caller's buffer (ledger.h). */
+static __thread char why[IA_ERRLEN];
+#define WHY why, sizeof(why)
 
 #define NOBODY 65534
 
@@ -48,7 +53,7 @@ FIXTURE_SETUP(uledger)
 	ASSERT_EQ(0, setenv("INAGG_LEDGER_DIR", self->dir, 1));
 	ASSERT_EQ(0, setenv("INAGG_LEDGER", "user", 1));
 	ASSERT_EQ(0, ia_ledger_open(&self->l, IA_LEDGER_USER, NULL));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 8));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 1, 8, WHY));
 	d = opendir(self->dir);
 	ASSERT_NE(NULL, d);
 	while ((e = readdir(d)))
@@ -103,7 +108,7 @@ TEST_F(uledger, unprivileged_user_cannot_take_the_lock)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	/* And the changes of who may make them go on. */
-	EXPECT_EQ(0, ia_ledger_admit(self->l, 2, 8));
+	EXPECT_EQ(0, ia_ledger_admit(self->l, 2, 8, WHY));
 }
 
 /* A lock file left readable by an older version is made 0600 at the next change. */
@@ -112,7 +117,7 @@ TEST_F(uledger, old_open_lock_file_is_closed_to_others)
 	struct stat st;
 
 	ASSERT_EQ(0, chmod(self->lock, 0644));
-	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 8));
+	ASSERT_EQ(0, ia_ledger_admit(self->l, 3, 8, WHY));
 	ASSERT_EQ(0, stat(self->lock, &st));
 	EXPECT_EQ(0600, st.st_mode & 0777);
 }
@@ -139,19 +144,19 @@ TEST_F(uledger, held_lock_fails_changes_after_a_bounded_wait)
 	}
 	ASSERT_EQ(1, read(pipefd[0], &c, 1));
 	/* Returns at all: a wait without end would trip the harness's timeout. */
-	EXPECT_EQ(-EWOULDBLOCK, ia_ledger_admit(self->l, 4, 8));
-	EXPECT_NE(NULL, strstr(ia_ledger_errmsg(self->l), "ledger busy"))
-		TH_LOG("reason: %s", ia_ledger_errmsg(self->l));
-	EXPECT_EQ(-EWOULDBLOCK, ia_ledger_release(self->l, 1));
-	EXPECT_EQ(-EWOULDBLOCK, ia_ledger_set(self->l, 4, IA_LEDGER_KEEP));
+	EXPECT_EQ(-EWOULDBLOCK, ia_ledger_admit(self->l, 4, 8, WHY));
+	EXPECT_NE(NULL, strstr(why, "ledger busy"))
+		TH_LOG("reason: %s", why);
+	EXPECT_EQ(-EWOULDBLOCK, ia_ledger_release(self->l, 1, WHY));
+	EXPECT_EQ(-EWOULDBLOCK, ia_ledger_set(self->l, 4, IA_LEDGER_KEEP, WHY));
 	/* Reads need no lock. */
-	ASSERT_EQ(0, ia_ledger_get(self->l, &cap));
+	ASSERT_EQ(0, ia_ledger_get(self->l, &cap, WHY));
 	EXPECT_EQ(1, cap.used_jobs);
 	EXPECT_EQ(8, cap.used_slots);
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	/* Released: changes work again. */
-	EXPECT_EQ(0, ia_ledger_admit(self->l, 4, 8));
+	EXPECT_EQ(0, ia_ledger_admit(self->l, 4, 8, WHY));
 }
 
 /*
@@ -194,7 +199,7 @@ TEST_F(uledger, wait_goes_on_while_the_holder_saves_changes)
 		_exit(0);
 	}
 	ASSERT_EQ(1, read(pipefd[0], &c, 1));
-	EXPECT_EQ(0, ia_ledger_admit(self->l, 4, 8)) TH_LOG("%s", ia_ledger_errmsg(self->l));
+	EXPECT_EQ(0, ia_ledger_admit(self->l, 4, 8, WHY)) TH_LOG("%s", why);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, status);
 }

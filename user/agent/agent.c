@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The switch agent: its record, its loop and the ledger's operations (agent.h). */
+/* The switch agent: its record's life, its table of requests and its loop (agent.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -31,26 +31,6 @@ static void read_boot_id(char *buf, size_t len)
 	}
 	if (ia_read_boot_id(buf, len))
 		buf[0] = '\0';
-}
-
-int ia_agent_save(struct ia_agent *a)
-{
-	json_object *root;
-	const char *s;
-	int ret;
-
-	if (!*a->state_path)
-		return 0;
-	root = json_object_new_object();
-	json_object_object_add(root, "switch", json_object_new_string(a->sw));
-	json_object_object_add(root, "boot_id", json_object_new_string(a->boot_id));
-	json_object_object_add(root, "epoch", json_object_new_int64(a->epoch));
-	json_object_object_add(root, "jobs", json_object_get(a->jobs));
-	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
-	/* A crash leaves the old record or the new, never half. */
-	ret = ia_write_atomic(a->state_path, s, strlen(s), 0600, true);
-	json_object_put(root);
-	return ret;
 }
 
 /* A record from another boot: its jobs died with the machine's ledger and maps. */
@@ -170,244 +150,6 @@ void ia_agent_close(struct ia_agent *a)
 	a->xdp = NULL;
 }
 
-json_object *ia_agent_job(struct ia_agent *a, uint32_t id, bool create)
-{
-	json_object *j;
-	char key[16];
-
-	snprintf(key, sizeof(key), "%u", id);
-	if (json_object_object_get_ex(a->jobs, key, &j))
-		return j;
-	if (!create)
-		return NULL;
-	j = json_object_new_object();
-	json_object_object_add(a->jobs, key, j);
-	return j;
-}
-
-/* Forgets a job once it holds nothing here. */
-static void job_tidy(struct ia_agent *a, uint32_t id)
-{
-	json_object *j = ia_agent_job(a, id, false), *v;
-	char key[16];
-
-	if (!j)
-		return;
-	if (json_object_object_get_ex(j, "admitted", &v) && json_object_get_boolean(v))
-		return;
-	if (json_object_object_get_ex(j, "push", &v) && v)
-		return;
-	snprintf(key, sizeof(key), "%u", id);
-	json_object_object_del(a->jobs, key);
-}
-
-/* ---- request fields ---- */
-
-static int get_u32(json_object *req, const char *key, uint32_t *out)
-{
-	json_object *v;
-	int64_t n;
-
-	if (!json_object_object_get_ex(req, key, &v) || !json_object_is_type(v, json_type_int))
-		return -EINVAL;
-	n = json_object_get_int64(v);
-	if (n < 0 || n > UINT32_MAX)
-		return -ERANGE;
-	*out = n;
-	return 0;
-}
-
-#define NEED_U32(req, key, out)                                                   \
-	do {                                                                       \
-		if (get_u32(req, key, out))                                        \
-			return ia_agent_err(EINVAL, "\"%s\": need an integer", key); \
-	} while (0)
-
-/* ---- the ledger ---- */
-
-static json_object *ledger_fail(struct ia_ledger *l, int ret)
-{
-	json_object *r = ia_agent_err(ret, "%s", *ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) :
-								     strerror(-ret));
-
-	ia_ledger_close(l);
-	return r;
-}
-
-static int ledger_open(struct ia_agent *a, struct ia_ledger **l)
-{
-	return ia_ledger_open(l, IA_LEDGER_AUTO, *a->netns ? a->netns : NULL);
-}
-
-/*
- * Every ledger request's start: its one integer field (key, NULL for none)
- * and the ledger opened. NULL then, else the error reply to return.
- */
-json_object *ia_agent_ledger(struct ia_agent *a, json_object *req, const char *key,
-			     uint32_t *val, struct ia_ledger **l)
-{
-	int ret;
-
-	if (key && get_u32(req, key, val))
-		return ia_agent_err(EINVAL, "\"%s\": need an integer", key);
-	ret = ledger_open(a, l);
-	return ret ? ia_agent_err(ret, "ledger: %s", strerror(-ret)) : NULL;
-}
-
-/*
- * The tail pool is all the memory no head holds (FlexINA: PS jobs use what
- * no job was given), so it follows every admission and release.
- */
-static int tail_follow(struct ia_ledger *l, uint32_t more_heads)
-{
-	struct ia_ledger_cap cap;
-	int ret = ia_ledger_get(l, &cap);
-
-	if (ret)
-		return ret;
-	if ((uint64_t)cap.head_slots + more_heads > cap.max_slots)
-		return -ENOSPC;
-	return ia_ledger_set_tail(l, cap.max_slots - cap.head_slots - more_heads);
-}
-
-/*
- * The limits come from the controller's topology: the tail is emptied first
- * (it may always shrink) so only heads can keep the slots from being set.
- */
-static json_object *op_setup(struct ia_agent *a, json_object *req)
-{
-	uint32_t jobs, slots;
-	struct ia_ledger *l;
-	json_object *r;
-	int ret;
-
-	NEED_U32(req, "jobs", &jobs);
-	if ((r = ia_agent_ledger(a, req, "slots", &slots, &l)))
-		return r;
-	if (jobs > INAGG_JOBS_LIMIT)
-		jobs = INAGG_JOBS_LIMIT;
-	ret = ia_ledger_set_tail(l, 0);
-	if (!ret)
-		ret = ia_ledger_set(l, jobs, slots);
-	if (!ret)
-		ret = tail_follow(l, 0);
-	if (ret)
-		return ledger_fail(l, ret);
-	ia_ledger_close(l);
-	return ia_agent_ok();
-}
-
-static json_object *op_admit(struct ia_agent *a, json_object *req)
-{
-	uint32_t id, class, slots;
-	struct ia_ledger_job e;
-	struct ia_ledger *l;
-	json_object *j;
-	int ret;
-
-	NEED_U32(req, "job", &id);
-	NEED_U32(req, "class", &class);
-	if (class != INAGG_CLASS_INA && class != INAGG_CLASS_PS)
-		return ia_agent_err(EINVAL, "class: %u or %u", INAGG_CLASS_INA, INAGG_CLASS_PS);
-	if ((j = ia_agent_ledger(a, req, "slots", &slots, &l)))
-		return j;
-	/* A retried request whose first try got through: the same admission is no error. */
-	if (!ia_ledger_job(l, id, &e) && e.class == class && e.slots == slots) {
-		ia_ledger_close(l);
-		goto record;
-	}
-	/* The tail gives the head its room first; it takes it back if admission fails. */
-	ret = tail_follow(l, slots);
-	if (ret && ret != -ENOSPC)
-		return ledger_fail(l, ret);
-	ret = ia_ledger_admit_class(l, id, class, slots);
-	if (ret) {
-		json_object *r = ia_agent_err(ret, "%s", *ia_ledger_errmsg(l) ?
-							    ia_ledger_errmsg(l) : strerror(-ret));
-
-		tail_follow(l, 0);
-		ia_ledger_close(l);
-		return r;
-	}
-	ret = tail_follow(l, 0);
-	if (ret)
-		return ledger_fail(l, ret);
-	ia_ledger_close(l);
-record:
-	j = ia_agent_job(a, id, true);
-	json_object_object_add(j, "admitted", json_object_new_boolean(1));
-	json_object_object_add(j, "class", json_object_new_int(class));
-	json_object_object_add(j, "slots", json_object_new_int64(slots));
-	ret = ia_agent_save(a);
-	return ret ? ia_agent_err(ret, "record: %s", strerror(-ret)) : ia_agent_ok();
-}
-
-static json_object *op_release(struct ia_agent *a, json_object *req)
-{
-	struct ia_ledger *l;
-	json_object *j;
-	uint32_t id;
-	int ret;
-
-	if ((j = ia_agent_ledger(a, req, "job", &id, &l)))
-		return j;
-	ret = ia_ledger_release(l, id);
-	if (!ret)
-		ret = tail_follow(l, 0);
-	if (ret && ret != -ENOENT)
-		return ledger_fail(l, ret);
-	ia_ledger_close(l);
-	j = ia_agent_job(a, id, false);
-	if (j) {
-		json_object_object_add(j, "admitted", json_object_new_boolean(0));
-		job_tidy(a, id);
-		if (ia_agent_save(a))
-			return ia_agent_err(EIO, "record: %s", strerror(errno));
-	}
-	return ret ? ia_agent_err(ENOENT, "job %u not admitted", id) : ia_agent_ok();
-}
-
-static json_object *op_admitted(struct ia_agent *a, json_object *req)
-{
-	struct ia_ledger_job e;
-	struct ia_ledger *l;
-	json_object *r;
-	uint32_t id;
-	int ret;
-
-	if ((r = ia_agent_ledger(a, req, "job", &id, &l)))
-		return r;
-	ret = ia_ledger_job(l, id, &e);
-	if (ret && ret != -ENOENT)
-		return ledger_fail(l, ret);
-	ia_ledger_close(l);
-	r = ia_agent_ok();
-	json_object_object_add(r, "admitted", json_object_new_boolean(!ret));
-	return r;
-}
-
-/* Room for one more job with a head of slots (the tail yields). */
-static json_object *op_room(struct ia_agent *a, json_object *req)
-{
-	struct ia_ledger_cap cap;
-	struct ia_ledger *l;
-	json_object *r;
-	uint32_t slots;
-	int ret;
-
-	if ((r = ia_agent_ledger(a, req, "slots", &slots, &l)))
-		return r;
-	ret = ia_ledger_get(l, &cap);
-	if (ret)
-		return ledger_fail(l, ret);
-	ia_ledger_close(l);
-	r = ia_agent_ok();
-	json_object_object_add(r, "room", json_object_new_boolean(
-				  cap.used_jobs < cap.max_jobs &&
-				  (uint64_t)cap.head_slots + slots <= cap.max_slots));
-	return r;
-}
-
 static json_object *held_ids(struct ia_agent *a)
 {
 	json_object *ids = json_object_new_array();
@@ -428,7 +170,7 @@ static json_object *op_hello(struct ia_agent *a, json_object *req)
 	json_object_object_add(r, "switch", json_object_new_string(a->sw));
 	json_object_object_add(r, "boot_id", json_object_new_string(a->boot_id));
 	json_object_object_add(r, "epoch", json_object_new_int64(a->epoch));
-	if (!ledger_open(a, &l)) {
+	if (!ia_agent_ledger_open(a, &l)) {
 		json_object_object_add(r, "backend", json_object_new_string(
 					  ia_ledger_backend_name(ia_ledger_backend(l))));
 		ia_ledger_close(l);
@@ -451,9 +193,9 @@ static const struct {
 	json_object *(*fn)(struct ia_agent *a, json_object *req);
 } ops[] = {
 	{ "hello", op_hello },		{ "state", op_state },
-	{ "setup", op_setup },		{ "admit", op_admit },
-	{ "release", op_release },	{ "admitted", op_admitted },
-	{ "room", op_room },		{ "ports", ia_agent_ports },
+	{ "setup", ia_agent_setup },		{ "admit", ia_agent_admit },
+	{ "release", ia_agent_release },	{ "admitted", ia_agent_admitted },
+	{ "room", ia_agent_room },		{ "ports", ia_agent_ports },
 	{ "push", ia_agent_push },	{ "unpush", ia_agent_unpush },
 	{ "pushed", ia_agent_pushed },	{ "counters", ia_agent_counters },
 	{ "layout", ia_agent_layout },	{ "lend", ia_agent_lend },

@@ -72,7 +72,7 @@ static bool port_ok(struct ia_agent *a, const char *name)
 
 	if (!name || ia_if_info(name, &ifindex, NULL))
 		return false;
-	x = ia_agent_maps(a, &err);
+	x = ia_agent_maps(a, false, &err, NULL, 0);
 	return x && !ia_xdp_port_counters(x, ifindex, &c);
 }
 

@@ -35,32 +35,6 @@ static int get_u32(json_object *o, const char *key, uint32_t *out, bool need)
 	return ret;
 }
 
-/* The switch's maps: opened once (opening parses the whole BPF object). */
-static struct ia_xdp *maps(struct ia_agent *a, bool create, int *err)
-{
-	*err = 0;
-	/* Kept while its maps are the ones pinned: a switch attached again has others. */
-	if (a->xdp && ia_xdp_current(a->xdp, a->sw))
-		return a->xdp;
-	ia_agent_maps_drop(a);
-	*err = create ? ia_xdp_open(a->sw, &a->xdp) : ia_xdp_open_existing(a->sw, &a->xdp);
-	if (*err)
-		a->xdp = NULL;
-	return a->xdp;
-}
-
-struct ia_xdp *ia_agent_maps(struct ia_agent *a, int *err)
-{
-	return maps(a, false, err);
-}
-
-/* A kept handle that failed: the switch may have been set up again since. */
-void ia_agent_maps_drop(struct ia_agent *a)
-{
-	ia_xdp_close(a->xdp);
-	a->xdp = NULL;
-}
-
 /* Peer MAC of addr on dev from the neighbour table, if it is complete there. */
 static int neigh_mac(const char *dev, const char *addr, unsigned char mac[6])
 {
@@ -136,7 +110,7 @@ static void peers_of(json_object *in, json_object *out, bool resolve)
 
 json_object *ia_agent_ports(struct ia_agent *a, json_object *req)
 {
-	json_object *in, *out, *r, *v;
+	json_object *in, *out, *v;
 	bool resolve = json_object_object_get_ex(req, "resolve", &v) && json_object_get_boolean(v);
 	unsigned char mac[6];
 	char text[18];
@@ -169,9 +143,7 @@ json_object *ia_agent_ports(struct ia_agent *a, json_object *req)
 		json_object_array_add(out, o);
 	}
 	peers_of(in, out, resolve);
-	r = ia_agent_ok();
-	json_object_object_add(r, "ports", out);
-	return r;
+	return ia_agent_ok_with("ports", out);
 }
 
 /* One hop of a push request: the port by name here, the peer's MAC, addresses. */
@@ -285,7 +257,7 @@ json_object *ia_agent_push(struct ia_agent *a, json_object *req)
 	struct ia_counters c;
 	struct ia_xdp_job cfg;
 	struct ia_xdp *x;
-	char why[256] = "";
+	char why[256] = "", xwhy[IA_XDP_ERRLEN];
 	__u32 prog = 0;
 	int ret;
 
@@ -298,9 +270,9 @@ json_object *ia_agent_push(struct ia_agent *a, json_object *req)
 			      *a->netns ? " up --netns " : "", a->netns);
 		goto out;
 	}
-	x = maps(a, true, &ret);
+	x = ia_agent_maps(a, true, &ret, xwhy, sizeof(xwhy));
 	if (!x) {
-		snprintf(why, sizeof(why), "maps: %s", ia_xdp_strerror(ret));
+		ia_fail(why, sizeof(why), 0, "maps: %s", xwhy);
 		goto out;
 	}
 	rec = push_record(req);
@@ -312,9 +284,9 @@ json_object *ia_agent_push(struct ia_agent *a, json_object *req)
 			goto out;
 		ia_xdp_job_del(x, cfg.id);
 	}
-	ret = ia_xdp_job_add(x, &cfg);
+	ret = ia_xdp_job_add(x, &cfg, xwhy, sizeof(xwhy));
 	if (ret) {
-		snprintf(why, sizeof(why), "maps: %s", ia_xdp_strerror(ret));
+		ia_fail(why, sizeof(why), 0, "maps: %s", xwhy);
 		ia_agent_maps_drop(a);
 		goto out;
 	}
@@ -333,6 +305,7 @@ out:
 
 json_object *ia_agent_unpush(struct ia_agent *a, json_object *req)
 {
+	char why[IA_XDP_ERRLEN] = "";
 	json_object *j;
 	struct ia_xdp *x;
 	uint32_t id = 0;
@@ -341,7 +314,7 @@ json_object *ia_agent_unpush(struct ia_agent *a, json_object *req)
 
 	if (get_u32(req, "job", &id, true))
 		return ia_agent_err(EINVAL, "\"job\": need an integer");
-	x = maps(a, false, &ret);
+	x = ia_agent_maps(a, false, &ret, why, sizeof(why));
 	if (x) {
 		ret = ia_xdp_job_del(x, id);
 		if (ret && ret != -ENOENT)
@@ -358,10 +331,13 @@ json_object *ia_agent_unpush(struct ia_agent *a, json_object *req)
 	}
 	if (ret == -ENOENT)
 		return ia_agent_err(ret, "job %u not configured", id);
-	return ret ? ia_agent_err(ret, "maps: %s", ia_xdp_strerror(ret)) : ia_agent_ok();
+	if (ret)
+		return ia_agent_err(ret, "maps: %s", *why ? why : ia_xdp_errname(ret));
+	return ia_agent_ok();
 }
 
-static int read_counters(struct ia_agent *a, json_object *req, struct ia_counters *c)
+static int read_counters(struct ia_agent *a, json_object *req, struct ia_counters *c, char *why,
+			 size_t whylen)
 {
 	struct ia_xdp *x;
 	uint32_t id = 0;
@@ -374,7 +350,7 @@ static int read_counters(struct ia_agent *a, json_object *req, struct ia_counter
 		return ret;
 	if (!id && !ifindex)
 		return -EINVAL;
-	x = maps(a, false, &ret);
+	x = ia_agent_maps(a, false, &ret, why, whylen);
 	if (!x)
 		return ret;
 	ret = ifindex ? ia_xdp_port_counters(x, ifindex, c) : ia_xdp_job_counters(x, id, c);
@@ -386,29 +362,25 @@ static int read_counters(struct ia_agent *a, json_object *req, struct ia_counter
 json_object *ia_agent_pushed(struct ia_agent *a, json_object *req)
 {
 	struct ia_counters c;
-	json_object *r;
-	int ret = read_counters(a, req, &c);
+	int ret = read_counters(a, req, &c, NULL, 0);
 
 	if (ret == -EINVAL)
 		return ia_agent_err(EINVAL, "\"job\": need an integer");
-	r = ia_agent_ok();
-	json_object_object_add(r, "pushed", json_object_new_boolean(!ret));
-	return r;
+	return ia_agent_ok_with("pushed", json_object_new_boolean(!ret));
 }
 
 json_object *ia_agent_counters(struct ia_agent *a, json_object *req)
 {
+	char why[IA_XDP_ERRLEN] = "";
 	struct ia_counters c;
-	json_object *r, *arr;
-	int ret = read_counters(a, req, &c);
+	json_object *arr;
+	int ret = read_counters(a, req, &c, why, sizeof(why));
 
 	if (ret)
 		return ia_agent_err(ret, "%s", ret == -EINVAL ? "need \"job\" or \"port\"" :
-						ia_xdp_strerror(ret));
+						*why ? why : ia_xdp_errname(ret));
 	arr = json_object_new_array();
 	for (int i = 0; i < IA_C__COUNT; i++)
 		json_object_array_add(arr, json_object_new_int64(c.c[i]));
-	r = ia_agent_ok();
-	json_object_object_add(r, "counters", arr);
-	return r;
+	return ia_agent_ok_with("counters", arr);
 }

@@ -11,27 +11,12 @@
 #include <time.h>
 
 #include "agent.h"
+#include "err.h"
 #include "ledger.h"
 #include "xdp.h"
 #include "xdp_mem.h"
 
 #define TAIL_PROBES_MAX 4096	/* tail slots one memory request may read */
-
-int ia_agent_num(json_object *o, const char *key, uint64_t max, uint64_t *out, bool need)
-{
-	json_object *v;
-	int64_t n;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		return need ? -EINVAL : 0;
-	if (!json_object_is_type(v, json_type_int))
-		return -EINVAL;
-	n = json_object_get_int64(v);
-	if (n < 0 || (uint64_t)n > max)
-		return -ERANGE;
-	*out = n;
-	return 0;
-}
 
 /*
  * lend {job, count} / reclaim {job, count?}: count head slots of an INA job
@@ -40,6 +25,7 @@ int ia_agent_num(json_object *o, const char *key, uint64_t max, uint64_t *out, b
 static json_object *lend_or_reclaim(struct ia_agent *a, json_object *req, bool reclaim)
 {
 	uint64_t id = 0, count = 0;
+	char why[IA_ERRLEN] = "";
 	struct ia_ledger_job e;
 	struct ia_ledger *l;
 	json_object *r;
@@ -52,23 +38,22 @@ static json_object *lend_or_reclaim(struct ia_agent *a, json_object *req, bool r
 	if ((r = ia_agent_ledger(a, NULL, NULL, NULL, &l)))
 		return r;
 	if (reclaim && !json_object_object_get_ex(req, "count", NULL)) {
-		ret = ia_ledger_job(l, id, &e);
+		ret = ia_ledger_job(l, id, &e, why, sizeof(why));
 		count = ret ? 0 : e.lent;
 		if (ret && ret != -ENOENT)
 			goto fail;
 		if (!count)
 			goto done;
 	}
-	ret = reclaim ? ia_ledger_reclaim(l, id, count) : ia_ledger_lend(l, id, count);
+	ret = reclaim ? ia_ledger_reclaim(l, id, count, why, sizeof(why)) :
+			ia_ledger_lend(l, id, count, why, sizeof(why));
 	if (ret)
 		goto fail;
 done:
 	ia_ledger_close(l);
-	r = ia_agent_ok();
-	json_object_object_add(r, "count", json_object_new_int64(count));
-	return r;
+	return ia_agent_ok_with("count", json_object_new_int64(count));
 fail:
-	r = ia_agent_err(ret, "%s", *ia_ledger_errmsg(l) ? ia_ledger_errmsg(l) : strerror(-ret));
+	r = ia_agent_err(ret, "%s", *why ? why : strerror(-ret));
 	ia_ledger_close(l);
 	return r;
 }
@@ -88,6 +73,7 @@ json_object *ia_agent_tail(struct ia_agent *a, json_object *req)
 {
 	struct ia_xdp_lend ls[IA_TDIR_SEGS];
 	struct ia_xdp_tail t = { .lend = ls };
+	char why[IA_XDP_ERRLEN];
 	uint64_t slots, age = 0;
 	json_object *arr = NULL;
 	struct ia_xdp *x;
@@ -119,12 +105,12 @@ json_object *ia_agent_tail(struct ia_agent *a, json_object *req)
 	t.slots = slots;
 	t.age_ns = age;
 	t.nlend = n;
-	x = ia_agent_maps(a, &ret);
+	x = ia_agent_maps(a, false, &ret, why, sizeof(why));
 	if (!x)
-		return ia_agent_err(ret, "maps: %s", ia_xdp_strerror(ret));
-	ret = ia_xdp_tail_set(x, &t);
+		return ia_agent_err(ret, "maps: %s", why);
+	ret = ia_xdp_tail_set(x, &t, why, sizeof(why));
 	if (ret) {
-		json_object *r = ia_agent_err(ret, "%s", ia_xdp_strerror(ret));
+		json_object *r = ia_agent_err(ret, "%s", why);
 
 		ia_agent_maps_drop(a);	/* set up again since? opened afresh next time */
 		return r;
@@ -182,6 +168,7 @@ json_object *ia_agent_memory(struct ia_agent *a, json_object *req)
 {
 	json_object *ids = NULL, *heads, *tail, *r;
 	struct ia_xdp_tail_info ti;
+	char why[IA_XDP_ERRLEN];
 	uint64_t probes = 0, live, stale;
 	struct ia_xdp *x;
 	size_t n = 0;
@@ -192,9 +179,9 @@ json_object *ia_agent_memory(struct ia_agent *a, json_object *req)
 	    ia_agent_num(req, "probes", TAIL_PROBES_MAX, &probes, false))
 		return ia_agent_err(EINVAL, "\"jobs\": an array of ids; \"probes\": 0..%d",
 				    TAIL_PROBES_MAX);
-	x = ia_agent_maps(a, &ret);
+	x = ia_agent_maps(a, false, &ret, why, sizeof(why));
 	if (!x)
-		return ia_agent_err(ret, "maps: %s", ia_xdp_strerror(ret));
+		return ia_agent_err(ret, "maps: %s", why);
 	heads = json_object_new_array();
 	n = ids ? json_object_array_length(ids) : 0;
 	for (size_t i = 0; i < n; i++) {

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 		state = path;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	/* libbpf's messages kept for errors (ia_xdp_strerror()), printed nowhere. */
+	/* libbpf's messages kept for the loader's errors (xdp.h), printed nowhere. */
 	libbpf_set_print(ia_xdp_libbpf_print);
 	ia_xdp_print_to(NULL);
 	ret = ia_agent_open(&a, sw, netns, state, err, sizeof(err));

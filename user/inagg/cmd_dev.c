@@ -183,6 +183,7 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 {
 	bool unpinned = false;
 	const char *path = argv[0];
+	char why[IA_XDP_ERRLEN];
 	struct ia_xdp *x = NULL;
 	struct dev_args a;
 	int h, ifindex, ret;
@@ -201,23 +202,25 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 		goto out;
 	}
 	/* Detaching never creates a switch: a wrong name is an error. */
-	ret = attach ? ia_xdp_open(a.sw, &x) : ia_xdp_open_existing(a.sw, &x);
+	ret = attach ? ia_xdp_open(a.sw, &x, why, sizeof(why)) :
+		       ia_xdp_open_existing(a.sw, &x, why, sizeof(why));
 	if (ret && !attach && !port_has_inagg(ifindex)) {
 		/* As after the last port's detach, which unpinned the switch's maps. */
 		out_err("%s: %s: no inagg program attached (switch %s: maps: %s)", path, a.dev, a.sw,
-			ia_xdp_strerror(ret));
+			why);
 		goto out;
 	}
 	if (ret) {
-		out_err("%s: switch %s: maps: %s", path, a.sw, ia_xdp_strerror(ret));
+		out_err("%s: switch %s: maps: %s", path, a.sw, why);
 		goto out;
 	}
 	if (attach)
-		ret = a.pass ? ia_xdp_attach_pass(x, ifindex, mode) : ia_xdp_attach(x, ifindex, mode);
+		ret = a.pass ? ia_xdp_attach_pass(x, ifindex, mode, why, sizeof(why)) :
+			       ia_xdp_attach(x, ifindex, mode, why, sizeof(why));
 	else
-		ret = ia_xdp_detach(x, ifindex, mode);
+		ret = ia_xdp_detach(x, ifindex, mode, why, sizeof(why));
 	if (ret) {
-		out_err("%s: %s: %s", path, a.dev, ia_xdp_strerror(ret));
+		out_err("%s: %s: %s", path, a.dev, why);
 		goto out;
 	}
 	if (!attach)
@@ -325,7 +328,7 @@ static void show_ledger(void)
 	out_obj_open("ledger");
 	out_str("backend", "ledger (%s backend):",
 		ia_ledger_backend_name(ia_ledger_backend(l)));
-	if (!ia_ledger_get(l, &cap)) {
+	if (!ia_ledger_get(l, &cap, NULL, 0)) {
 		out_uint("used_jobs", " jobs %llu", cap.used_jobs);
 		out_uint("max_jobs", "/%llu", cap.max_jobs);
 		out_uint("used_slots", ", slots %llu", cap.used_slots);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "err.h"
 #include "ledger.h"
 
 struct ledger_args {
@@ -112,9 +113,10 @@ static int open_ledger(const char *cmd, const struct ledger_args *a, struct ia_l
 	return 0;
 }
 
-static int failed(const char *cmd, struct ia_ledger *l, int ret)
+/* why: the failed call's error buffer ("" when the errno says it all). */
+static int failed(const char *cmd, struct ia_ledger *l, int ret, const char *why)
 {
-	const char *msg = ia_ledger_errmsg(l);
+	const char *msg = why;
 	int status;
 
 	if (ret == -EPERM)
@@ -127,16 +129,17 @@ static int failed(const char *cmd, struct ia_ledger *l, int ret)
 /* Prints the backend, the capacity and the jobs into the current document. */
 static int print_ledger(const char *cmd, struct ia_ledger *l)
 {
+	char why[IA_ERRLEN] = "";
 	struct ia_ledger_job *jobs;
 	struct ia_ledger_cap cap;
 	size_t i, n;
 	int ret;
 
-	ret = ia_ledger_get(l, &cap);
+	ret = ia_ledger_get(l, &cap, why, sizeof(why));
 	if (!ret)
-		ret = ia_ledger_list(l, &jobs, &n);
+		ret = ia_ledger_list(l, &jobs, &n, why, sizeof(why));
 	if (ret)
-		return failed(cmd, l, ret);
+		return failed(cmd, l, ret, why);
 	out_str("backend", "backend  %s\n", ia_ledger_backend_name(ia_ledger_backend(l)));
 	out_uint("used_jobs", "jobs     %llu", cap.used_jobs);
 	out_uint("max_jobs", "/%llu\n", cap.max_jobs);
@@ -155,14 +158,22 @@ static int print_ledger(const char *cmd, struct ia_ledger *l)
 	return out_end();
 }
 
+/* A command's start: its options into *a, the ledger opened into *l; 1 when said why not. */
+static int start(const struct opt_cmd *c, const char *cmd, int argc, char **argv,
+		 struct ledger_args *a, struct ia_ledger **l)
+{
+	*a = ledger_defaults;
+	if (opt_parse(c, argv[0], argc, argv, a, NULL, NULL) || open_ledger(cmd, a, l))
+		return 1;
+	return 0;
+}
+
 int cmd_ledger_show(int argc, char **argv)
 {
 	struct ia_ledger *l;
 	struct ledger_args a;
 
-	a = ledger_defaults;
-	if (opt_parse(&ledger_show_cmd, argv[0], argc, argv, &a, NULL, NULL) ||
-	    open_ledger("show", &a, &l))
+	if (start(&ledger_show_cmd, "show", argc, argv, &a, &l))
 		return 1;
 	out_begin();
 	return print_ledger("show", l);
@@ -170,6 +181,7 @@ int cmd_ledger_show(int argc, char **argv)
 
 int cmd_ledger_set(int argc, char **argv)
 {
+	char why[IA_ERRLEN] = "";
 	struct ia_ledger *l;
 	struct ledger_args a;
 	int ret;
@@ -181,27 +193,25 @@ int cmd_ledger_set(int argc, char **argv)
 		return out_err("ledger set: give --jobs N, --slots N or both");
 	if (open_ledger("set", &a, &l))
 		return 1;
-	ret = ia_ledger_set(l, a.jobs, a.slots);
+	ret = ia_ledger_set(l, a.jobs, a.slots, why, sizeof(why));
 	if (ret)
-		return failed("set", l, ret);
+		return failed("set", l, ret, why);
 	out_begin();
 	return print_ledger("set", l);
 }
 
 int cmd_ledger_admit(int argc, char **argv)
 {
+	char why[IA_ERRLEN] = "";
 	struct ia_ledger *l;
 	struct ledger_args a;
 	int ret;
 
-	a = ledger_defaults;
-	if (opt_parse(&ledger_admit_cmd, argv[0], argc, argv, &a, NULL, NULL))
+	if (start(&ledger_admit_cmd, "admit", argc, argv, &a, &l))
 		return 1;
-	if (open_ledger("admit", &a, &l))
-		return 1;
-	ret = ia_ledger_admit(l, a.job, a.slots);
+	ret = ia_ledger_admit(l, a.job, a.slots, why, sizeof(why));
 	if (ret)
-		return failed("admit", l, ret);
+		return failed("admit", l, ret, why);
 	out_begin();
 	out_uint("job", "admitted job %llu", a.job);
 	out_uint("slots", " with %llu slots\n", a.slots);
@@ -210,22 +220,20 @@ int cmd_ledger_admit(int argc, char **argv)
 
 int cmd_ledger_release(int argc, char **argv)
 {
+	char why[IA_ERRLEN] = "";
 	struct ia_ledger_job job;
 	struct ia_ledger *l;
 	struct ledger_args a;
 	int ret;
 
-	a = ledger_defaults;
-	if (opt_parse(&ledger_release_cmd, argv[0], argc, argv, &a, NULL, NULL))
-		return 1;
-	if (open_ledger("release", &a, &l))
+	if (start(&ledger_release_cmd, "release", argc, argv, &a, &l))
 		return 1;
 	/* The slots it held, for the report; a race only loses that detail. */
-	if (ia_ledger_job(l, a.job, &job))
+	if (ia_ledger_job(l, a.job, &job, NULL, 0))
 		job.slots = 0;
-	ret = ia_ledger_release(l, a.job);
+	ret = ia_ledger_release(l, a.job, why, sizeof(why));
 	if (ret)
-		return failed("release", l, ret);
+		return failed("release", l, ret, why);
 	out_begin();
 	out_uint("job", "released job %llu", a.job);
 	out_uint("slots", " (%llu slots)\n", job.slots);

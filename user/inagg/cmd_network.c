@@ -75,6 +75,7 @@ static int attach_hosts(const struct ia_topo *t, int v, const char *tag, struct 
 	int ret = 0;
 
 	for (uint32_t j = 0; j <= t->sw[v].load && !ret; j++) {
+		char why[IA_ERRLEN] = "";
 		int h, ifindex;
 
 		if (j == t->sw[v].load && v != t->root)
@@ -86,11 +87,12 @@ static int attach_hosts(const struct ia_topo *t, int v, const char *tag, struct 
 		h = ia_netns_enter(ns);
 		ret = h < 0 ? h : ia_if_info(IA_HOST_PORT, &ifindex, NULL);
 		if (!ret)
-			ret = ia_xdp_attach_pass(x, ifindex, XDP_FLAGS_DRV_MODE);
+			ret = ia_xdp_attach_pass(x, ifindex, XDP_FLAGS_DRV_MODE, why, sizeof(why));
 		if (h >= 0)
 			ia_netns_return(h);
 		if (ret)
-			out_err("%s: attach pass %s: %s", ns, IA_HOST_PORT, ia_xdp_strerror(ret));
+			out_err("%s: attach pass %s: %s", ns, IA_HOST_PORT,
+				*why ? why : ia_xdp_errname(ret));
 	}
 	return ret;
 }
@@ -103,20 +105,22 @@ static int mark_uplink(const struct ia_topo *t, int v, const char *ns, struct ia
 		.rate_bps = (__u64)(ia_ratio_double(t->sw[v].rate) * a->rate_mbit * 1e6),
 		.thresh = (__u32)a->mark_kb * 1024,
 	};
+	char why[IA_ERRLEN] = "";
 	int ifindex, ret;
 
 	if (!q.rate_bps)
 		q.rate_bps = 1;
-	ret = ia_if_info(IA_PORT_UP, &ifindex, NULL) ?: ia_xdp_vq_set(x, ifindex, &q);
+	ret = ia_if_info(IA_PORT_UP, &ifindex, NULL) ?:
+	      ia_xdp_vq_set(x, ifindex, &q, why, sizeof(why));
 	if (ret)
-		out_err("%s: marks on %s: %s", ns, IA_PORT_UP, ia_xdp_strerror(ret));
+		out_err("%s: marks on %s: %s", ns, IA_PORT_UP, *why ? why : ia_xdp_errname(ret));
 	return ret;
 }
 
 /* Attaches every port of switch v, in its namespace ns. */
 static int attach_switch(const struct ia_topo *t, int v, const char *ns, struct ia_xdp *x)
 {
-	char ifname[IFNAMSIZ];
+	char ifname[IFNAMSIZ], why[IA_ERRLEN] = "";
 	int ret = 0;
 
 	for (int p = 0; !ret && p < ia_port_count(t, v); p++) {
@@ -125,16 +129,16 @@ static int attach_switch(const struct ia_topo *t, int v, const char *ns, struct 
 		ia_port_nth(t, v, p, ifname);
 		ret = ia_if_info(ifname, &ifindex, NULL);
 		if (!ret)
-			ret = ia_xdp_attach(x, ifindex, XDP_FLAGS_DRV_MODE);
+			ret = ia_xdp_attach(x, ifindex, XDP_FLAGS_DRV_MODE, why, sizeof(why));
 		if (ret)
-			out_err("%s: attach %s: %s", ns, ifname, ia_xdp_strerror(ret));
+			out_err("%s: attach %s: %s", ns, ifname, *why ? why : ia_xdp_errname(ret));
 	}
 	return ret;
 }
 
 static int attach_all(const struct ia_topo *t, const char *tag, const struct net_args *a)
 {
-	char ns[128];
+	char ns[128], why[IA_XDP_ERRLEN];
 	int ret = 0;
 
 	for (int v = 0; v < t->n && !ret; v++) {
@@ -145,9 +149,9 @@ static int attach_all(const struct ia_topo *t, const char *tag, const struct net
 		h = ia_netns_enter(ns);
 		if (h < 0)
 			return out_err("%s: %s", ns, strerror(-h));
-		ret = ia_xdp_open(ns, &x);
+		ret = ia_xdp_open(ns, &x, why, sizeof(why));
 		if (ret)
-			out_err("%s: maps: %s", ns, ia_xdp_strerror(ret));
+			out_err("%s: maps: %s", ns, why);
 		else
 			ret = attach_switch(t, v, ns, x);
 		if (!ret && a->mark_kb)

@@ -313,7 +313,7 @@ int main(int argc, char **argv)
 {
 	int i;
 
-	/* libbpf's messages kept for errors (ia_xdp_strerror()), printed as libbpf would. */
+	/* libbpf's messages kept for the loader's errors (xdp.h), printed as libbpf would. */
 	ia_xdp_print_to(libbpf_set_print(ia_xdp_libbpf_print));
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {

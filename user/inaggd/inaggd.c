@@ -16,8 +16,8 @@
  * while the datapath (pinned maps, attached programs) kept forwarding.
  *
  * The transaction itself is libinagg's (job.h); this daemon gives it the
- * real ledgers and maps (switches.c), the state file and the log (here),
- * and serves requests (requests.c) on its control socket.
+ * real ledgers and maps (switches.c), the state file (state.c) and the log
+ * (journal.c), and serves requests (requests.c) on its control socket.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -44,9 +44,6 @@
 #include "inaggd.h"
 #include "netplan.h"
 
-static enum ia_log_level log_level = IA_LOG_INFO;
-static bool log_journal;
-
 /*
  * Tells systemd (Type=notify, $NOTIFY_SOCKET) how the daemon is: READY=1 once the
  * control socket listens, STOPPING=1. One datagram, as sd_notify(3) sends it; no
@@ -71,78 +68,6 @@ static void notify(const char *msg)
 	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
 		log_msg(IA_LOG_WARN, "NOTIFY_SOCKET %s: %s", path, strerror(errno));
 	close(fd);
-}
-
-void log_msg(enum ia_log_level level, const char *fmt, ...)
-{
-	static const char *const names[] = { [IA_LOG_ERR] = "error", [IA_LOG_WARN] = "warning",
-					     [IA_LOG_INFO] = "info", [IA_LOG_DEBUG] = "debug" };
-	va_list ap;
-
-	if (level > log_level)
-		return;
-	/* The journal reads the level from a "<N>" prefix. */
-	if (log_journal)
-		fprintf(stderr, "<%d>", level);
-	else
-		fprintf(stderr, "inaggd: %s: ", names[level]);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void note(void *ctx, enum ia_log_level level, const char *msg)
-{
-	log_msg(level, "%s", msg);
-}
-
-/* ---- state file ---- */
-
-int save_state(void *ctx, const struct ia_jobs *js)
-{
-	struct daemon *d = ctx;
-	json_object *root = ia_jobs_to_json(js);
-	const char *s;
-	int ret;
-
-	json_object_object_add(root, "tag", json_object_new_string(d->tag));
-	json_object_object_add(root, "topology", json_object_new_string(d->topo_path));
-	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
-	/* A crash leaves the old or the new file, never half. */
-	ret = ia_write_atomic(d->state_path, s, strlen(s), 0600, true);
-	json_object_put(root);
-	if (ret)
-		log_msg(IA_LOG_ERR, "state file %s: %s", d->state_path, strerror(-ret));
-	return ret;
-}
-
-/* Reads the state file, if any, and hands it to the transaction's recovery. */
-static int recover(struct daemon *d)
-{
-	char err[IA_ERRLEN];
-	json_object *root, *v;
-	int repairs, ret;
-
-	root = json_object_from_file(d->state_path);
-	if (!root) {
-		if (access(d->state_path, F_OK) && errno == ENOENT)
-			return 0;
-		log_msg(IA_LOG_ERR, "state file %s unreadable: %s", d->state_path,
-			json_util_get_last_err());
-		return -EBADMSG;
-	}
-	if (!json_object_object_get_ex(root, "tag", &v) ||
-	    !json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), d->tag)) {
-		log_msg(IA_LOG_ERR, "state file %s belongs to another network", d->state_path);
-		json_object_put(root);
-		return -EINVAL;
-	}
-	ret = ia_jobs_recover(&d->jobs, root, &repairs, err, sizeof(err));
-	json_object_put(root);
-	if (ret)
-		log_msg(IA_LOG_ERR, "state file %s: %s", d->state_path, err);
-	return ret;
 }
 
 /* ---- main loop ---- */
@@ -205,7 +130,7 @@ int main(int argc, char **argv)
 	 * whoever started it must not keep their files (a test's lock) open.
 	 */
 	close_range(3, ~0U, 0);
-	log_journal = getenv("JOURNAL_STREAM") != NULL;
+	log_setup(IA_LOG_INFO, getenv("JOURNAL_STREAM") != NULL);
 	while ((c = getopt_long(argc, argv, "t:n:s:S:g:m:L:vqKh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': topo = optarg; break;
@@ -213,8 +138,8 @@ int main(int argc, char **argv)
 		case 's': d.sock_path = optarg; break;
 		case 'S': d.state_path = optarg; break;
 		case 'g': d.group = optarg; break;
-		case 'v': log_level = IA_LOG_DEBUG; break;
-		case 'q': log_level = IA_LOG_WARN; break;
+		case 'v': log_setup(IA_LOG_DEBUG, log_journal()); break;
+		case 'q': log_setup(IA_LOG_WARN, log_journal()); break;
 		case 'K': d.job_flags |= IA_JOB_F_KERNEL_FWD; break;
 		case 'm':
 			if (parse_num(optarg, 60000, &d.sample_ms)) {
@@ -275,7 +200,7 @@ int main(int argc, char **argv)
 	}
 	if (ia_jobs_init(&d.jobs, d.t, &switch_job_ops, &d) || lend_init(&d))
 		return 1;
-	/* libbpf's messages kept for errors (ia_xdp_strerror()), printed nowhere. */
+	/* libbpf's messages kept for the loader's errors (xdp.h), printed nowhere. */
 	libbpf_set_print(ia_xdp_libbpf_print);
 	ia_xdp_print_to(NULL);
 	ret = resolve_ports(&d);
@@ -289,7 +214,7 @@ int main(int argc, char **argv)
 		log_msg(IA_LOG_ERR, "%s", err);
 		return 1;
 	}
-	ret = recover(&d);
+	ret = recover_state(&d);
 	if (ret)
 		return 1;
 	lend_reset(&d);

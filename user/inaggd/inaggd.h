@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* inaggd's parts: the daemon (inaggd.c), the network (switches.c), requests (requests.c). */
+/*
+ * inaggd's parts: the daemon (inaggd.c), its log (journal.c), the state file
+ * (state.c), the network (switches.c), requests (requests.c).
+ */
 #ifndef INAGGD_H
 #define INAGGD_H
 
@@ -18,7 +21,12 @@
 #include "remote.h"
 #include "xdp.h"
 
+/* journal.c: the daemon's log (level: the least important message written). */
+void log_setup(enum ia_log_level level, bool journal);
+bool log_journal(void);
 void log_msg(enum ia_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The job transaction's and the lender's sink (log.h's ia_log_fn). */
+void note(void *ctx, enum ia_log_level level, const char *msg);
 
 struct port {
 	int ifindex;
@@ -63,9 +71,9 @@ struct ia_xdp *sw_xdp(struct daemon *d, int v);
 void sw_xdp_drop(struct daemon *d, int v);
 extern const struct ia_job_ops switch_job_ops;
 
-/* inaggd.c: the state file and the log, for the job transaction. */
+/* state.c: the state file, for the job transaction (save) and after a crash. */
 int save_state(void *ctx, const struct ia_jobs *js);
-void note(void *ctx, enum ia_log_level level, const char *msg);
+int recover_state(struct daemon *d);
 
 /* memory.c: sampled occupancy and utilisation of every switch's memory. */
 int mem_init(struct daemon *d);
@@ -87,7 +95,6 @@ int lend_init(struct daemon *d);
 void lend_reset(struct daemon *d);
 void lend_end(struct daemon *d, uint32_t id);
 void lend_forget(struct daemon *d, uint32_t id);
-int lend_tail_load(struct daemon *d, const struct ia_job *j, int v, char *why, size_t whylen);
 
 /* netlock.c: one daemon per network, by a lock file of IA_RUN_DIR. */
 /* The network's lock, held until exit (its file removed then); fd or -errno. */
@@ -102,6 +109,10 @@ int listen_on(const char *path, const char *group);
 /* Whether a process listens on path (a live daemon's socket, not a stale file). */
 bool socket_in_use(const char *path);
 int serve(struct daemon *d, int lfd, int sfd);
+
+/* stats.c: the replies of "stats", without a job and for job j (req: chunks, history). */
+json_object *stats_links(struct daemon *d, json_object *req);
+json_object *stats_job(struct daemon *d, const struct ia_job *j, json_object *req);
 
 /* requests.c */
 /* A request of uid (the peer's): root may do anything, others their own jobs. */

@@ -58,31 +58,6 @@ static int sw_publish(void *ctx, int v, const uint32_t *ids, const uint32_t *len
 	return ia_remote_tail(d->remote, v, &tl, why, whylen);
 }
 
-/*
- * Before job j is pushed to switch v: where it is a tail job, the tail's
- * programs loaded by the daemon, which waits for the verifier (seconds on
- * a loaded host) as long as it takes, and the switch's agent, whose push
- * has a deadline, finds them there. Only switches with a PS job pay it.
- */
-int lend_tail_load(struct daemon *d, const struct ia_job *j, int v, char *why, size_t whylen)
-{
-	struct ia_xdp *x;
-	int ret;
-
-	if (!ia_job_tail_at(d->t, j, v) || !*d->sw[v].ns)
-		return 0;	/* another machine's: its agent loads them */
-	x = sw_xdp(d, v);
-	if (!x)
-		return ia_fail(why, whylen, -ENOENT, "switch maps not found");
-	ret = ia_xdp_tail_load(x);
-	if (ret) {
-		/* A handle kept from before may be what failed: not kept. */
-		sw_xdp_drop(d, v);
-		return ia_fail(why, whylen, ret, "%s", ia_xdp_strerror(ret));
-	}
-	return 0;
-}
-
 static const struct ia_lend_ops lend_ops = {
 	.lend = sw_lend,
 	.reclaim = sw_reclaim,

@@ -180,11 +180,33 @@ static bool sw_has_room(void *ctx, int v, uint32_t slots)
 	return ia_remote_has_room(d->remote, v, slots);
 }
 
+/*
+ * Before job j is pushed to switch v: where it is a tail job, the tail's
+ * programs loaded by the daemon, which waits for the verifier (seconds on
+ * a loaded host) as long as it takes, and the switch's agent, whose push
+ * has a deadline, finds them there. Only switches with a PS job pay it.
+ */
+static int tail_load(struct daemon *d, const struct ia_job *j, int v, char *why, size_t whylen)
+{
+	struct ia_xdp *x;
+	int ret;
+
+	if (!ia_job_tail_at(d->t, j, v) || !*d->sw[v].ns)
+		return 0;	/* another machine's: its agent loads them */
+	x = sw_xdp(d, v);
+	if (!x)
+		return ia_fail(why, whylen, -ENOENT, "switch maps not found");
+	ret = ia_xdp_tail_load(x, why, whylen);
+	if (ret)
+		sw_xdp_drop(d, v);	/* a handle kept from before may be what failed */
+	return 0;
+}
+
 static int sw_push(void *ctx, const struct ia_job *j, int v, char *why, size_t whylen)
 {
 	struct daemon *d = ctx;
 
-	return lend_tail_load(d, j, v, why, whylen) ?: ia_remote_push(d->remote, j, v, why, whylen);
+	return tail_load(d, j, v, why, whylen) ?: ia_remote_push(d->remote, j, v, why, whylen);
 }
 
 static int sw_unpush(void *ctx, int v, uint32_t id)
@@ -239,7 +261,7 @@ struct ia_xdp *sw_xdp(struct daemon *d, int v)
 	h = ia_netns_enter(d->sw[v].ns);
 	if (h < 0)
 		return NULL;
-	if (ia_xdp_open_existing(d->sw[v].ns, &d->xdp[v])) {
+	if (ia_xdp_open_existing(d->sw[v].ns, &d->xdp[v], NULL, 0)) {
 		d->xdp[v] = NULL;
 		d->xdp_retry[v] = now.tv_sec + 5;
 	}

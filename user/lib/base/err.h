@@ -3,11 +3,11 @@
  * The library's one error convention: a function that can fail returns 0 or
  * a negative errno and, when the caller passed a buffer, writes one line
  * saying why into it. Nothing in the library prints (log.h: only through
- * the program's hook) or aborts. Two older interfaces give the line after
- * the call instead of through a buffer, and are to follow: the ledger
- * client (ia_ledger_errmsg(), per handle: the kernel's extack) and the XDP
- * loader (ia_xdp_strerror(), per thread). Replies of the JSON protocols
- * carry the same errno and line (ctl.h, ia_ctl_err()).
+ * the program's hook) or aborts; no error is kept for later (per handle or
+ * per thread). The ledger client (ledger.h: the kernel's extack, or ""
+ * where the errno says it all) and the XDP loader (xdp.h: the errno's words
+ * at least) follow it too. Replies of the JSON protocols carry the same
+ * errno and line (ctl.h, ia_ctl_err()).
  */
 #ifndef INAGG_ERR_H
 #define INAGG_ERR_H

@@ -95,7 +95,8 @@ static void keep_inner(struct ia_xdp *x, int i, struct bpf_map *outer)
 	};
 }
 
-static int open_switch(const char *sw, bool create, struct ia_xdp **out)
+static int open_switch(const char *sw, bool create, struct ia_xdp **out, char *why,
+		       size_t whylen)
 {
 	char dir[PATH_MAX], dports_path[PATH_MAX];
 	struct bpf_program *prog;
@@ -120,18 +121,18 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 		goto err;
 	}
 	if (sw) {
-		err = ia_xdp_pin_dir(sw, dir, sizeof(dir));
+		err = ia_xdp_pin_dir(sw, dir, sizeof(dir), why, whylen);
 		if (err)
 			goto err;
 		if (!create && access(dir, F_OK)) {
-			err = ia_xdp_fail(-ENOENT, "switch %s is not set up here (nothing pinned "
-					  "in %s)", sw, dir);
+			err = ia_fail(why, whylen, -ENOENT, "switch %s is not set up here (nothing "
+				      "pinned in %s)", sw, dir);
 			goto err;
 		}
 		/* One at a time mounts bpffs and pins (/sys/fs: the same folder after a mount). */
 		lock = open(BPF_FS_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		err = lock < 0 || flock(lock, LOCK_EX) ? -errno :
-		      ia_xdp_ensure_bpffs() ?: ia_xdp_pin_mkdir(dir) ?:
+		      ia_xdp_ensure_bpffs(why, whylen) ?: ia_xdp_pin_mkdir(dir) ?:
 		      ia_xdp_pin_maps(x, dir, dports_path, &dports_new);
 		if (err)
 			goto err;
@@ -141,7 +142,7 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 		bpf_object__for_each_program(prog, x->skel->obj)
 			bpf_program__set_autoload(prog, false);
 	} else {
-		err = ia_xdp_probe_features();
+		err = ia_xdp_probe_features(why, whylen);
 		if (err)
 			goto err;
 	}
@@ -151,7 +152,7 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 	keep_inner(x, IA_INNER_TDIR, x->skel->maps.ia_tdir);
 	err = inagg__load(x->skel);
 	if (err) {
-		err = ia_xdp_load_failed(err);
+		err = ia_xdp_load_failed(err, why, whylen);
 		goto err;
 	}
 	if (dports_new && bpf_obj_pin(bpf_map__fd(x->skel->maps.ia_dports), dports_path)) {
@@ -183,7 +184,7 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out)
 		if (err)
 			goto err;
 		if (sw) {
-			err = ia_xdp_pin_progs(x, dir);
+			err = ia_xdp_pin_progs(x, dir, why, whylen);
 			if (err)
 				goto err;
 		}
@@ -200,16 +201,18 @@ err:
 	return err;
 }
 
-int ia_xdp_open(const char *sw, struct ia_xdp **out)
+int ia_xdp_open(const char *sw, struct ia_xdp **out, char *why, size_t whylen)
 {
-	return open_switch(sw, true, out);
+	ia_xdp_err_start(why, whylen);
+	return ia_xdp_said(why, whylen, open_switch(sw, true, out, why, whylen));
 }
 
-int ia_xdp_open_existing(const char *sw, struct ia_xdp **out)
+int ia_xdp_open_existing(const char *sw, struct ia_xdp **out, char *why, size_t whylen)
 {
+	ia_xdp_err_start(why, whylen);
 	if (!sw)
-		return -EINVAL;
-	return open_switch(sw, false, out);
+		return ia_xdp_said(why, whylen, -EINVAL);
+	return ia_xdp_said(why, whylen, open_switch(sw, false, out, why, whylen));
 }
 
 void ia_xdp_close(struct ia_xdp *x)

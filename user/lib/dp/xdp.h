@@ -13,9 +13,12 @@
  * ia_xdp_attach(), ia_xdp_port_add() and ia_xdp_job_add() (down ports) with
  * the calling thread in that namespace.
  *
- * Every function returns 0 or a negative errno; ia_xdp_strerror() says why
- * in words (a missing kernel feature, the verifier's log tail, whose XDP
- * program is in the way).
+ * Every function returns 0 or a negative errno. Those that can say more
+ * take the caller's error buffer (why, whylen: err.h's one convention; NULL
+ * for none): on failure it holds the reason in words (a missing kernel
+ * feature, the verifier's log tail, whose XDP program is in the way), or the
+ * errno's words (ia_xdp_errname()) where there is no more to say. For the
+ * others, ia_xdp_errname() is the whole story.
  */
 #ifndef INAGG_XDP_H
 #define INAGG_XDP_H
@@ -28,7 +31,11 @@
 #include <bpf/libbpf.h>
 
 #include "inagg/maps.h"
+#include "err.h"
 #include "sender.h"
+
+/* A buffer for ia_xdp_open()'s reason, which may carry the verifier's last lines. */
+#define IA_XDP_ERRLEN	(IA_ERRLEN + 8192)
 
 struct ia_xdp;
 
@@ -73,9 +80,9 @@ struct ia_xdp_job {
  * Creates and pins what is missing; loads the programs only if they are not
  * pinned yet, after probing the kernel for the features they need.
  */
-int ia_xdp_open(const char *sw, struct ia_xdp **out);
+int ia_xdp_open(const char *sw, struct ia_xdp **out, char *why, size_t whylen);
 /* Like ia_xdp_open() for a switch set up before: -ENOENT, and nothing created, if not. */
-int ia_xdp_open_existing(const char *sw, struct ia_xdp **out);
+int ia_xdp_open_existing(const char *sw, struct ia_xdp **out, char *why, size_t whylen);
 /*
  * Whether the maps pinned for sw now are x's: 0 if they were removed or
  * replaced (the switch set up again: a kept handle is stale), 1 if so.
@@ -95,15 +102,16 @@ int ia_xdp_unpin(const char *sw);
  * -ENOENT if no inagg program is attached.
  */
 #define IA_XDP_F_FORCE	(1U << 31)
-int ia_xdp_attach(struct ia_xdp *x, int ifindex, __u32 xdp_flags);
-int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags);
+int ia_xdp_attach(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, size_t whylen);
+int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, size_t whylen);
 /* Attaches the XDP_PASS program (a host-side veth receiving redirected frames). */
-int ia_xdp_attach_pass(struct ia_xdp *x, int ifindex, __u32 xdp_flags);
+int ia_xdp_attach_pass(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, size_t whylen);
 /* What attach does besides attaching: port counters and result broadcast set. */
 int ia_xdp_port_add(struct ia_xdp *x, int ifindex);
 int ia_xdp_port_del(struct ia_xdp *x, int ifindex);
 
-int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *job);
+/* A tail job's first add here loads the tail's programs (ia_xdp_tail_load()). */
+int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *job, char *why, size_t whylen);
 /* Removes a job and frees its slots; -ENOENT if it is not configured. */
 int ia_xdp_job_del(struct ia_xdp *x, __u32 job);
 
@@ -133,14 +141,14 @@ struct ia_xdp_tail {
 	const struct ia_xdp_lend *lend;
 };
 
-int ia_xdp_tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t);
+int ia_xdp_tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t, char *why, size_t whylen);
 /*
  * The tail's programs (ia_tail, ia_evict) verified and loaded on this
  * switch's maps, unless they are (by any process: ia_progs is pinned).
  * Adding a tail job does it; a controller may do it first, where seconds of
  * verification meet no deadline. Setting the tail does not.
  */
-int ia_xdp_tail_load(struct ia_xdp *x);
+int ia_xdp_tail_load(struct ia_xdp *x, char *why, size_t whylen);
 
 struct ia_xdp_tail_info {
 	__u32	slots;		/* published tail pool */
@@ -164,8 +172,8 @@ int ia_xdp_slot_read(struct ia_xdp *x, __u32 job, __u32 idx, struct ia_slot *out
 /* Likewise for tail slot idx of the switch's pool. */
 int ia_xdp_tail_slot_read(struct ia_xdp *x, __u32 idx, struct ia_slot *out);
 
-/* Why err happened, if this thread's last failing call said, else strerror() (+ ENOTSUPP). */
-const char *ia_xdp_strerror(int err);
+/* strerror() that knows the kernel's own codes (above 511: ENOTSUPP, ETOOSMALL). */
+const char *ia_xdp_errname(int err);
 /*
  * libbpf's print hook, for programs to install (libbpf_set_print() is
  * process-wide: the library never sets it): keeps libbpf's and the

@@ -139,14 +139,15 @@ static int query(struct ia_xdp *x, int ifindex, struct attached at[MODE__N])
 }
 
 /* Messages leave the interface's name to the caller, who knows it. */
-static int refuse(const struct attached *a, enum xdp_mode m, const char *verb)
+static int refuse(const struct attached *a, enum xdp_mode m, const char *verb, char *why,
+		  size_t whylen)
 {
 	if (a->owner == OWN_OTHER)
-		return ia_xdp_fail(-EBUSY, "another inagg switch's program (id %u) is attached in "
-				   "%s mode: not %s it (detach it with that switch's name, or "
-				   "--force)", a->id, mode_name[m], verb);
-	return ia_xdp_fail(-EBUSY, "XDP program '%s' (id %u) in %s mode is not inagg's: not %s "
-			   "it (--force does)", a->name, a->id, mode_name[m], verb);
+		return ia_fail(why, whylen, -EBUSY, "another inagg switch's program (id %u) is "
+			       "attached in %s mode: not %s it (detach it with that switch's "
+			       "name, or --force)", a->id, mode_name[m], verb);
+	return ia_fail(why, whylen, -EBUSY, "XDP program '%s' (id %u) in %s mode is not inagg's: "
+		       "not %s it (--force does)", a->name, a->id, mode_name[m], verb);
 }
 
 /* Sets (prog_fd >= 0) or removes the program of mode m, only if it still is old_id. */
@@ -172,7 +173,8 @@ static int xdp_swap(int ifindex, int prog_fd, enum xdp_mode m, __u32 old_id)
  * replaces another instance of this switch's program, refuses anything else
  * unless forced.
  */
-static int attach_prog(struct ia_xdp *x, int ifindex, __u32 flags, int p)
+static int attach_prog(struct ia_xdp *x, int ifindex, __u32 flags, int p, char *why,
+		       size_t whylen)
 {
 	bool force = flags & IA_XDP_F_FORCE;
 	struct attached at[MODE__N] = {};
@@ -192,10 +194,11 @@ static int attach_prog(struct ia_xdp *x, int ifindex, __u32 flags, int p)
 		if (!at[m].id)
 			continue;
 		if (at[m].owner != OWN_MINE && !force)
-			return refuse(&at[m], m, "replacing");
+			return refuse(&at[m], m, "replacing", why, whylen);
 		if (want >= 0 && want != m)
-			return ia_xdp_fail(-EEXIST, "a program is attached in %s mode: detach it "
-					   "first to attach in %s mode", mode_name[m], mode_name[want]);
+			return ia_fail(why, whylen, -EEXIST, "a program is attached in %s mode: "
+				       "detach it first to attach in %s mode", mode_name[m],
+				       mode_name[want]);
 		want = m;
 	}
 	if (want < 0)	/* nothing attached: the kernel's choice */
@@ -205,25 +208,28 @@ static int attach_prog(struct ia_xdp *x, int ifindex, __u32 flags, int p)
 	return xdp_swap(ifindex, x->prog_fd[p], want, at[want].id);
 }
 
-int ia_xdp_attach(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
+int ia_xdp_attach(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, size_t whylen)
 {
 	int err;
 
+	ia_xdp_err_start(why, whylen);
 	err = ia_xdp_port_add(x, ifindex);
 	if (err)
-		return err;
-	err = attach_prog(x, ifindex, xdp_flags, IA_PROG_XDP);
+		return ia_xdp_said(why, whylen, err);
+	err = attach_prog(x, ifindex, xdp_flags, IA_PROG_XDP, why, whylen);
 	if (err)
 		ia_xdp_port_del(x, ifindex);
-	return err;
+	return ia_xdp_said(why, whylen, err);
 }
 
-int ia_xdp_attach_pass(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
+int ia_xdp_attach_pass(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, size_t whylen)
 {
-	return attach_prog(x, ifindex, xdp_flags, IA_PROG_PASS);
+	ia_xdp_err_start(why, whylen);
+	return ia_xdp_said(why, whylen, attach_prog(x, ifindex, xdp_flags, IA_PROG_PASS, why,
+						    whylen));
 }
 
-int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
+static int detach_prog(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, size_t whylen)
 {
 	bool force = xdp_flags & IA_XDP_F_FORCE;
 	struct attached at[MODE__N] = {};
@@ -250,10 +256,16 @@ int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags)
 	if (done)
 		return 0;
 	if (kept >= 0)
-		return refuse(&at[kept], kept, "removing");
-	return ia_xdp_fail(-ENOENT, "no inagg program attached%s",
-			   xdp_flags == XDP_FLAGS_SKB_MODE ? " in generic mode" :
-			   xdp_flags == XDP_FLAGS_DRV_MODE ? " in native mode" : "");
+		return refuse(&at[kept], kept, "removing", why, whylen);
+	return ia_fail(why, whylen, -ENOENT, "no inagg program attached%s",
+		       xdp_flags == XDP_FLAGS_SKB_MODE ? " in generic mode" :
+		       xdp_flags == XDP_FLAGS_DRV_MODE ? " in native mode" : "");
+}
+
+int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, size_t whylen)
+{
+	ia_xdp_err_start(why, whylen);
+	return ia_xdp_said(why, whylen, detach_prog(x, ifindex, xdp_flags, why, whylen));
 }
 
 int ia_xdp_current(struct ia_xdp *x, const char *sw)

@@ -10,6 +10,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "err.h"
 #include "xdp.h"
 #include "bpf/inagg.skel.h"
 
@@ -33,26 +34,30 @@ struct ia_xdp {
 	int ncpus;
 };
 
-/* xdp_log.c: records why err happened, for ia_xdp_strerror(); returns err. */
-int ia_xdp_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* strerror() that knows the kernel's own codes (above 511). */
-const char *ia_xdp_errname(int err);
+/*
+ * xdp_log.c: a public call that takes the caller's buffer (why, whylen:
+ * err.h) empties it first, and ends with ia_xdp_said(), which gives a
+ * failure no reason was written for its errno's words: so the caller
+ * always has a line to print. Inside, reasons are written with ia_fail().
+ */
+void ia_xdp_err_start(char *why, size_t whylen);
+int ia_xdp_said(char *why, size_t whylen, int ret);
 /* err of a failed load, with the tail of what libbpf and the verifier said. */
-int ia_xdp_load_failed(int err);
+int ia_xdp_load_failed(int err, char *why, size_t whylen);
 void ia_xdp_log_reset(void);
 
-/* xdp_probe.c: 0, or what this kernel lacks (ia_xdp_fail()). */
-int ia_xdp_probe_features(void);
+/* xdp_probe.c: 0, or what this kernel lacks (in why). */
+int ia_xdp_probe_features(char *why, size_t whylen);
 
 /* xdp_pin.c: the switch's pin folder into buf. */
-int ia_xdp_pin_dir(const char *sw, char *buf, size_t len);
-int ia_xdp_ensure_bpffs(void);
+int ia_xdp_pin_dir(const char *sw, char *buf, size_t len, char *why, size_t whylen);
+int ia_xdp_ensure_bpffs(char *why, size_t whylen);
 int ia_xdp_pin_mkdir(const char *dir);
 /* Maps' pin paths; the devmap's own path if it must be pinned after the load. */
 int ia_xdp_pin_maps(struct ia_xdp *x, const char *dir, char *dports_path, bool *dports_new);
 /* 1 if the pinned programs are there and use the switch's maps. */
 int ia_xdp_reuse_progs(struct ia_xdp *x, const char *dir);
-int ia_xdp_pin_progs(struct ia_xdp *x, const char *dir);
+int ia_xdp_pin_progs(struct ia_xdp *x, const char *dir, char *why, size_t whylen);
 /* A map's or program's id. */
 __u32 ia_xdp_obj_id(int fd);
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The XDP loader's errors and libbpf's messages (xdp.h): why the last call
- * of this thread failed, and libbpf's print hook that keeps libbpf's and the
- * verifier's last warnings for the error of a failed load. Programs install
- * the hook (libbpf_set_print() is process-wide); the library never does.
+ * The XDP loader's errors and libbpf's messages (xdp.h): the words of a
+ * failure in the caller's buffer, and libbpf's print hook that keeps
+ * libbpf's and the verifier's last warnings (of this thread: libbpf calls the
+ * hook on the loading thread) for the error of a failed load. Programs
+ * install the hook (libbpf_set_print() is process-wide); the library never
+ * does.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -20,8 +22,6 @@ static bool verbose;
 static libbpf_print_fn_t app_print;	/* where the program sends them: NULL nowhere */
 static __thread char log_tail[8192];	/* libbpf's last warnings (verifier log included) */
 static __thread size_t log_len;
-static __thread char msg[IA_ERRLEN + sizeof(log_tail)];
-static __thread int msg_err;
 
 /*
  * Kept for the error of a failed load; printed where the program asked
@@ -86,26 +86,21 @@ const char *ia_xdp_errname(int err)
 	}
 }
 
-int ia_xdp_fail(int err, const char *fmt, ...)
+void ia_xdp_err_start(char *why, size_t whylen)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	msg_err = err;
-	return err;
+	if (why && whylen)
+		why[0] = '\0';
 }
 
-const char *ia_xdp_strerror(int err)
+int ia_xdp_said(char *why, size_t whylen, int ret)
 {
-	if (err && err == msg_err && msg[0])
-		return msg;
-	return ia_xdp_errname(err);
+	if (ret && why && whylen && !why[0])
+		ia_fail(why, whylen, ret, "%s", ia_xdp_errname(ret));
+	return ret;
 }
 
 /* err of a failed load, and the tail of what libbpf and the verifier said. */
-int ia_xdp_load_failed(int err)
+int ia_xdp_load_failed(int err, char *why, size_t whylen)
 {
 	const char *tail = log_tail + log_len;
 	int lines = 0;
@@ -115,7 +110,7 @@ int ia_xdp_load_failed(int err)
 			lines++;
 	if (lines > LOG_TAIL_LINES)
 		tail++;
-	return ia_xdp_fail(err, "loading the datapath: %s%s%s", ia_xdp_errname(err),
-			   log_len ? "; libbpf said:\n" : "", tail);
+	return ia_fail(why, whylen, err, "loading the datapath: %s%s%s", ia_xdp_errname(err),
+		       log_len ? "; libbpf said:\n" : "", tail);
 }
 

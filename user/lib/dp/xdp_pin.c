@@ -21,17 +21,17 @@
 #define BPF_FS_MAGIC_NR	0xcafe4a11
 #define BPF_FS_DIR	"/sys/fs/bpf"
 
-int ia_xdp_pin_dir(const char *sw, char *buf, size_t len)
+int ia_xdp_pin_dir(const char *sw, char *buf, size_t len, char *why, size_t whylen)
 {
 	if (!sw || !*sw || strchr(sw, '/') || !strcmp(sw, ".") || !strcmp(sw, ".."))
-		return ia_xdp_fail(-EINVAL, "invalid switch name '%s'", sw ? sw : "");
+		return ia_fail(why, whylen, -EINVAL, "invalid switch name '%s'", sw ? sw : "");
 	if ((size_t)snprintf(buf, len, "%s/%s", IA_BPFFS_ROOT, sw) >= len)
-		return ia_xdp_fail(-ENAMETOOLONG, "switch name too long");
+		return ia_fail(why, whylen, -ENAMETOOLONG, "switch name too long");
 	return 0;
 }
 
 /* Like iproute2: mount bpffs where it is expected if nobody did. */
-int ia_xdp_ensure_bpffs(void)
+int ia_xdp_ensure_bpffs(char *why, size_t whylen)
 {
 	struct statfs st;
 
@@ -40,7 +40,8 @@ int ia_xdp_ensure_bpffs(void)
 	if (st.f_type == BPF_FS_MAGIC_NR)
 		return 0;
 	if (mount("bpf", BPF_FS_DIR, "bpf", 0, "mode=0700"))
-		return ia_xdp_fail(-errno, "mounting bpffs on %s: %s", BPF_FS_DIR, strerror(errno));
+		return ia_fail(why, whylen, -errno, "mounting bpffs on %s: %s", BPF_FS_DIR,
+			       strerror(errno));
 	return 0;
 }
 
@@ -142,7 +143,7 @@ int ia_xdp_reuse_progs(struct ia_xdp *x, const char *dir)
 }
 
 /* Pins the programs loaded here; one another process pinned first wins. */
-int ia_xdp_pin_progs(struct ia_xdp *x, const char *dir)
+int ia_xdp_pin_progs(struct ia_xdp *x, const char *dir, char *why, size_t whylen)
 {
 	char path[PATH_MAX];
 	int i, fd;
@@ -152,7 +153,8 @@ int ia_xdp_pin_progs(struct ia_xdp *x, const char *dir)
 		if (!bpf_obj_pin(x->prog_fd[i], path))
 			continue;
 		if (errno != EEXIST)
-			return ia_xdp_fail(-errno, "pinning %s: %s", path, strerror(errno));
+			return ia_fail(why, whylen, -errno, "pinning %s: %s", path,
+				       strerror(errno));
 		fd = bpf_obj_get(path);
 		if (fd < 0)
 			return -errno;
@@ -195,7 +197,7 @@ int ia_xdp_unpin(const char *sw)
 	DIR *d;
 	int err;
 
-	err = ia_xdp_pin_dir(sw, dir, sizeof(dir));
+	err = ia_xdp_pin_dir(sw, dir, sizeof(dir), NULL, 0);
 	if (err)
 		return err;
 	d = opendir(dir);

@@ -271,7 +271,7 @@ static __u32 job_gen(void)
 	return (__u32)(ts.tv_sec * 1000000ull + ts.tv_nsec / 1000);
 }
 
-int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
+static int job_add(struct ia_xdp *x, const struct ia_xdp_job *j, char *why, size_t whylen)
 {
 	char name[BPF_OBJ_NAME_LEN];
 	struct ia_job_ent ent = { .job = j->id };
@@ -307,7 +307,7 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 	ia_xdp_job_del(x, j->id);
 	/* A tail job's messages go to the tail's programs. */
 	if (j->role == IA_ROLE_TAIL) {
-		err = ia_xdp_tail_load(x);
+		err = ia_xdp_tail_load(x, why, whylen);
 		if (err)
 			return err;
 	}
@@ -375,6 +375,12 @@ int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j)
 err:
 	ia_xdp_job_del(x, j->id);
 	return err;
+}
+
+int ia_xdp_job_add(struct ia_xdp *x, const struct ia_xdp_job *j, char *why, size_t whylen)
+{
+	ia_xdp_err_start(why, whylen);
+	return ia_xdp_said(why, whylen, job_add(x, j, why, whylen));
 }
 
 /* The slot of a configured job, from its published configuration. */

@@ -18,7 +18,7 @@
  * the first time a tail job is added here and left in ia_progs, which holds
  * them (pinned with the maps): switches without PS jobs never verify them.
  */
-int ia_xdp_tail_load(struct ia_xdp *x)
+static int tail_load(struct ia_xdp *x, char *why, size_t whylen)
 {
 	int progs = bpf_map__fd(x->skel->maps.ia_progs), fd, err;
 	struct inagg_tail *t;
@@ -34,7 +34,8 @@ int ia_xdp_tail_load(struct ia_xdp *x)
 		goto out;
 	err = inagg_tail__load(t);
 	if (err) {
-		err = ia_xdp_fail(err, "loading the tail's programs failed (verifier or kernel)");
+		err = ia_fail(why, whylen, err,
+			      "loading the tail's programs failed (verifier or kernel)");
 		goto out;
 	}
 	fd = bpf_program__fd(t->progs.ia_evict);
@@ -49,6 +50,12 @@ int ia_xdp_tail_load(struct ia_xdp *x)
 out:
 	inagg_tail__destroy(t);
 	return err;
+}
+
+int ia_xdp_tail_load(struct ia_xdp *x, char *why, size_t whylen)
+{
+	ia_xdp_err_start(why, whylen);
+	return ia_xdp_said(why, whylen, tail_load(x, why, whylen));
 }
 
 /* The inner map at outer[key], opened (caller closes), or a negative errno. */
@@ -134,7 +141,7 @@ static __u32 tail_size(struct ia_xdp *x)
 	return n;
 }
 
-int ia_xdp_tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t)
+static int tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t, char *why, size_t whylen)
 {
 	struct ia_tail_dir d = {}, old;
 	struct ia_job_cfg cfg;
@@ -146,11 +153,13 @@ int ia_xdp_tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t)
 	for (i = 0; i < t->nlend; i++) {
 		err = blue_cfg(x, t->lend[i].job, &cfg);
 		if (err)
-			return ia_xdp_fail(err, "job %u lends: not a blue job of this switch",
-					   t->lend[i].job);
+			return ia_fail(why, whylen, err,
+				       "job %u lends: not a blue job of this switch",
+				       t->lend[i].job);
 		if (!t->lend[i].count || t->lend[i].count > cfg.window)
-			return ia_xdp_fail(-EINVAL, "job %u lends %u slots of a head of %u",
-					   t->lend[i].job, t->lend[i].count, cfg.window);
+			return ia_fail(why, whylen, -EINVAL,
+				       "job %u lends %u slots of a head of %u", t->lend[i].job,
+				       t->lend[i].count, cfg.window);
 		for (k = 0; k < i; k++)
 			if (t->lend[k].job == t->lend[i].job)
 				return -EINVAL;
@@ -188,6 +197,12 @@ int ia_xdp_tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t)
 		}
 	}
 	return dir_publish(x, &d, &old);
+}
+
+int ia_xdp_tail_set(struct ia_xdp *x, const struct ia_xdp_tail *t, char *why, size_t whylen)
+{
+	ia_xdp_err_start(why, whylen);
+	return ia_xdp_said(why, whylen, tail_set(x, t, why, whylen));
 }
 
 int ia_xdp_tail_forget(struct ia_xdp *x, __u32 job)

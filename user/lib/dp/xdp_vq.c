@@ -35,7 +35,7 @@ int ia_xdp_vq_reset(struct ia_xdp *x, __u32 idx)
  * where ia_xdp tail-calls it for every frame it passes: once per switch
  * (ia_progs is pinned with the maps), the first time a port gets a queue.
  */
-static int other_load(struct ia_xdp *x)
+static int other_load(struct ia_xdp *x, char *why, size_t whylen)
 {
 	int progs = bpf_map__fd(x->skel->maps.ia_progs), fd, err;
 	__u32 key = IA_PROGS_OTHER, id;
@@ -51,7 +51,7 @@ static int other_load(struct ia_xdp *x)
 		goto out;
 	err = inagg_other__load(o);
 	if (err) {
-		err = ia_xdp_fail(err, "loading ia_other failed (verifier or kernel)");
+		err = ia_fail(why, whylen, err, "loading ia_other failed (verifier or kernel)");
 		goto out;
 	}
 	fd = bpf_program__fd(o->progs.ia_other);
@@ -61,7 +61,8 @@ out:
 	return err;
 }
 
-int ia_xdp_vq_set(struct ia_xdp *x, int ifindex, const struct ia_xdp_vq *q)
+static int vq_set(struct ia_xdp *x, int ifindex, const struct ia_xdp_vq *q, char *why,
+		  size_t whylen)
 {
 	__u64 limit = q->limit;
 	struct ia_vq v = {};
@@ -88,11 +89,18 @@ int ia_xdp_vq_set(struct ia_xdp *x, int ifindex, const struct ia_xdp_vq *q)
 		v.ps_per_byte = (IA_VQ_RATE_MAX + q->rate_bps / 2) / q->rate_bps;
 		v.thresh_ns = drain_ns(q->thresh, v.ps_per_byte);
 		v.limit_ns = drain_ns(limit, v.ps_per_byte);
-		err = other_load(x);
+		err = other_load(x, why, whylen);
 		if (err)
 			return err;
 	}
 	return write_vq(x, idx, &v);
+}
+
+int ia_xdp_vq_set(struct ia_xdp *x, int ifindex, const struct ia_xdp_vq *q, char *why,
+		  size_t whylen)
+{
+	ia_xdp_err_start(why, whylen);
+	return ia_xdp_said(why, whylen, vq_set(x, ifindex, q, why, whylen));
 }
 
 int ia_xdp_vq_get(struct ia_xdp *x, int ifindex, struct ia_xdp_vq_info *out)

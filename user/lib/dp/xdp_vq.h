@@ -42,7 +42,9 @@ struct ia_xdp_vq_info {
  * frames the switch passes to the kernel fill the queue of the port the
  * kernel forwards them by.
  */
-int ia_xdp_vq_set(struct ia_xdp *x, int ifindex, const struct ia_xdp_vq *q);
+/* why, whylen: the caller's error buffer (xdp.h). */
+int ia_xdp_vq_set(struct ia_xdp *x, int ifindex, const struct ia_xdp_vq *q, char *why,
+		  size_t whylen);
 int ia_xdp_vq_get(struct ia_xdp *x, int ifindex, struct ia_xdp_vq_info *out);
 
 #endif

@@ -16,11 +16,6 @@
 
 #include "ledger_int.h"
 
-const char *ia_ledger_errmsg(const struct ia_ledger *l)
-{
-	return l->err;
-}
-
 enum ia_ledger_backend ia_ledger_backend(const struct ia_ledger *l)
 {
 	return l->ops->backend;
@@ -36,6 +31,22 @@ const char *ia_ledger_backend_name(enum ia_ledger_backend b)
 	default:
 		return "auto";
 	}
+}
+
+/* The caller's buffer, for the one call in progress (ia_ledger_seterr()). */
+static void call_begin(struct ia_ledger *l, char *err, size_t errlen)
+{
+	l->err = err;
+	l->errlen = err ? errlen : 0;
+	if (l->errlen)
+		err[0] = '\0';
+}
+
+static int call_end(struct ia_ledger *l, int ret)
+{
+	l->err = NULL;
+	l->errlen = 0;
+	return ret;
 }
 
 struct open_args {
@@ -121,72 +132,75 @@ void ia_ledger_close(struct ia_ledger *l)
 	free(l);
 }
 
-int ia_ledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap)
+int ia_ledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap, char *err, size_t errlen)
 {
-	ia_ledger_seterr(l, "");
+	call_begin(l, err, errlen);
 	memset(cap, 0, sizeof(*cap));
-	return l->ops->get(l, cap);
+	return call_end(l, l->ops->get(l, cap));
 }
 
-int ia_ledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots)
+int ia_ledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots, char *err,
+		  size_t errlen)
 {
-	ia_ledger_seterr(l, "");
+	call_begin(l, err, errlen);
 	if (max_jobs > UINT32_MAX || max_slots > UINT32_MAX ||
 	    (max_jobs < 0 && max_jobs != IA_LEDGER_KEEP) ||
 	    (max_slots < 0 && max_slots != IA_LEDGER_KEEP)) {
 		ia_ledger_seterr(l, IA_LEDGER_WHY_RANGE);
-		return -ERANGE;
+		return call_end(l, -ERANGE);
 	}
-	return l->ops->set(l, max_jobs, max_slots);
+	return call_end(l, l->ops->set(l, max_jobs, max_slots));
 }
 
-int ia_ledger_admit(struct ia_ledger *l, __u32 job, __u32 slots)
+int ia_ledger_admit(struct ia_ledger *l, __u32 job, __u32 slots, char *err, size_t errlen)
 {
-	ia_ledger_seterr(l, "");
-	return l->ops->admit(l, job, INAGG_CLASS_INA, slots, false);
+	call_begin(l, err, errlen);
+	return call_end(l, l->ops->admit(l, job, INAGG_CLASS_INA, slots, false));
 }
 
-int ia_ledger_admit_class(struct ia_ledger *l, __u32 job, enum inagg_job_class class,
-			  __u32 slots)
+int ia_ledger_admit_class(struct ia_ledger *l, __u32 job, enum inagg_job_class class, __u32 slots,
+			  char *err, size_t errlen)
 {
-	ia_ledger_seterr(l, "");
-	return l->ops->admit(l, job, class, slots, true);
+	call_begin(l, err, errlen);
+	return call_end(l, l->ops->admit(l, job, class, slots, true));
 }
 
-int ia_ledger_set_tail(struct ia_ledger *l, __u32 slots)
+int ia_ledger_set_tail(struct ia_ledger *l, __u32 slots, char *err, size_t errlen)
 {
-	ia_ledger_seterr(l, "");
-	return l->ops->set_tail(l, slots);
+	call_begin(l, err, errlen);
+	return call_end(l, l->ops->set_tail(l, slots));
 }
 
-int ia_ledger_lend(struct ia_ledger *l, __u32 job, __u32 count)
+int ia_ledger_lend(struct ia_ledger *l, __u32 job, __u32 count, char *err, size_t errlen)
 {
-	ia_ledger_seterr(l, "");
-	return l->ops->lend(l, job, count, false);
+	call_begin(l, err, errlen);
+	return call_end(l, l->ops->lend(l, job, count, false));
 }
 
-int ia_ledger_reclaim(struct ia_ledger *l, __u32 job, __u32 count)
+int ia_ledger_reclaim(struct ia_ledger *l, __u32 job, __u32 count, char *err, size_t errlen)
 {
-	ia_ledger_seterr(l, "");
-	return l->ops->lend(l, job, count, true);
+	call_begin(l, err, errlen);
+	return call_end(l, l->ops->lend(l, job, count, true));
 }
 
-int ia_ledger_release(struct ia_ledger *l, __u32 job)
+int ia_ledger_release(struct ia_ledger *l, __u32 job, char *err, size_t errlen)
 {
-	ia_ledger_seterr(l, "");
-	return l->ops->release(l, job);
+	call_begin(l, err, errlen);
+	return call_end(l, l->ops->release(l, job));
 }
 
-int ia_ledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out)
+int ia_ledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out, char *err,
+		  size_t errlen)
 {
-	ia_ledger_seterr(l, "");
-	return l->ops->job(l, job, out);
+	call_begin(l, err, errlen);
+	return call_end(l, l->ops->job(l, job, out));
 }
 
-int ia_ledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n)
+int ia_ledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n, char *err,
+		   size_t errlen)
 {
-	ia_ledger_seterr(l, "");
+	call_begin(l, err, errlen);
 	*jobs = NULL;
 	*n = 0;
-	return l->ops->list(l, jobs, n);
+	return call_end(l, l->ops->list(l, jobs, n));
 }

@@ -19,8 +19,11 @@
  * a PS job, or a PS job lending), -EPERM no CAP_NET_ADMIN; the user-space
  * backend adds -EWOULDBLOCK: its lock was held by another process for
  * IA_ULEDGER_LOCK_MS without any change being saved meanwhile.
- * ia_ledger_errmsg() then gives the reason (the kernel's extack message).
- * A handle serves one thread at a time; open one per thread.
+ * Each call but open and close takes the caller's error buffer (err.h):
+ * emptied, then given the reason of a failure where there is one (the
+ * kernel's extack message, or the user-space backend's same words); "" when
+ * the errno says it all. A handle serves one thread at a time; open one per
+ * thread.
  */
 #ifndef IA_LEDGER_H
 #define IA_LEDGER_H
@@ -72,23 +75,24 @@ void ia_ledger_close(struct ia_ledger *l);
 
 enum ia_ledger_backend ia_ledger_backend(const struct ia_ledger *l);
 const char *ia_ledger_backend_name(enum ia_ledger_backend b);
-/* The reason of the last failure, "" if none was given. */
-const char *ia_ledger_errmsg(const struct ia_ledger *l);
 
-int ia_ledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap);
+int ia_ledger_get(struct ia_ledger *l, struct ia_ledger_cap *cap, char *err, size_t errlen);
 /* Each limit is a value in range, or IA_LEDGER_KEEP. */
-int ia_ledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots);
-int ia_ledger_admit(struct ia_ledger *l, __u32 job, __u32 slots);
+int ia_ledger_set(struct ia_ledger *l, long long max_jobs, long long max_slots, char *err,
+		  size_t errlen);
+int ia_ledger_admit(struct ia_ledger *l, __u32 job, __u32 slots, char *err, size_t errlen);
 /* An INA job with a head of slots, or a PS job (slots 0: none). */
-int ia_ledger_admit_class(struct ia_ledger *l, __u32 job, enum inagg_job_class class,
-			  __u32 slots);
-int ia_ledger_release(struct ia_ledger *l, __u32 job);
+int ia_ledger_admit_class(struct ia_ledger *l, __u32 job, enum inagg_job_class class, __u32 slots,
+			  char *err, size_t errlen);
+int ia_ledger_release(struct ia_ledger *l, __u32 job, char *err, size_t errlen);
 /* The tail pool's size; lend / reclaim count head slots of an INA job. */
-int ia_ledger_set_tail(struct ia_ledger *l, __u32 slots);
-int ia_ledger_lend(struct ia_ledger *l, __u32 job, __u32 count);
-int ia_ledger_reclaim(struct ia_ledger *l, __u32 job, __u32 count);
-int ia_ledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out);
+int ia_ledger_set_tail(struct ia_ledger *l, __u32 slots, char *err, size_t errlen);
+int ia_ledger_lend(struct ia_ledger *l, __u32 job, __u32 count, char *err, size_t errlen);
+int ia_ledger_reclaim(struct ia_ledger *l, __u32 job, __u32 count, char *err, size_t errlen);
+int ia_ledger_job(struct ia_ledger *l, __u32 job, struct ia_ledger_job *out, char *err,
+		  size_t errlen);
 /* The admitted jobs by increasing id, in *jobs (free() it), *n of them. */
-int ia_ledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n);
+int ia_ledger_list(struct ia_ledger *l, struct ia_ledger_job **jobs, size_t *n, char *err,
+		   size_t errlen);
 
 #endif /* IA_LEDGER_H */

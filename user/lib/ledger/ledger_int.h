@@ -16,6 +16,7 @@
 
 #include <inagg/ledger_rules.h>
 
+#include "err.h"
 #include "ledger.h"
 
 /* The client's own range check (the module's is its netlink policy's). */
@@ -46,7 +47,9 @@ extern const struct ia_ledger_ops ia_ledger_user_ops;
 
 struct ia_ledger {
 	const struct ia_ledger_ops *ops;
-	char err[256];
+	/* The caller's error buffer, for the one call in progress (ledger.c). */
+	char *err;
+	size_t errlen;
 	/* kernel */
 	struct mnl_socket *nl;
 	__u32 portid;
@@ -59,7 +62,7 @@ struct ia_ledger {
 
 static inline void ia_ledger_seterr(struct ia_ledger *l, const char *msg)
 {
-	snprintf(l->err, sizeof(l->err), "%s", msg ? msg : "");
+	ia_fail(l->err, l->errlen, 0, "%s", msg ? msg : "");
 }
 
 #endif

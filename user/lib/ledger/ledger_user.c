@@ -163,7 +163,7 @@ static int ulock(struct ia_ledger *l, int *fdp)
 		}
 		if (ia_now_ms() >= deadline) {
 			close(fd);
-			ia_fail(l->err, sizeof(l->err), 0,
+			ia_fail(l->err, l->errlen, 0,
 				"ledger busy: %s held by another process for %d ms without a change", l->lock,
 				IA_ULEDGER_LOCK_MS);
 			return -EWOULDBLOCK;
