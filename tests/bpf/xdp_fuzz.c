@@ -51,7 +51,10 @@ TEST_F_TIMEOUT(fuzz, model_agrees_with_datapath, 600)
 	long n;
 	int b, r;
 
+	time_t t0 = time(NULL);
+
 	ASSERT_EQ(0, fz_open(&z));
+	printf("# switch set up in %ld s\n", (long)(time(NULL) - t0));
 	z.deadline = time(NULL) + BUDGET_S;
 	/* Tail publications wait for grace periods: enough to reach every branch, no more. */
 	fz_tail_ppm = 8000;
@@ -69,6 +72,7 @@ TEST_F_TIMEOUT(fuzz, model_agrees_with_datapath, 600)
 		ASSERT_EQ(0, r);
 	}
 	fz_coverage(stdout, &z);
+	fz_rate(stdout, &z);
 	if (z.stopped) {
 		TH_LOG("time budget (%d s) spent at seed %llu: coverage not required", BUDGET_S,
 		       (unsigned long long)seed - 1);

@@ -79,6 +79,8 @@ struct fz {
 	__u32		m_window[4];
 	__u64		cover[MB__N];
 	__u64		frames;
+	/* Where a pass spends its time (the 6.1 guest's budget): frames, configuration. */
+	__u64		ns_frames, ns_cfg, ncfg;
 	unsigned	slow:1;		/* every slot and counter after every frame */
 	unsigned	stopped:1;	/* fz_run() stopped at the deadline */
 	time_t		deadline;	/* 0: none */
@@ -118,5 +120,7 @@ int fz_run(struct fz *z, const struct fz_op *ops, long n, struct fz_diff *d);
 void fz_shrink(struct fz *z, struct fz_op *ops, long *n, struct fz_diff *d, int budget);
 void fz_report(FILE *f, __u64 seed, const struct fz_op *ops, long n, const struct fz_diff *d);
 void fz_coverage(FILE *f, const struct fz *z);
+/* Frames per second and the time configuration took. */
+void fz_rate(FILE *f, const struct fz *z);
 
 #endif /* INAGG_TESTS_FUZZ_H */

@@ -323,8 +323,35 @@ int fz_load_mutant(struct fz *z, const char *path)
 }
 
 /* One operation on both sides; for a frame, 1 if the outcomes differ. */
+static __u64 now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+static int apply_op(struct fz *z, long at, const struct fz_op *op, struct fz_snap *snap,
+		    struct fz_diff *d);
+
+/* One operation on both sides, timed. */
 static int apply(struct fz *z, long at, const struct fz_op *op, struct fz_snap *snap,
 		 struct fz_diff *d)
+{
+	__u64 t = now_ns();
+	int r = apply_op(z, at, op, snap, d);
+
+	if (op->kind == FZ_FRAME) {
+		z->ns_frames += now_ns() - t;
+	} else {
+		z->ns_cfg += now_ns() - t;
+		z->ncfg++;
+	}
+	return r;
+}
+
+static int apply_op(struct fz *z, long at, const struct fz_op *op, struct fz_snap *snap,
+		    struct fz_diff *d)
 {
 	static __u8 in[M_FRAME_MAX + 64], out[4096];
 	int len, err, ifindex, b;
@@ -447,6 +474,15 @@ void fz_report(FILE *f, __u64 seed, const struct fz_op *ops, long n, const struc
 	for (i = 0; i < n; i++)
 		fz_print_op(f, i, &ops[i]);
 	fflush(f);	/* the harness's child exits without flushing */
+}
+
+void fz_rate(FILE *f, const struct fz *z)
+{
+	fprintf(f, "# %llu frames in %.1f s (%.0f frames/s); %llu configuration changes in %.1f s\n",
+		(unsigned long long)z->frames, z->ns_frames / 1e9,
+		z->ns_frames ? z->frames / (z->ns_frames / 1e9) : 0.0,
+		(unsigned long long)z->ncfg, z->ns_cfg / 1e9);
+	fflush(f);
 }
 
 void fz_coverage(FILE *f, const struct fz *z)
