@@ -108,6 +108,13 @@ int fz_check(struct fz *z, long at, int port, int verdict, const __u8 *out, __u3
 
 /* fuzz_run.c */
 int fz_open(struct fz *z);
+/*
+ * x's program attached (generic, link down: no traffic) to a new veth
+ * called name: a program attached nowhere is added to the kernel's XDP
+ * dispatcher and removed again by every test_run, each time waiting for an
+ * RCU grace period (about 140 ms a frame in the 6.1 guest's TCG).
+ */
+int fz_keep_dispatched(struct ia_xdp *x, const char *name);
 /* The tail's programs of a mutated build (bpf/bpf.mk) take the place of the switch's. */
 int fz_load_mutant(struct fz *z, const char *obj);
 void fz_close(struct fz *z);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -247,6 +248,18 @@ static int reset(struct fz *z)
 	return 0;
 }
 
+int fz_keep_dispatched(struct ia_xdp *x, const char *name)
+{
+	char cmd[128];
+	int ifindex;
+
+	snprintf(cmd, sizeof(cmd), "ip link add %s type veth peer name %sp", name, name);
+	if (system(cmd))
+		return -EIO;
+	ifindex = if_nametoindex(name);
+	return ifindex ? ia_xdp_attach(x, ifindex, XDP_FLAGS_SKB_MODE) : -ENODEV;
+}
+
 int fz_open(struct fz *z)
 {
 	char cmd[160];
@@ -268,7 +281,7 @@ int fz_open(struct fz *z)
 	for (i = 0; i < FZ_NPORTS && !err; i++)
 		err = ia_xdp_port_add(z->x, z->port[i]);
 	z->prog = ia_xdp_prog_fd(z->x);
-	return err ?: reset(z);
+	return err ?: fz_keep_dispatched(z->x, "fzd") ?: reset(z);
 }
 
 void fz_close(struct fz *z)

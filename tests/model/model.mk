@@ -5,7 +5,8 @@
 #   make fuzz            >= 10 million frames over varied seeds, coverage table
 
 MODEL_OBJS := $(patsubst %.c,$(BUILD)/%.o,tests/model/model.c tests/model/model_tail.c \
-	      tests/model/fuzz_gen.c tests/model/fuzz_cmp.c tests/model/fuzz_run.c)
+	      tests/model/fuzz_gen.c tests/model/fuzz_cmp.c tests/model/fuzz_run.c \
+	      tests/model/fuzz_tree.c)
 $(MODEL_OBJS): CFLAGS += -Itests/model
 
 # A deliberately wrong datapath: the tail's programs with a duplicate left uncounted
