@@ -80,7 +80,7 @@ struct fz {
 	__u64		cover[MB__N];
 	__u64		frames;
 	/* Where a pass spends its time (the 6.1 guest's budget): frames, configuration. */
-	__u64		ns_frames, ns_cfg, ncfg;
+	__u64		ns_frames, ns_cfg, ncfg, ns_run, ns_snap;	/* test_run's, counters' */
 	unsigned	slow:1;		/* every slot and counter after every frame */
 	unsigned	stopped:1;	/* fz_run() stopped at the deadline */
 	time_t		deadline;	/* 0: none */

@@ -183,8 +183,13 @@ int fz_check(struct fz *z, long at, int port, int verdict, const __u8 *out, __u3
 				return differ(d, at, "frame out: byte %u: datapath %#x, model %#x",
 					      i, out[i], o->frame[i]);
 	}
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (fz_snap(z, &cur))
 		return differ(d, at, "counters unreadable");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	z->ns_snap += (t1.tv_sec - t0.tv_sec) * 1000000000ull + t1.tv_nsec - t0.tv_nsec;
 	if (cmp_counters(z, &cur, at, d) || accounting(verdict, port, prev, &cur, at, d))
 		return 1;
 	*prev = cur;

@@ -369,6 +369,7 @@ static int apply_op(struct fz *z, long at, const struct fz_op *op, struct fz_sna
 	static __u8 in[M_FRAME_MAX + 64], out[4096];
 	int len, err, ifindex, b;
 	struct xdp_md md = {};
+	__u64 t;
 	LIBBPF_OPTS(bpf_test_run_opts, o);
 
 	if (op->kind == FZ_TAIL) {
@@ -392,7 +393,9 @@ static int apply_op(struct fz *z, long at, const struct fz_op *op, struct fz_sna
 	o.data_size_out = sizeof(out);
 	o.ctx_in = &md;
 	o.ctx_size_in = sizeof(md);
+	t = now_ns();
 	err = bpf_prog_test_run_opts(z->prog, &o);
+	z->ns_run += now_ns() - t;
 	if (err) {
 		d->at = at;
 		snprintf(d->what, sizeof(d->what), "test_run failed: %d", err);
@@ -491,9 +494,11 @@ void fz_report(FILE *f, __u64 seed, const struct fz_op *ops, long n, const struc
 
 void fz_rate(FILE *f, const struct fz *z)
 {
-	fprintf(f, "# %llu frames in %.1f s (%.0f frames/s); %llu configuration changes in %.1f s\n",
+	fprintf(f, "# %llu frames in %.1f s (%.0f frames/s; test_run %.1f s, counters %.1f s); "
+		"%llu configuration changes in %.1f s\n",
 		(unsigned long long)z->frames, z->ns_frames / 1e9,
-		z->ns_frames ? z->frames / (z->ns_frames / 1e9) : 0.0,
+		z->ns_frames ? z->frames / (z->ns_frames / 1e9) : 0.0, z->ns_run / 1e9,
+		z->ns_snap / 1e9,
 		(unsigned long long)z->ncfg, z->ns_cfg / 1e9);
 	fflush(f);
 }

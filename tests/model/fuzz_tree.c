@@ -10,9 +10,9 @@
  *        /  \  /  \
  *       w0 w1 w2  w3
  *
- * Two jobs at once: a dense job (blue or red per switch, window 4, lending
+ * Two jobs at once: a dense job (blue or red per switch, window 3, lending
  * its head where it is blue beside a tail) and a PS job (tail or red per
- * switch), in three scenarios of roles, each through five tail phases
+ * switch, found off its home slot: job % 256 is the dense job's), in three scenarios of roles, each through five tail phases
  * (pool sizes, flush age always or never old, lends). Frames are delivered
  * in a random order (the network reorders, loses nothing); what a switch
  * sends goes to the next hop as docs/datapath.md says it leaves: up to the
@@ -43,11 +43,11 @@
 #define NW	5		/* workers, ranks 0-4 */
 #define ALL	0x1fu		/* every rank */
 #define NE	16		/* elements per chunk */
-#define WIN	4		/* the dense job's window; chunks per batch of both jobs */
+#define WIN	3		/* the dense job's window (not a power of 2); chunks per batch */
 #define BATCHES	3		/* per phase */
 #define MAXCH	64		/* chunks per scenario and job */
 #define JD	21		/* the dense job */
-#define JP	22		/* the PS job */
+#define JP	(JD + 256)	/* the PS job: its home slot is the dense job's (off home) */
 #define JP_BASE	1000		/* its first seq */
 #define PS_ID	0x7ffffff0u
 #define AGE_NONE (3600ull * 1000000000)
@@ -77,7 +77,7 @@ static const struct {
 	{ 8, 0, 0 },	/* claims, hits, completes, collisions */
 	{ 1, 0, 1 },	/* a tiny pool flushed by age */
 	{ 0, 2, 1 },	/* lent slots only: claims there and evictions */
-	{ 2, 4, 0 },	/* the whole head lent, nothing old */
+	{ 2, 3, 0 },	/* the whole head lent, nothing old */
 	{ 4, 1, 1 },
 };
 
