@@ -75,12 +75,14 @@ struct fz {
 	__u64		jbase[4][IA_C__COUNT];		/* job counters at the reset */
 	__u32		tail[3];	/* published: pool, age old, lend */
 	int		jobs_fd, slots_fd;	/* the switch's ia_jobs, ia_slots */
+	/* Slot arrays open by map id: no fd opened and closed per slot read (slow on 6.1). */
+	struct { __u32 key, id; int fd; } inner[3];
 	struct m_hop	m_up, m_down[2];
 	__u32		m_window[4];
 	__u64		cover[MB__N];
 	__u64		frames;
 	/* Where a pass spends its time (the 6.1 guest's budget): frames, configuration. */
-	__u64		ns_frames, ns_cfg, ncfg, ns_run, ns_snap;	/* test_run's, counters' */
+	__u64		ns_frames, ns_cfg, ncfg, ns_run, ns_snap, ns_slots, ns_model;
 	unsigned	slow:1;		/* every slot and counter after every frame */
 	unsigned	stopped:1;	/* fz_run() stopped at the deadline */
 	time_t		deadline;	/* 0: none */
@@ -103,6 +105,7 @@ void fz_print_op(FILE *f, long i, const struct fz_op *op);
 
 /* fuzz_cmp.c: one frame's outcome against the model's (o); 1 and d filled if they differ. */
 int fz_snap(struct fz *z, struct fz_snap *s);
+void fz_inner_close(struct fz *z);
 int fz_check(struct fz *z, long at, int port, int verdict, const __u8 *out, __u32 olen,
 	     struct fz_snap *prev, struct fz_diff *d);
 

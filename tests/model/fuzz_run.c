@@ -286,6 +286,7 @@ int fz_open(struct fz *z)
 
 void fz_close(struct fz *z)
 {
+	fz_inner_close(z);
 	if (z->jobs_fd >= 0)
 		close(z->jobs_fd);
 	if (z->slots_fd >= 0)
@@ -401,7 +402,9 @@ static int apply_op(struct fz *z, long at, const struct fz_op *op, struct fz_sna
 		snprintf(d->what, sizeof(d->what), "test_run failed: %d", err);
 		return 1;
 	}
+	t = now_ns();
 	m_rx(&z->m, ifindex, in, len, &z->o);
+	z->ns_model += now_ns() - t;
 	z->frames++;
 	for (b = 0; b < MB__N; b++)
 		if (z->o.branches >> b & 1)
@@ -494,11 +497,11 @@ void fz_report(FILE *f, __u64 seed, const struct fz_op *ops, long n, const struc
 
 void fz_rate(FILE *f, const struct fz *z)
 {
-	fprintf(f, "# %llu frames in %.1f s (%.0f frames/s; test_run %.1f s, counters %.1f s); "
-		"%llu configuration changes in %.1f s\n",
+	fprintf(f, "# %llu frames in %.1f s (%.0f frames/s; test_run %.1f s, model %.1f s, "
+		"counters %.1f s, slots %.1f s); %llu configuration changes in %.1f s\n",
 		(unsigned long long)z->frames, z->ns_frames / 1e9,
 		z->ns_frames ? z->frames / (z->ns_frames / 1e9) : 0.0, z->ns_run / 1e9,
-		z->ns_snap / 1e9,
+		z->ns_model / 1e9, z->ns_snap / 1e9, z->ns_slots / 1e9,
 		(unsigned long long)z->ncfg, z->ns_cfg / 1e9);
 	fflush(f);
 }
