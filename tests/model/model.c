@@ -488,8 +488,8 @@ static const struct m_member *member_of(struct m_switch *sw, struct m_pkt *k, in
 	}
 	/*
 	 * "drop_member (a PS job's flushed partial, IA_F_SET, may carry its set's
-	 * nworkers instead of the member's where the job is tail; a red switch
-	 * compares the member's own ...)".
+	 * nworkers instead of the member's)"; "only where the job is tail: a red
+	 * switch compares the member's own".
 	 */
 	for (i = 0; i < k->j->n && !m; i++)
 		if (k->j->mem[i].id == id) {
@@ -502,7 +502,10 @@ static const struct m_member *member_of(struct m_switch *sw, struct m_pkt *k, in
 		return NULL;
 	}
 	if (f[F_FLAGS] & IA_F_RECOVERY) {
-		/* "recovery_rx counted for a member's message flagged RETX or REEMIT". */
+		/*
+		 * DP: "recovery_rx is counted for a member's message flagged RETX or REEMIT once
+		 * the sender passed its checks".
+		 */
 		m_pcnt(sw, k->pi, IA_C_RECOVERY_RX);
 		m_cnt(k, IA_C_RECOVERY_RX);
 	}
