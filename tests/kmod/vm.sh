@@ -175,8 +175,6 @@ echo "@@ nics $nics $queues" >$out
 insmod /inagg.ko
 echo "@@ insmod $?" >$out
 export INAGG_KO=/inagg.ko INAGG_EXPECT_BACKEND=kernel
-# xdp_fuzz: every seed of the host's pass, fewer operations each (TCG's frames are slow).
-export INAGG_FUZZ_OPS=300
 for t in $(cat /ia/tests/order); do
 	# The kmod tests unload and load the module; the others need it loaded.
 	[ -d /sys/module/inagg ] || insmod /inagg.ko
