@@ -364,15 +364,12 @@ static __u32 members(const struct ft *t, __u32 job, int s, struct m_member *m, _
 				n = members(t, job, c, m, n);
 			continue;
 		}
-		m[n].id = 0x80000010u + c;
-		m[n].nworkers = __builtin_popcount(below[c]);
-		m[n++].set = below[c];
+		m[n++] = (struct m_member){ .id = 0x80000010u + c, .set = below[c],
+					    .nworkers = __builtin_popcount(below[c]) };
 	}
 	for (w = 0; w < NW; w++)
 		if (job == JP ? under(wsw[w], s) : wsw[w] == s) {
-			m[n].id = 1 + w;
-			m[n].nworkers = 1;
-			m[n++].set = 1u << w;
+			m[n++] = (struct m_member){ .id = 1 + w, .nworkers = 1, .set = 1u << w };
 		}
 	return n;
 }
