@@ -83,6 +83,8 @@ struct fz {
 	__u64		frames;
 	/* Where a pass spends its time (the 6.1 guest's budget): frames, configuration. */
 	__u64		ns_frames, ns_cfg, ncfg, ns_run, ns_snap, ns_slots, ns_model;
+	/* Slot reads stop after this much time (0: never), and frames checked without. */
+	__u64		slot_budget_ns, noslots;
 	unsigned	slow:1;		/* every slot and counter after every frame */
 	unsigned	stopped:1;	/* fz_run() stopped at the deadline */
 	time_t		deadline;	/* 0: none */

@@ -244,6 +244,10 @@ int fz_check(struct fz *z, long at, int port, int verdict, const __u8 *out, __u3
 	if (cmp_counters(z, &cur, at, d) || accounting(verdict, port, prev, &cur, at, d))
 		return 1;
 	*prev = cur;
+	if (z->slot_budget_ns && z->ns_slots >= z->slot_budget_ns) {
+		z->noslots++;
+		return 0;
+	}
 	t = mono_ns();
 	k = cmp_slots(z, at, d);
 	z->ns_slots += mono_ns() - t;

@@ -503,6 +503,9 @@ void fz_rate(FILE *f, const struct fz *z)
 		z->ns_frames ? z->frames / (z->ns_frames / 1e9) : 0.0, z->ns_run / 1e9,
 		z->ns_model / 1e9, z->ns_snap / 1e9, z->ns_slots / 1e9,
 		(unsigned long long)z->ncfg, z->ns_cfg / 1e9);
+	if (z->noslots)
+		fprintf(f, "# slot budget spent: the last %llu frames compared without their slots\n",
+			(unsigned long long)z->noslots);
 	fflush(f);
 }
 
