@@ -116,8 +116,8 @@ int fz_open(struct fz *z);
 /*
  * x's program attached (generic, link down: no traffic) to a new veth
  * called name: a program attached nowhere is added to the kernel's XDP
- * dispatcher and removed again by every test_run, each time waiting for an
- * RCU grace period (about 140 ms a frame in the 6.1 guest's TCG).
+ * dispatcher and removed again by every test_run, and a dispatcher update
+ * may wait for an RCU grace period (docs/datapath.md, the bench's ia_gen).
  */
 int fz_keep_dispatched(struct ia_xdp *x, const char *name);
 /* The tail's programs of a mutated build (bpf/bpf.mk) take the place of the switch's. */
