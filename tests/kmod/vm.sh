@@ -175,6 +175,8 @@ echo "@@ nics $nics $queues" >$out
 insmod /inagg.ko
 echo "@@ insmod $?" >$out
 export INAGG_KO=/inagg.ko INAGG_EXPECT_BACKEND=kernel
+# xdp_fuzz: slot reads take ms under TCG: 30 s of them, then verdicts, bytes, counters only.
+export INAGG_FUZZ_SLOT_S=30
 for t in $(cat /ia/tests/order); do
 	# The kmod tests unload and load the module; the others need it loaded.
 	[ -d /sys/module/inagg ] || insmod /inagg.ko

@@ -75,10 +75,16 @@ struct fz {
 	__u64		jbase[4][IA_C__COUNT];		/* job counters at the reset */
 	__u32		tail[3];	/* published: pool, age old, lend */
 	int		jobs_fd, slots_fd;	/* the switch's ia_jobs, ia_slots */
+	/* Slot arrays open by map id: no fd opened and closed per slot read (slow on 6.1). */
+	struct { __u32 key, id; int fd; } inner[3];
 	struct m_hop	m_up, m_down[2];
 	__u32		m_window[4];
 	__u64		cover[MB__N];
 	__u64		frames;
+	/* Where a pass spends its time (the 6.1 guest's budget): frames, configuration. */
+	__u64		ns_frames, ns_cfg, ncfg, ns_run, ns_snap, ns_slots, ns_model;
+	/* Slot reads stop after this much time (0: never), and frames checked without. */
+	__u64		slot_budget_ns, noslots;
 	unsigned	slow:1;		/* every slot and counter after every frame */
 	unsigned	stopped:1;	/* fz_run() stopped at the deadline */
 	time_t		deadline;	/* 0: none */
@@ -101,11 +107,19 @@ void fz_print_op(FILE *f, long i, const struct fz_op *op);
 
 /* fuzz_cmp.c: one frame's outcome against the model's (o); 1 and d filled if they differ. */
 int fz_snap(struct fz *z, struct fz_snap *s);
+void fz_inner_close(struct fz *z);
 int fz_check(struct fz *z, long at, int port, int verdict, const __u8 *out, __u32 olen,
 	     struct fz_snap *prev, struct fz_diff *d);
 
 /* fuzz_run.c */
 int fz_open(struct fz *z);
+/*
+ * x's program attached (generic, link down: no traffic) to a new veth
+ * called name: a program attached nowhere is added to the kernel's XDP
+ * dispatcher and removed again by every test_run, and a dispatcher update
+ * may wait for an RCU grace period (docs/datapath.md, the bench's ia_gen).
+ */
+int fz_keep_dispatched(struct ia_xdp *x, const char *name);
 /* The tail's programs of a mutated build (bpf/bpf.mk) take the place of the switch's. */
 int fz_load_mutant(struct fz *z, const char *obj);
 void fz_close(struct fz *z);
@@ -118,5 +132,7 @@ int fz_run(struct fz *z, const struct fz_op *ops, long n, struct fz_diff *d);
 void fz_shrink(struct fz *z, struct fz_op *ops, long *n, struct fz_diff *d, int budget);
 void fz_report(FILE *f, __u64 seed, const struct fz_op *ops, long n, const struct fz_diff *d);
 void fz_coverage(FILE *f, const struct fz *z);
+/* Frames per second and the time configuration took. */
+void fz_rate(FILE *f, const struct fz *z);
 
 #endif /* INAGG_TESTS_FUZZ_H */

@@ -7,6 +7,8 @@
  */
 #include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 #include <linux/bpf.h>
 
 #include "xdp.h"
@@ -77,9 +79,49 @@ static int cmp_counters(struct fz *z, const struct fz_snap *s, long at, struct f
 	} while (0)
 
 /* Slot idx of job (0: the tail pool), as far as the docs make it observable. */
+void fz_inner_close(struct fz *z)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (z->inner[i].id)
+			close(z->inner[i].fd);
+		z->inner[i].id = 0;
+	}
+}
+
+/*
+ * Slot idx of the slot array under key in ia_slots (a job's slot, or
+ * IA_TAIL_SLOT), through an fd kept while the array is the same map.
+ */
+static int slot_read(struct fz *z, __u32 key, __u32 idx, struct ia_slot *s)
+{
+	__u32 id, i;
+	int fd;
+
+	if (bpf_map_lookup_elem(z->slots_fd, &key, &id))
+		return -1;
+	for (i = 0; i < 3 && z->inner[i].id && z->inner[i].key != key; i++)
+		;
+	if (i == 3)
+		return -1;
+	if (z->inner[i].id != id) {
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			return -1;
+		if (z->inner[i].id)
+			close(z->inner[i].fd);
+		z->inner[i].key = key;
+		z->inner[i].id = id;
+		z->inner[i].fd = fd;
+	}
+	return bpf_map_lookup_elem(z->inner[i].fd, &idx, s);
+}
+
 static int cmp_slot(struct fz *z, __u32 job, int idx, long at, struct fz_diff *d)
 {
 	const struct m_slot *m;
+	struct ia_job_cfg cfg;
 	struct ia_slot s;
 	char where[24];
 	struct m_job *mj;
@@ -87,12 +129,13 @@ static int cmp_slot(struct fz *z, __u32 job, int idx, long at, struct fz_diff *d
 
 	if (job) {
 		mj = m_job_find(&z->m, job);
-		if (!mj || ia_xdp_slot_read(z->x, job, idx, &s))
+		if (!mj || bpf_map_lookup_elem(z->jobs_fd, &job, &cfg) ||
+		    slot_read(z, cfg.slot, idx, &s))
 			return 0;
 		m = &mj->slot[idx];
 		snprintf(where, sizeof(where), "job %u", job);
 	} else {
-		if ((__u32)idx >= z->m.tail || ia_xdp_tail_slot_read(z->x, idx, &s))
+		if ((__u32)idx >= z->m.tail || slot_read(z, IA_TAIL_SLOT, idx, &s))
 			return 0;
 		m = &z->m.pool[idx];
 		snprintf(where, sizeof(where), "pool");
@@ -165,11 +208,22 @@ static int accounting(int verdict, int port, const struct fz_snap *a, const stru
 	return 0;
 }
 
+static int cmp_slots(struct fz *z, long at, struct fz_diff *d);
+
+static __u64 mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
 int fz_check(struct fz *z, long at, int port, int verdict, const __u8 *out, __u32 olen,
 	     struct fz_snap *prev, struct fz_diff *d)
 {
 	const struct m_out *o = &z->o;
 	struct fz_snap cur;
+	__u64 t;
 	__u32 i;
 	int k;
 
@@ -183,11 +237,30 @@ int fz_check(struct fz *z, long at, int port, int verdict, const __u8 *out, __u3
 				return differ(d, at, "frame out: byte %u: datapath %#x, model %#x",
 					      i, out[i], o->frame[i]);
 	}
+	t = mono_ns();
 	if (fz_snap(z, &cur))
 		return differ(d, at, "counters unreadable");
+	z->ns_snap += mono_ns() - t;
 	if (cmp_counters(z, &cur, at, d) || accounting(verdict, port, prev, &cur, at, d))
 		return 1;
 	*prev = cur;
+	if (z->slot_budget_ns && z->ns_slots >= z->slot_budget_ns) {
+		z->noslots++;
+		return 0;
+	}
+	t = mono_ns();
+	k = cmp_slots(z, at, d);
+	z->ns_slots += mono_ns() - t;
+	return k;
+}
+
+/* The slots the frame touched, or every slot in slow mode. */
+static int cmp_slots(struct fz *z, long at, struct fz_diff *d)
+{
+	const struct m_out *o = &z->o;
+	__u32 i;
+	int k;
+
 	if (z->slow) {
 		for (i = 0; i < FZ_WINDOW; i++)
 			if (cmp_slot(z, FZ_BLUE, i, at, d) || cmp_slot(z, FZ_INA, i, at, d))

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * make fuzz: the differential fuzzer over many seeds (tests/model/fuzz.h).
- *   fuzz [-n FRAMES] [-s FIRST_SEED] [-l OPS_PER_SEED] [-S]
+ *   fuzz [-n FRAMES] [-s FIRST_SEED] [-l OPS_PER_SEED] [-S] [-t TREE_SEEDS]
+ * First the clean end-to-end runs over a tree of switches (tree.h), seeds
+ * FIRST_SEED.. FIRST_SEED + TREE_SEEDS - 1 (default 3); then
  * Runs seeds FIRST_SEED, FIRST_SEED + 1, ... of OPS_PER_SEED operations each
  * until FRAMES frames went through both, then prints the coverage of the
  * model's branches. A mismatch is shrunk and printed (seed, minimal
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "tree.h"
 
 int main(int argc, char **argv)
 {
@@ -23,16 +26,19 @@ int main(int argc, char **argv)
 	struct fz_diff d;
 	struct fz_op *ops;
 	time_t t0 = time(NULL);
-	int c, slow = 0;
+	int c, slow = 0, tseeds = 3;
+	struct ft_stats ts = {};
+	struct ft *t;
 
 	fz_tail_ppm = 300;	/* each a grace period or two: fewer than in make check */
 	fz_readd_ppm = 60;
-	while ((c = getopt(argc, argv, "n:s:l:S")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:l:St:")) != -1) {
 		switch (c) {
 		case 'n': frames = atol(optarg); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'l': len = atol(optarg); break;
 		case 'S': slow = 1; break;
+		case 't': tseeds = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: %s [-n frames] [-s seed] [-l ops] [-S]\n", argv[0]);
 			return 2;
@@ -42,6 +48,17 @@ int main(int argc, char **argv)
 	if (!ops || unshare(CLONE_NEWNET) || fz_open(&z)) {
 		fprintf(stderr, "fuzz: cannot set up the switch (root? BPF?)\n");
 		return 2;
+	}
+	if (tseeds && ft_open(&t)) {
+		fprintf(stderr, "fuzz: cannot set up the tree of switches\n");
+		return 2;
+	}
+	for (c = 0; c < tseeds; c++)
+		if (ft_run(t, seed + c, stdout, &ts))
+			return 1;
+	if (tseeds) {
+		ft_close(t);
+		ft_report(stdout, &ts, tseeds, (long)(time(NULL) - t0));
 	}
 	z.slow = slow;
 	while ((long)z.frames < frames) {
@@ -61,7 +78,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		seed++;
 	}
-	fz_coverage(stdout, &z);
+	if (z.frames)
+		fz_coverage(stdout, &z);
 	printf("# 0 mismatches: %llu frames, seeds %llu..%llu, %ld s\n",
 	       (unsigned long long)z.frames, (unsigned long long)(seed - seeds),
 	       (unsigned long long)(seed - 1), (long)(time(NULL) - t0));

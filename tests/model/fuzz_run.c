@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -247,6 +248,18 @@ static int reset(struct fz *z)
 	return 0;
 }
 
+int fz_keep_dispatched(struct ia_xdp *x, const char *name)
+{
+	char cmd[128];
+	int ifindex;
+
+	snprintf(cmd, sizeof(cmd), "ip link add %s type veth peer name %sp", name, name);
+	if (system(cmd))
+		return -EIO;
+	ifindex = if_nametoindex(name);
+	return ifindex ? ia_xdp_attach(x, ifindex, XDP_FLAGS_SKB_MODE) : -ENODEV;
+}
+
 int fz_open(struct fz *z)
 {
 	char cmd[160];
@@ -268,11 +281,12 @@ int fz_open(struct fz *z)
 	for (i = 0; i < FZ_NPORTS && !err; i++)
 		err = ia_xdp_port_add(z->x, z->port[i]);
 	z->prog = ia_xdp_prog_fd(z->x);
-	return err ?: reset(z);
+	return err ?: fz_keep_dispatched(z->x, "fzd") ?: reset(z);
 }
 
 void fz_close(struct fz *z)
 {
+	fz_inner_close(z);
 	if (z->jobs_fd >= 0)
 		close(z->jobs_fd);
 	if (z->slots_fd >= 0)
@@ -323,12 +337,40 @@ int fz_load_mutant(struct fz *z, const char *path)
 }
 
 /* One operation on both sides; for a frame, 1 if the outcomes differ. */
+static __u64 now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+static int apply_op(struct fz *z, long at, const struct fz_op *op, struct fz_snap *snap,
+		    struct fz_diff *d);
+
+/* One operation on both sides, timed. */
 static int apply(struct fz *z, long at, const struct fz_op *op, struct fz_snap *snap,
 		 struct fz_diff *d)
+{
+	__u64 t = now_ns();
+	int r = apply_op(z, at, op, snap, d);
+
+	if (op->kind == FZ_FRAME) {
+		z->ns_frames += now_ns() - t;
+	} else {
+		z->ns_cfg += now_ns() - t;
+		z->ncfg++;
+	}
+	return r;
+}
+
+static int apply_op(struct fz *z, long at, const struct fz_op *op, struct fz_snap *snap,
+		    struct fz_diff *d)
 {
 	static __u8 in[M_FRAME_MAX + 64], out[4096];
 	int len, err, ifindex, b;
 	struct xdp_md md = {};
+	__u64 t;
 	LIBBPF_OPTS(bpf_test_run_opts, o);
 
 	if (op->kind == FZ_TAIL) {
@@ -352,13 +394,17 @@ static int apply(struct fz *z, long at, const struct fz_op *op, struct fz_snap *
 	o.data_size_out = sizeof(out);
 	o.ctx_in = &md;
 	o.ctx_size_in = sizeof(md);
+	t = now_ns();
 	err = bpf_prog_test_run_opts(z->prog, &o);
+	z->ns_run += now_ns() - t;
 	if (err) {
 		d->at = at;
 		snprintf(d->what, sizeof(d->what), "test_run failed: %d", err);
 		return 1;
 	}
+	t = now_ns();
 	m_rx(&z->m, ifindex, in, len, &z->o);
+	z->ns_model += now_ns() - t;
 	z->frames++;
 	for (b = 0; b < MB__N; b++)
 		if (z->o.branches >> b & 1)
@@ -447,6 +493,20 @@ void fz_report(FILE *f, __u64 seed, const struct fz_op *ops, long n, const struc
 	for (i = 0; i < n; i++)
 		fz_print_op(f, i, &ops[i]);
 	fflush(f);	/* the harness's child exits without flushing */
+}
+
+void fz_rate(FILE *f, const struct fz *z)
+{
+	fprintf(f, "# %llu frames in %.1f s (%.0f frames/s; test_run %.1f s, model %.1f s, "
+		"counters %.1f s, slots %.1f s); %llu configuration changes in %.1f s\n",
+		(unsigned long long)z->frames, z->ns_frames / 1e9,
+		z->ns_frames ? z->frames / (z->ns_frames / 1e9) : 0.0, z->ns_run / 1e9,
+		z->ns_model / 1e9, z->ns_snap / 1e9, z->ns_slots / 1e9,
+		(unsigned long long)z->ncfg, z->ns_cfg / 1e9);
+	if (z->noslots)
+		fprintf(f, "# slot budget spent: the last %llu frames compared without their slots\n",
+			(unsigned long long)z->noslots);
+	fflush(f);
 }
 
 void fz_coverage(FILE *f, const struct fz *z)

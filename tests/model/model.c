@@ -4,6 +4,8 @@
  * order of docs/datapath.md's table, red forwarding, blue head slots,
  * results down and a blue switch's answers. Written from the docs; where
  * they were silent the docs were completed first ("Reference model").
+ * Each rule cites the sentence of docs/datapath.md (DP) or docs/memory.md
+ * (MEM) it implements, by section.
  */
 #include <string.h>
 #include <linux/bpf.h>
@@ -80,6 +82,7 @@ int m_job_add(struct m_switch *sw, __u32 id, __u32 role, __u32 window, __u32 bas
 				j = &sw->job[i];
 	if (!j || n > M_MAX_MEMBERS || window > M_MAX_WINDOW || ndown > M_MAX_PORTS)
 		return -1;
+	/* DP "Maps": "A job's counters are zeroed when it is added". */
 	memset(j, 0, sizeof(*j));
 	j->used = true;
 	j->id = id;
@@ -87,6 +90,9 @@ int m_job_add(struct m_switch *sw, __u32 id, __u32 role, __u32 window, __u32 bas
 	j->window = window;
 	j->base = base;
 	j->self_id = self_id;
+	/*
+	 * MEM "Tail aggregation": "A tag carries the job's generation too" (no two adds share it).
+	 */
 	j->gen = ++sw->gen;
 	j->n = n;
 	memcpy(j->mem, mem, n * sizeof(*mem));
@@ -105,6 +111,7 @@ int m_job_del(struct m_switch *sw, __u32 id)
 	if (!j)
 		return -1;
 	j->used = false;
+	/* MEM "Loader API for the tail": "ia_xdp_job_del() of a lending job withdraws its lend." */
 	for (i = 0; i < sw->nlend; i++)
 		if (sw->lend[i].job != id)
 			sw->lend[k++] = sw->lend[i];
@@ -115,6 +122,10 @@ int m_job_del(struct m_switch *sw, __u32 id)
 void m_tail_set(struct m_switch *sw, __u32 slots, bool age_old, __u32 nlend,
 		const struct m_lend *lend)
 {
+	/*
+	 * MEM "Loader API for the tail": "A changed T creates a new, empty pool ...; the same T
+	 * keeps it".
+	 */
 	if (slots != sw->tail)
 		memset(sw->pool, 0, sizeof(sw->pool));
 	sw->tail = slots;
@@ -163,6 +174,10 @@ static int send_up(struct m_switch *sw, struct m_pkt *k, __u8 flags)
 {
 	int up = m_port_index(sw, k->j->up.ifindex);
 
+	/*
+	 * DP "Counters": "Port tx counts every message the datapath sent out of
+	 * the port"; recovery_tx: "upward messages flagged RETX or REEMIT, ... sent".
+	 */
 	m_cnt(k, IA_C_TX);
 	m_pcnt(sw, up, IA_C_TX);
 	if (flags & IA_F_RECOVERY) {
@@ -174,6 +189,10 @@ static int send_up(struct m_switch *sw, struct m_pkt *k, __u8 flags)
 	return XDP_REDIRECT;
 }
 
+/*
+ * DP "Red": "redirected to the job's up port with only the Ethernet addresses rewritten
+ * (forwarded)".
+ */
 int m_forward_up(struct m_switch *sw, struct m_pkt *k)
 {
 	m_cnt(k, IA_C_FWD);
@@ -184,6 +203,11 @@ int m_send_aggregate(struct m_switch *sw, struct m_pkt *k, __u32 nworkers, __u8 
 {
 	__u8 *f = k->o->frame;
 
+	/*
+	 * DP "Blue": "rewritten into the aggregate (type AGG, sender = switch id,
+	 * nworkers = sum, ..., addresses toward the parent)"; DP "Wire format":
+	 * "Switches rewrite payloads and addresses, so they send UDP checksum 0".
+	 */
 	f[F_TYPE] = IA_MSG_AGG;
 	m_put32(f + F_SENDER, k->j->self_id);
 	m_put32(f + F_NWORKERS, nworkers);
@@ -226,8 +250,18 @@ static int answer(struct m_switch *sw, struct m_pkt *k, const struct m_slot *s)
 	for (i = 0; i < k->j->ndown; i++)
 		if (k->j->down[i].ifindex == k->ifindex)
 			d = &k->j->down[i];
+	/*
+	 * DP "Blue": "A port with no down hop of the job gets no answer: the resend is drop_type".
+	 */
 	if (!d)
 		return m_drop(sw, k, IA_C_DROP_TYPE, MB_DROP_TYPE);
+	/*
+	 * DP "Blue": "The answer has sender = this switch's id, nworkers and
+	 * MARK/COLL of the held result, and RETX; Ethernet addresses of the job's
+	 * down hop on that port, IP source = the message's destination, IP
+	 * destination = the hop's worker address if configured, else the
+	 * message's source"; counted answered and tx.
+	 */
 	M_BR(k, MB_BLUE_ANSWER);
 	out_sums(k, s);
 	f[F_TYPE] = IA_MSG_RESULT;
@@ -258,28 +292,48 @@ static int blue_up(struct m_switch *sw, struct m_pkt *k, const struct m_member *
 	struct m_slot *s;
 	__u32 i;
 
+	/* DP table: "a set trailer (IA_F_SET) to a blue job, dense or sparse": drop_set. */
 	if (flags & IA_F_SET)
 		return m_drop(sw, k, IA_C_DROP_SET, MB_DROP_SET);
+	/* DP "Blue": "chunk seq uses slot seq % window of the job's slot array". */
 	s = &j->slot[k->seq % j->window];
 	m_touch(k, j->id, k->seq % j->window);
+	/*
+	 * MEM "Tail aggregation", flushes: "when an INA chunk needs its head slot and a PS partial
+	 * aggregate sits there".
+	 */
 	if (s->state == IA_SLOT_TAIL)
 		return m_evict(sw, k, m, s);
 	if ((s->state == IA_SLOT_DONE || s->state == IA_SLOT_OPEN) && s->seq == k->seq) {
+		/* DP table: drop_nelem: "or not the chunk's nelem". */
 		if (s->nelem != k->nelem)
 			return m_drop(sw, k, IA_C_DROP_NELEM, MB_BLUE_NELEM);
 		if (s->state == IA_SLOT_DONE) {
+			/* DP "Blue": "the retransmission is answered with it (answered)". */
 			if (s->held)
 				return answer(sw, k, s);
+			/*
+			 * DP "Blue": "the stored aggregate sent up again with REEMIT set
+			 * (reemitted)".
+			 */
 			M_BR(k, MB_BLUE_REEMIT);
 			out_sums(k, s);
 			m_cnt(k, IA_C_REEMIT);
 			return m_send_aggregate(sw, k, s->nworkers, s->flags | IA_F_REEMIT);
 		}
+		/*
+		 * DP "Blue": "a member already in the bitmap is a duplicate (duplicates, dropped)".
+		 */
 		if (s->seen & 1ULL << bit) {
 			M_BR(k, MB_BLUE_DUP);
 			m_cnt(k, IA_C_DUP);
 			return XDP_DROP;
 		}
+	/*
+	 * DP "Blue": "slot EMPTY and seq - base_seq < window (the first window),
+	 * or slot DONE holding seq - window: the slot is (re)claimed for seq, its
+	 * member bitmap cleared"; "anything else ... is drop_window".
+	 */
 	} else if ((s->state == IA_SLOT_EMPTY && k->seq - j->base < j->window) ||
 		   (s->state == IA_SLOT_DONE && k->seq == s->seq + j->window)) {
 		m_slot_open(s, k->seq, k->nelem);
@@ -287,6 +341,11 @@ static int blue_up(struct m_switch *sw, struct m_pkt *k, const struct m_member *
 	} else {
 		return m_drop(sw, k, IA_C_DROP_WINDOW, MB_DROP_WINDOW);
 	}
+	/*
+	 * DP "Blue": "otherwise its payload is added (aggregated)"; "flags = MARK
+	 * if any contribution had it"; DP "Overflow": "Every sum is computed
+	 * modulo 2^32".
+	 */
 	s->seen |= 1ULL << bit;
 	s->nworkers += m->nworkers;
 	s->flags |= flags & IA_F_MARK;
@@ -298,6 +357,10 @@ static int blue_up(struct m_switch *sw, struct m_pkt *k, const struct m_member *
 		M_BR(k, MB_BLUE_ADD);
 		return XDP_DROP;
 	}
+	/*
+	 * DP "Blue": "when the number of distinct members reaches expected ...
+	 * (emitted); the slot becomes DONE and keeps the sum".
+	 */
 	M_BR(k, MB_BLUE_EMIT);
 	s->state = IA_SLOT_DONE;
 	out_sums(k, s);
@@ -316,6 +379,12 @@ static int result_in(struct m_switch *sw, struct m_pkt *k)
 	if (k->ifindex != j->up.ifindex)
 		return m_drop(sw, k, IA_C_DROP_TYPE, MB_DROP_TYPE);
 	if (j->role == IA_ROLE_BLUE && !(flags & IA_F_NACK)) {
+		/*
+		 * DP "Results down": "copied into its chunk's slot if that slot is
+		 * DONE for the chunk with the same nelem and holds no result yet
+		 * (ia_slot.held, its nworkers and MARK/COLL flags kept beside)";
+		 * "A NACK is not held."
+		 */
 		s = &j->slot[k->seq % j->window];
 		m_touch(k, j->id, k->seq % j->window);
 		if (s->state == IA_SLOT_DONE && s->seq == k->seq && s->nelem == k->nelem &&
@@ -328,6 +397,12 @@ static int result_in(struct m_switch *sw, struct m_pkt *k)
 			s->flags = flags & (IA_F_MARK | IA_F_COLL);
 		}
 	}
+	/*
+	 * DP "Results down": "A RESULT arriving on the job's up port is broadcast"
+	 * (else drop_type: "A RESULT is checked for its direction only"); DP
+	 * "Counters": results, and results_extra for "answers to resends, flagged
+	 * RETX, ... and NACKs".
+	 */
 	M_BR(k, MB_RESULT_DOWN);
 	m_pcnt(sw, k->pi, IA_C_RESULT);
 	m_cnt(k, IA_C_RESULT);
@@ -344,6 +419,13 @@ static int classify(struct m_switch *sw, struct m_pkt *k, __u32 len)
 	const __u8 *f = k->o->frame;
 	__u32 ihl, n, t, u;
 
+	/*
+	 * DP "Switch behaviour", "Precisely": "a frame of fewer than 42 bytes
+	 * (Ethernet, IPv4, UDP), not EtherType IPv4, not IP version 4, not UDP, or
+	 * whose UDP destination port (after any IP options) is not 9430 is not
+	 * inagg's; so is one whose IP header length is below 5 words or whose
+	 * options leave no room for the UDP header": passed, counted on the port.
+	 */
 	if (len < F_VER || m_get16(f + 12) != 0x0800 || f[F_IP + 9] != 17 ||
 	    f[F_IP] >> 4 != 4)
 		goto pass;
@@ -351,9 +433,18 @@ static int classify(struct m_switch *sw, struct m_pkt *k, __u32 len)
 	u = F_IP + 4 * ihl;	/* the UDP header, after any options */
 	if (ihl < 5 || u + 8 > len || m_get16(f + u + 2) != IA_UDP_PORT)
 		goto pass;
+	/* "Everything else is inagg's, counted as received (rx) on the port". */
 	m_pcnt(sw, k->pi, IA_C_RX);
+	/*
+	 * "drop_short for IP options or a fragment (MF or an offset) or a frame that ends before
+	 * the payload".
+	 */
 	if (ihl != 5 || (m_get16(f + F_IP_FRAG) & 0x3fff) || len < F_PL)
 		return m_drop(sw, k, IA_C_DROP_SHORT, MB_DROP_SHORT);
+	/*
+	 * "drop_version"; "drop_nelem for nelem and the UDP and IP lengths (a trailer counted when
+	 * IA_F_SET is set)".
+	 */
 	if (f[F_VER] != IA_VERSION)
 		return m_drop(sw, k, IA_C_DROP_VERSION, MB_DROP_VERSION);
 	n = m_get16(f + F_NELEM);
@@ -361,6 +452,10 @@ static int classify(struct m_switch *sw, struct m_pkt *k, __u32 len)
 	if (!n || n > IA_MAX_ELEMS || m_get16(f + F_UDP_LEN) != IA_UDP_LEN(n) + t ||
 	    m_get16(f + F_IP_LEN) != 20 + IA_UDP_LEN(n) + t)
 		return m_drop(sw, k, IA_C_DROP_NELEM, MB_DROP_NELEM);
+	/*
+	 * "drop_short for a frame that ends before its payload (and trailer); drop_job; the job's
+	 * rx".
+	 */
 	if (len < IA_FRAME_LEN(n) + t)
 		return m_drop(sw, k, IA_C_DROP_SHORT, MB_DROP_SHORT);
 	k->nelem = n;
@@ -383,11 +478,19 @@ static const struct m_member *member_of(struct m_switch *sw, struct m_pkt *k, in
 	__u32 id = m_get32(f + F_SENDER), i;
 	const struct m_member *m = NULL;
 
+	/*
+	 * DP "Precisely": "An upward message: drop_type (not CONTRIB or AGG, or from the up port)".
+	 */
 	if ((f[F_TYPE] != IA_MSG_CONTRIB && f[F_TYPE] != IA_MSG_AGG) ||
 	    k->ifindex == k->j->up.ifindex) {
 		*v = m_drop(sw, k, IA_C_DROP_TYPE, MB_DROP_TYPE);
 		return NULL;
 	}
+	/*
+	 * "drop_member (a PS job's flushed partial, IA_F_SET, may carry its set's
+	 * nworkers instead of the member's)"; "only where the job is tail: a red
+	 * switch compares the member's own".
+	 */
 	for (i = 0; i < k->j->n && !m; i++)
 		if (k->j->mem[i].id == id) {
 			m = &k->j->mem[i];
@@ -399,6 +502,10 @@ static const struct m_member *member_of(struct m_switch *sw, struct m_pkt *k, in
 		return NULL;
 	}
 	if (f[F_FLAGS] & IA_F_RECOVERY) {
+		/*
+		 * DP: "recovery_rx is counted for a member's message flagged RETX or REEMIT once
+		 * the sender passed its checks".
+		 */
 		m_pcnt(sw, k->pi, IA_C_RECOVERY_RX);
 		m_cnt(k, IA_C_RECOVERY_RX);
 	}
@@ -427,6 +534,10 @@ void m_rx(struct m_switch *sw, int ifindex, const __u8 *frame, __u32 len, struct
 	m = member_of(sw, &k, &bit, &v);
 	if (!m)
 		goto out;
+	/*
+	 * DP "Switch behaviour": "A job's role on a switch is red (forward), blue (its head slots)
+	 * or tail".
+	 */
 	if (k.j->role == IA_ROLE_TAIL)
 		v = m_tail_up(sw, &k, m);
 	else if (k.j->role == IA_ROLE_BLUE)

@@ -2,10 +2,12 @@
 # The datapath's reference model and differential fuzzer (tests/model/, docs/datapath.md
 # "Reference model"). Included by the top-level Makefile.
 #   tests/bpf/xdp_fuzz   make check: fixed seeds, a few seconds, and the mutant found
-#   make fuzz            >= 10 million frames over varied seeds, coverage table
+#   make fuzz            clean runs over a tree of three switches (fuzz_tree.c, 3 seeds),
+#                        then >= 10 million frames over varied seeds, coverage table
 
 MODEL_OBJS := $(patsubst %.c,$(BUILD)/%.o,tests/model/model.c tests/model/model_tail.c \
-	      tests/model/fuzz_gen.c tests/model/fuzz_cmp.c tests/model/fuzz_run.c)
+	      tests/model/fuzz_gen.c tests/model/fuzz_cmp.c tests/model/fuzz_run.c \
+	      tests/model/fuzz_tree.c)
 $(MODEL_OBJS): CFLAGS += -Itests/model
 
 # A deliberately wrong datapath: the tail's programs with a duplicate left uncounted
