@@ -257,7 +257,7 @@ int fz_keep_dispatched(struct ia_xdp *x, const char *name)
 	if (system(cmd))
 		return -EIO;
 	ifindex = if_nametoindex(name);
-	return ifindex ? ia_xdp_attach(x, ifindex, XDP_FLAGS_SKB_MODE) : -ENODEV;
+	return ifindex ? ia_xdp_attach(x, ifindex, XDP_FLAGS_SKB_MODE, NULL, 0) : -ENODEV;
 }
 
 int fz_open(struct fz *z)

@@ -421,7 +421,7 @@ static int job_add(struct ft *t, int s, __u32 job)
 	mup.daddr = j.up.daddr;
 	if (m_job_add(&t->m[s], job, j.role, j.window, 0, j.self_id, n, m, &mup, nd, mdown))
 		return -EINVAL;
-	return ia_xdp_job_add(t->x[s], &j);
+	return ia_xdp_job_add(t->x[s], &j, NULL, 0);
 }
 
 static int tail_set(struct ft *t, int s, __u32 pool, int old, __u32 lend)
@@ -434,7 +434,7 @@ static int tail_set(struct ft *t, int s, __u32 pool, int old, __u32 lend)
 		lend = 0;
 	tl.nlend = !!lend;
 	m_tail_set(&t->m[s], pool, old, !!lend, &ml);
-	return ia_xdp_tail_set(t->x[s], &tl);
+	return ia_xdp_tail_set(t->x[s], &tl, NULL, 0);
 }
 
 static int cmp_counters(struct ft *t, int ph)
@@ -603,7 +603,7 @@ int ft_open(struct ft **out)
 	/* Every switch has the same four ports: test_run sends nothing, the harness routes. */
 	for (s = 0; s < NSW && !err; s++) {
 		m_init(&t->m[s]);
-		err = ia_xdp_open(NULL, &t->x[s]);
+		err = ia_xdp_open(NULL, &t->x[s], NULL, 0);
 		for (i = 0; i < NPORTS && !err; i++)
 			err = ia_xdp_port_add(t->x[s], t->port[i]) ?:
 			      m_port_add(&t->m[s], t->port[i]);
