@@ -13,7 +13,7 @@
 #include "kselftest_harness.h"
 #include "host.h"
 #include "host_io.h"
-#include "host_rig.h"
+#include "../unit/host_rig.h"
 
 #define JOB	44
 #define NE	4
