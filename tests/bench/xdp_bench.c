@@ -154,14 +154,6 @@ static int rig(void)
 	return 0;
 }
 
-/*
- * Live: members bound to the generator's port and address (docs/security.md),
- * as inaggd places them, so the figures include the check. Not in test_run,
- * whose frames come in by no port of the switch.
- */
-static struct ia_xdp_bind live_bind[FANIN];
-static bool bind_live;
-
 static int job1(__u32 id, enum ia_role role, __u32 window)
 {
 	struct ia_sender m[FANIN];
@@ -178,10 +170,7 @@ static int job1(__u32 id, enum ia_role role, __u32 window)
 		m[i].id = i;
 		m[i].nworkers = 1;
 		sets[i] = 1ull << i;	/* tail: worker i has rank i */
-		live_bind[i] = (struct ia_xdp_bind){ s0, inet_addr("10.88.0.1") };
 	}
-	if (bind_live)
-		j.bind = live_bind;
 	parse_mac("02:00:00:00:03:00", j.up.smac);
 	parse_mac("02:00:00:00:04:00", j.up.dmac);
 	ia_xdp_job_del(sw, id);
@@ -849,7 +838,6 @@ int main(int argc, char **argv)
 	struct frame_spec f = {
 		.saddr = inet_addr("10.88.0.1"), .daddr = inet_addr("10.88.0.2"),
 		.type = IA_MSG_CONTRIB, .job = JOB, .nworkers = 1, .nelem = IA_MAX_ELEMS,
-		.sport = IA_UDP_PORT,	/* what a bound member sends from */
 	};
 	__s32 vals[IA_MAX_ELEMS];
 	struct ia_counters jc;
@@ -939,7 +927,6 @@ int main(int argc, char **argv)
 		err = 0;
 		goto out;
 	}
-	bind_live = true;
 	/* Live over veth: every DUT on CPU 0 alone, then on both CPUs. */
 	if (argc < 2 || strcmp(argv[1], "-s")) {	/* -s: the split rig only */
 		if (live_all(1, r1) || live_all(2, r2))
