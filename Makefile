@@ -16,7 +16,7 @@ CFLAGS	?= -O2 -g
 CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	   -D_GNU_SOURCE -Iinclude -I$(BUILD)
 LDLIBS	+= -ljson-c -lbpf -lelf -lz -lmnl -lpthread -lm
-TEST_LAYERS := unit bpf net py kmod
+TEST_LAYERS := unit bpf net sec py kmod
 
 include user/lib/lib.mk
 LIB	 := $(BUILD)/libinagg.a

@@ -10,10 +10,9 @@
 
 #include "dp_send.h"
 
+/* A result result_from_up() let in: counted and broadcast. */
 static __always_inline int result_in(struct ia_pkt *k)
 {
-	if (k->ctx->ingress_ifindex != k->cfg->up_ifindex)
-		return drop(k->p, k->j, IA_C_DROP_TYPE);
 	ctr(k->p, IA_C_RESULT);
 	ctr(k->j, IA_C_RESULT);
 	/* Results minus these are the chunks the job completed (inagg stats show). */

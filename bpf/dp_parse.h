@@ -180,11 +180,40 @@ static __always_inline struct ia_member *up_member(struct ia_pkt *k, int *verdic
 		*verdict = drop(k->p, k->j, IA_C_DROP_MEMBER);
 		return NULL;
 	}
+	/*
+	 * A member is a place, not a number: its id from another port, or on a
+	 * host's port from another address or UDP port, is a tenant's forgery.
+	 * Checked here, before any role's work, so the drop ends the path early.
+	 */
+	if ((m->ifindex && m->ifindex != k->ctx->ingress_ifindex) ||
+	    (m->saddr && (m->saddr != k->ip->saddr ||
+			  k->udp->source != bpf_htons(IA_UDP_PORT)))) {
+		*verdict = drop(k->p, k->j, IA_C_DROP_PORT);
+		return NULL;
+	}
 	if (h->flags & IA_F_RECOVERY) {
 		ctr(k->p, IA_C_RECOVERY_RX);
 		ctr(k->j, IA_C_RECOVERY_RX);
 	}
 	return m;
+}
+
+/*
+ * A downward message (RESULT) of the job: IA_OURS if it came in by the
+ * job's up port (else drop_type) and, where the loader gave the PS's
+ * address, from that address and IA_UDP_PORT, a port an unprivileged
+ * process cannot bind while the PS holds it (else drop_port). Checked
+ * before anything holds it.
+ */
+static __always_inline int result_from_up(struct ia_pkt *k)
+{
+	__be32 ps = k->cfg->ps_addr;
+
+	if (k->ctx->ingress_ifindex != k->cfg->up_ifindex)
+		return drop(k->p, k->j, IA_C_DROP_TYPE);
+	if (ps && (k->ip->saddr != ps || k->udp->source != bpf_htons(IA_UDP_PORT)))
+		return drop(k->p, k->j, IA_C_DROP_PORT);
+	return IA_OURS;
 }
 
 #endif /* INAGG_DP_PARSE_H */

@@ -76,6 +76,10 @@ int ia_xdp(struct xdp_md *ctx)
 	if (v != IA_OURS)
 		return v;
 	if (k.h->type == IA_MSG_RESULT) {
+		/* Checked before a blue switch holds it: a forged result is never served. */
+		v = result_from_up(&k);
+		if (v != IA_OURS)
+			return v;
 		/* A blue switch keeps it for its members' resends first (ia_hold). */
 		if (k.cfg->role == IA_ROLE_BLUE)
 			bpf_tail_call(ctx, &ia_progs, IA_PROGS_HOLD);
@@ -94,7 +98,8 @@ int ia_xdp(struct xdp_md *ctx)
 }
 
 /*
- * Tail-called by ia_xdp (ia_progs) with a result for a blue job: held in
+ * Tail-called by ia_xdp (ia_progs) with a result for a blue job, from where
+ * results come (result_from_up(), checked there): held in
  * its chunk's slot (head_hold()), then sent down. Its own program: on 6.1
  * the element loop took ia_xdp past the verifier's budget.
  */

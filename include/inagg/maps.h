@@ -85,6 +85,8 @@ struct ia_job_cfg {
 	__u64	full;		/* tail: member set of a complete aggregate here (all ranks below) */
 	__u32	sparse_nann;	/* IA_JOB_F_SPARSE: announcement chunks (bpf/dp_sparse.h) */
 	__u32	gen;		/* tail: this add of the job id (loader); its tail tags carry it */
+	__be32	ps_addr;	/* results only from this source (and IA_UDP_PORT); 0: any */
+	__u32	rsvd;
 };
 
 /*
@@ -139,6 +141,13 @@ struct ia_member {
 	__u32	index;		/* bit in ia_slot.seen, < expected */
 	__u32	nworkers;	/* a message from this sender must carry this nworkers */
 	__u64	set;		/* tail: ranks its messages may carry (wire.h, struct ia_set) */
+	/*
+	 * Where the member was placed (docs/security.md): its messages come in
+	 * only by port ifindex and, on a host's port, only from source address
+	 * saddr and UDP port IA_UDP_PORT; else drop_port. 0: not bound.
+	 */
+	__u32	ifindex;
+	__be32	saddr;
 };
 
 /*
@@ -301,6 +310,7 @@ enum ia_ctr {
 	IA_C_DROP_WINDOW,	/* chunk outside the slot's window */
 	IA_C_DROP_SET,		/* member set empty, or not within the sender's */
 	IA_C_TAIL_BYPASS,	/* IA_F_BYPASS passed, never aggregated (docs/cc.md) */
+	IA_C_DROP_PORT,		/* a member's id from a port or address it was not placed on */
 	IA_C__COUNT,
 };
 

@@ -171,7 +171,7 @@ static __u64 sum_drops(const __u64 *c)
 
 	for (k = IA_C_DROP_SHORT; k <= IA_C_DROP_SET; k++)
 		n += c[k];
-	return n;
+	return n + c[IA_C_DROP_PORT];
 }
 
 /*

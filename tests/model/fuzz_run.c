@@ -47,6 +47,31 @@ static int ifindex_of(const struct fz *z, int port)
 	return port < FZ_NPORTS ? z->port[port] : 1;	/* lo: no port of the switch */
 }
 
+/*
+ * Places (docs/security.md): the red job's members are bound to ports 1
+ * and 2 (the generator sends from either, so half is drop_port), its
+ * results to the PS's address, which the generator's frames never carry
+ * with IA_UDP_PORT. The other jobs stay unbound. j NULL: the model's only.
+ */
+static void job_bind(struct fz *z, int i, struct ia_xdp_job *j, struct ia_xdp_bind *b)
+{
+	struct m_job *mj = m_job_find(&z->m, jobs[i].id);
+	__u32 k;
+
+	if (jobs[i].id != FZ_RED || !mj)
+		return;
+	for (k = 0; k < jobs[i].n; k++) {
+		mj->mem[k].ifindex = z->port[1 + k % 2];
+		if (j)
+			b[k] = (struct ia_xdp_bind){ .ifindex = mj->mem[k].ifindex };
+	}
+	mj->ps_addr = IP_PS;
+	if (j) {
+		j->bind = b;
+		j->ps_addr = IP_PS;
+	}
+}
+
 /* Job i on both sides: up by port 0, results to ports 1 (its own address) and 2 (kept). */
 static int job_add(struct fz *z, int i)
 {
@@ -54,6 +79,7 @@ static int job_add(struct fz *z, int i)
 	struct ia_xdp_hop down[2] = {};
 	struct m_hop mup = {}, mdown[2] = {};
 	__u64 sets[M_MAX_MEMBERS];
+	struct ia_xdp_bind b[M_MAX_MEMBERS];
 	struct ia_xdp_job j = {
 		.id = jobs[i].id, .role = jobs[i].role, .self_id = FZ_SELF,
 		.nmembers = jobs[i].n, .members = s, .ndown = 2, .down = down,
@@ -96,6 +122,7 @@ static int job_add(struct fz *z, int i)
 	if (m_job_add(&z->m, j.id, j.role, j.window, 0, FZ_SELF, jobs[i].n, jobs[i].m, &mup,
 		      2, mdown))
 		return -EINVAL;
+	job_bind(z, i, &j, b);
 	return ia_xdp_job_add(z->x, &j, NULL, 0);
 }
 
@@ -222,6 +249,7 @@ static int reset(struct fz *z)
 		else
 			err = m_job_add(&z->m, jobs[i].id, jobs[i].role, z->m_window[i], 0,
 					FZ_SELF, jobs[i].n, jobs[i].m, &z->m_up, 2, z->m_down);
+		job_bind(z, i, NULL, NULL);
 	}
 	if (!err && z->jobs_fd >= 0)
 		err = slots_clear(z, FZ_BLUE, FZ_WINDOW) ?: slots_clear(z, FZ_INA, FZ_WINDOW);

@@ -8,6 +8,7 @@
  * (MEM) it implements, by section.
  */
 #include <string.h>
+#include <arpa/inet.h>
 #include <linux/bpf.h>
 
 #include "model_int.h"
@@ -31,6 +32,7 @@ const char *const m_branch_name[MB__N] = {
 	[MB_TAIL_HEAD_FREE] = "tail claims a lent DONE slot",
 	[MB_EVICT_FLUSH] = "eviction flush", [MB_EVICT_LOST] = "eviction, partial dropped",
 	[MB_EVICT_DISCARD_GEN] = "eviction of a gone generation",
+	[MB_DROP_PORT] = "drop_port",
 };
 
 void m_init(struct m_switch *sw)
@@ -368,6 +370,22 @@ static int blue_up(struct m_switch *sw, struct m_pkt *k, const struct m_member *
 	return m_send_aggregate(sw, k, s->nworkers, s->flags);
 }
 
+/*
+ * docs/security.md: a member only from its place (port; a host's address
+ * and UDP port), a result only from the PS's address and UDP port. 0 if
+ * the frame comes from where it may, else the drop (drop_port).
+ */
+static int m_placed(struct m_switch *sw, struct m_pkt *k, const struct m_member *m)
+{
+	const __u8 *f = k->o->frame;
+	__be32 saddr = htonl(m_get32(f + F_SADDR)), want = m ? m->saddr : k->j->ps_addr;
+	bool port_ok = !m || !m->ifindex || m->ifindex == k->ifindex;
+
+	if (port_ok && (!want || (saddr == want && m_get16(f + F_IP + 20) == IA_UDP_PORT)))
+		return 0;
+	return m_drop(sw, k, IA_C_DROP_PORT, MB_DROP_PORT);
+}
+
 /* A result from the up port: a blue switch holds it in its DONE slot, then it goes down. */
 static int result_in(struct m_switch *sw, struct m_pkt *k)
 {
@@ -378,6 +396,8 @@ static int result_in(struct m_switch *sw, struct m_pkt *k)
 
 	if (k->ifindex != j->up.ifindex)
 		return m_drop(sw, k, IA_C_DROP_TYPE, MB_DROP_TYPE);
+	if (m_placed(sw, k, NULL))
+		return XDP_DROP;
 	if (j->role == IA_ROLE_BLUE && !(flags & IA_F_NACK)) {
 		/*
 		 * DP "Results down": "copied into its chunk's slot if that slot is
@@ -499,6 +519,10 @@ static const struct m_member *member_of(struct m_switch *sw, struct m_pkt *k, in
 	if (!m || (m->nworkers != m_get32(f + F_NWORKERS) &&
 		   !(f[F_FLAGS] & IA_F_SET && k->j->role == IA_ROLE_TAIL))) {
 		*v = m_drop(sw, k, IA_C_DROP_MEMBER, MB_DROP_MEMBER);
+		return NULL;
+	}
+	if (m_placed(sw, k, m)) {
+		*v = XDP_DROP;
 		return NULL;
 	}
 	if (f[F_FLAGS] & IA_F_RECOVERY) {

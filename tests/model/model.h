@@ -41,6 +41,8 @@ struct m_member {
 	__u32	id;
 	__u32	nworkers;
 	__u64	set;		/* tail jobs: the ranks it may carry */
+	int	ifindex;	/* placed on this port (0: not bound) */
+	__be32	saddr;		/* a host's port: from this address and IA_UDP_PORT (0: any) */
 };
 
 /* A slot as the docs describe it: the head's part and, under a PS tag, the tail's. */
@@ -65,6 +67,7 @@ struct m_job {
 	__u32	n;
 	struct m_member mem[M_MAX_MEMBERS];
 	struct m_hop up;
+	__be32	ps_addr;	/* results only from this address and IA_UDP_PORT (0: any) */
 	__u32	ndown;
 	struct m_hop down[M_MAX_PORTS];
 	struct m_slot slot[M_MAX_WINDOW];
@@ -100,6 +103,7 @@ enum m_branch {
 	MB_TAIL_OVERLAP, MB_TAIL_COLL, MB_TAIL_FLUSH, MB_TAIL_DISCARD, MB_TAIL_DISCARD_GEN,
 	MB_TAIL_RETX, MB_TAIL_BYPASS, MB_TAIL_FULL, MB_TAIL_NODIR, MB_TAIL_NELEM,
 	MB_TAIL_HEAD_FREE, MB_EVICT_FLUSH, MB_EVICT_LOST, MB_EVICT_DISCARD_GEN,
+	MB_DROP_PORT,
 	MB__N
 };
 

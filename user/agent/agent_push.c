@@ -174,13 +174,47 @@ static int hop_parse(json_object *o, struct ia_xdp_hop *h, char *why, size_t why
 	return 0;
 }
 
-/* The request as ia_xdp_job_add() takes it; members and down are allocated. */
+/*
+ * Member i's place, [id, nworkers, port, address] (address: a host's port
+ * only): the port by name here. The binding array is allocated on first use.
+ */
+static int bind_parse(json_object *e, struct ia_xdp_job *cfg, size_t i, size_t n, char *why,
+		      size_t whylen)
+{
+	const char *port = json_object_get_string(json_object_array_get_idx(e, 2));
+	json_object *a = json_object_array_get_idx(e, 3);
+	struct ia_xdp_bind *b = (struct ia_xdp_bind *)cfg->bind;
+	struct in_addr in;
+	int ret;
+
+	if (!b) {
+		b = calloc(n, sizeof(*b));
+		if (!b)
+			return ia_fail(why, whylen, -ENOMEM, "out of memory");
+		cfg->bind = b;
+	}
+	if (!port || strlen(port) >= IFNAMSIZ)
+		return ia_fail(why, whylen, -EINVAL, "member %zu: need a port name", i);
+	ret = ia_if_info(port, &b[i].ifindex, NULL);
+	if (ret)
+		return ia_fail(why, whylen, ret, "member %zu: interface %s: %s", i, port,
+			       strerror(-ret));
+	if (a && (!json_object_is_type(a, json_type_string) ||
+		  inet_pton(AF_INET, json_object_get_string(a), &in) != 1))
+		return ia_fail(why, whylen, -EINVAL, "member %zu: need an IPv4 address", i);
+	if (a)
+		b[i].saddr = in.s_addr;
+	return 0;
+}
+
+/* The request as ia_xdp_job_add() takes it; members, bind and down are allocated. */
 static int job_parse(json_object *req, struct ia_xdp_job *cfg, char *why, size_t whylen)
 {
 	json_object *members, *down, *up, *sets;
 	struct ia_sender *m;
 	struct ia_xdp_hop *d;
-	const char *role = get_str(req, "role");
+	const char *role = get_str(req, "role"), *s;
+	struct in_addr in;
 	size_t n;
 	int ret;
 
@@ -206,11 +240,24 @@ static int job_parse(json_object *req, struct ia_xdp_job *cfg, char *why, size_t
 	cfg->nmembers = n;
 	for (size_t i = 0; m && i < n; i++) {
 		json_object *e = json_object_array_get_idx(members, i);
+		size_t len = json_object_is_type(e, json_type_array) ?
+			     json_object_array_length(e) : 0;
 
-		if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 2)
-			return ia_fail(why, whylen, -EINVAL, "a member is [id, nworkers]");
+		if (len < 2 || len > 4)
+			return ia_fail(why, whylen, -EINVAL,
+				       "a member is [id, nworkers, port, address]");
 		m[i].id = json_object_get_int64(json_object_array_get_idx(e, 0));
 		m[i].nworkers = json_object_get_int64(json_object_array_get_idx(e, 1));
+		if (len > 2) {
+			ret = bind_parse(e, cfg, i, n, why, whylen);
+			if (ret)
+				return ret;
+		}
+	}
+	if ((s = get_str(req, "ps"))) {
+		if (inet_pton(AF_INET, s, &in) != 1)
+			return ia_fail(why, whylen, -EINVAL, "ps: need an IPv4 address");
+		cfg->ps_addr = in.s_addr;
 	}
 	/* A tail job: each member's member set, in members' order. */
 	if (json_object_object_get_ex(req, "sets", &sets)) {
@@ -298,6 +345,7 @@ json_object *ia_agent_push(struct ia_agent *a, json_object *req)
 out:
 	json_object_put(rec);
 	free((void *)cfg.members);
+	free((void *)cfg.bind);
 	free((void *)cfg.sets);
 	free((void *)cfg.down);
 	return ret ? ia_agent_err(ret, "%s", *why ? why : strerror(-ret)) : ia_agent_ok();

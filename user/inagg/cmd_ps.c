@@ -180,7 +180,9 @@ const struct opt_cmd ps_run_cmd = {
 		 "results_sent, marks, ce (of\n"
 		 "the marks, messages that arrived IP CE), collisions (accepted messages that\n"
 		 "collided in a tail), nacks (NACK messages sent), nacked (pieces they asked\n"
-		 "for), dropped {reason: count}, elapsed, checksum.\n",
+		 "for), addresses (--unicast: worker addresses results go to, at most one\n"
+		 "per worker), unlearned (sources not learned: no room), dropped {reason:\n"
+		 "count}, elapsed, checksum.\n",
 };
 
 /*
@@ -280,6 +282,8 @@ int cmd_ps_run(int argc, char **argv)
 	out_uint("collisions", "  collisions %llu", st.colls);
 	out_uint("nacks", "  nacks %llu", st.nacks);
 	out_uint("nacked", " (pieces %llu)\n", st.nacked);
+	out_uint("addresses", "addresses %llu", st.addresses);
+	out_uint("unlearned", "  unlearned %llu\n", st.unlearned);
 	out_obj_open("dropped");
 	out_text("dropped");
 	for (i = 0; i < IA_PS_DROP__COUNT; i++) {

@@ -60,6 +60,7 @@ static const char *const ctr_names[IA_C__COUNT] = {
 	[IA_C_DROP_WINDOW]	= "drop_window",
 	[IA_C_DROP_SET]		= "drop_set",
 	[IA_C_TAIL_BYPASS]	= "tail_bypassed",
+	[IA_C_DROP_PORT]	= "drop_port",
 };
 
 const char *ia_ctr_name(enum ia_ctr c)

@@ -49,6 +49,16 @@ struct ia_xdp_hop {
 };
 
 /*
+ * Where a member was placed (docs/security.md): its messages are accepted
+ * only by port ifindex and, if saddr is set (a host's port), only from
+ * saddr and UDP port IA_UDP_PORT. 0: not bound.
+ */
+struct ia_xdp_bind {
+	int	ifindex;
+	__be32	saddr;
+};
+
+/*
  * A job's configuration at one switch. Expected contributions per chunk at
  * this switch = nmembers: the workers attached here, the workers behind red
  * switches below, and the blue switches below (each counted once).
@@ -61,6 +71,8 @@ struct ia_xdp_job {
 	__u32	self_id;	/* blue: sender id of this switch's aggregates */
 	__u32	nmembers;	/* 1..IA_MAX_FANIN */
 	const struct ia_sender *members;	/* workers and blue switches below */
+	const struct ia_xdp_bind *bind;		/* members[i]'s place; NULL: none bound */
+	__be32	ps_addr;	/* results only from this source; 0: from any */
 	/*
 	 * Tail only: members[i]'s member set, the ranks (bit r: the job's worker
 	 * of rank r < IA_MAX_RANKS) its messages may carry: a worker its own

@@ -160,6 +160,10 @@ static int valid_job(const struct ia_xdp_job *j)
 	for (i = 0; i < j->ndown; i++)
 		if (j->down[i].ifindex <= 0 || j->down[i].ifindex == j->up.ifindex)
 			return -EINVAL;
+	/* A member is never placed on the up port (its messages are refused there). */
+	for (i = 0; j->bind && i < j->nmembers; i++)
+		if (j->bind[i].ifindex < 0 || j->bind[i].ifindex == j->up.ifindex)
+			return -EINVAL;
 	return 0;
 }
 
@@ -202,6 +206,15 @@ static int add_slots(struct ia_xdp *x, const struct ia_xdp_job *j, __u32 slot)
 	return ia_xdp_add_inner(x, x->skel->maps.ia_slots, IA_INNER_SLOTS, slot, name, j->window, 0, NULL);
 }
 
+/* members[i]'s place, if the job binds its members (xdp.h). */
+static void member_bind(const struct ia_xdp_job *j, __u32 i, struct ia_member *m)
+{
+	if (j->bind) {
+		m->ifindex = j->bind[i].ifindex;
+		m->saddr = j->bind[i].saddr;
+	}
+}
+
 /*
  * Lays the members out in a linear-probed table of 2^bits entries (see
  * struct ia_mslot); returns the longest probe, or 0 if some probe would be
@@ -222,6 +235,7 @@ static __u32 mtab_fill(const struct ia_xdp_job *j, __u32 bits, struct ia_mslot *
 		t[k].m.index = i;
 		t[k].m.nworkers = j->members[i].nworkers;
 		t[k].m.set = j->role == IA_ROLE_TAIL ? j->sets[i] : 0;
+		member_bind(j, i, &t[k].m);
 		if (d + 1 > longest)
 			longest = d + 1;
 	}
@@ -287,6 +301,7 @@ static int job_add(struct ia_xdp *x, const struct ia_xdp_job *j, char *why, size
 		.flags = j->flags,
 		.sparse_nann = j->sparse_nann,
 		.gen = job_gen(),
+		.ps_addr = j->ps_addr,
 	};
 	int jobs = bpf_map__fd(x->skel->maps.ia_jobs);
 	struct ia_job_cfg old;
@@ -325,6 +340,7 @@ static int job_add(struct ia_xdp *x, const struct ia_xdp_job *j, char *why, size
 		struct ia_member_key k = { .job = j->id, .sender = j->members[i].id };
 		struct ia_member m = { .index = i, .nworkers = j->members[i].nworkers };
 
+		member_bind(j, i, &m);
 		if (j->role == IA_ROLE_TAIL) {
 			m.set = j->sets[i];
 			cfg.full |= m.set;

@@ -230,6 +230,9 @@ struct ia_ps_stats {
 	uint64_t pieces;		/* by set: partial aggregates (IA_F_SET) merged */
 	uint64_t overlap;		/* by set: dropped, overlapping the chunk's set in part */
 	uint64_t split;			/* by set: overlapping, merged less the pieces inside */
+	uint64_t unlearned;		/* unicast: contributions from a source not learned
+					 * (list full, or its id's address another) */
+	uint32_t addresses;		/* unicast: worker addresses learned, <= nworkers */
 	uint64_t drop[IA_PS_DROP__COUNT];
 	uint32_t chunks;		/* chunks of the job */
 	uint32_t done;			/* chunks completed */

@@ -135,6 +135,7 @@ void ia_ps_close(struct ia_ps *ps)
 			free(ps->ch[i].senders);
 	}
 	free(ps->waddr);
+	free(ps->wid);
 	free(ps->pend);
 	free(ps->src);
 	free(ps->sets);
@@ -152,6 +153,7 @@ const int32_t *ia_ps_result(const struct ia_ps *ps)
 void ia_ps_stats(const struct ia_ps *ps, struct ia_ps_stats *st)
 {
 	*st = ps->st;
+	st->addresses = ps->nwaddr;
 }
 
 static const struct ia_sender *ps_member(const struct ia_ps *ps, uint32_t sender)
@@ -183,23 +185,46 @@ static uint64_t ps_piece_set(const struct ia_ps *ps, const struct ia_hdr *h, con
 	return set;
 }
 
-static int ps_learn(struct ia_ps *ps, const struct sockaddr_in *from)
+/*
+ * Unicast: the address results go to for sender, learned from its first
+ * contribution. A sender keeps its first address and the list holds at
+ * most cfg.nworkers: a spoofed source (XDP forwarding bypasses rp_filter)
+ * neither grows the PS's memory nor joins the results' fan-out. 1 if from
+ * is (now) in the list, 0 if not, or -ENOMEM.
+ */
+static int ps_learn(struct ia_ps *ps, const struct sockaddr_in *from, uint32_t sender)
 {
-	struct sockaddr_in *n;
-	uint32_t i;
+	uint32_t i, cap;
+	void *n;
 
-	for (i = 0; i < ps->nwaddr; i++)
+	for (i = 0; i < ps->nwaddr; i++) {
 		if (ps->waddr[i].sin_addr.s_addr == from->sin_addr.s_addr &&
 		    ps->waddr[i].sin_port == from->sin_port)
-			return 0;
+			return 1;
+		if (ps->wid[i] == sender)
+			goto unlearned;	/* the id's address is another */
+	}
+	if (ps->nwaddr >= ps->cfg.nworkers)
+		goto unlearned;
 	if (ps->nwaddr == ps->capwaddr) {
-		n = realloc(ps->waddr, (ps->capwaddr * 2 + 4) * sizeof(*n));
+		cap = ps->capwaddr * 2 + 4;
+		if (cap > ps->cfg.nworkers)
+			cap = ps->cfg.nworkers;
+		n = realloc(ps->waddr, cap * sizeof(*ps->waddr));
 		if (!n)
 			return -ENOMEM;
 		ps->waddr = n;
-		ps->capwaddr = ps->capwaddr * 2 + 4;
+		n = realloc(ps->wid, cap * sizeof(*ps->wid));
+		if (!n)
+			return -ENOMEM;
+		ps->wid = n;
+		ps->capwaddr = cap;
 	}
+	ps->wid[ps->nwaddr] = sender;
 	ps->waddr[ps->nwaddr++] = *from;
+	return 1;
+unlearned:
+	ps->st.unlearned++;
 	return 0;
 }
 
@@ -251,7 +276,7 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 	int32_t val[IA_MAX_ELEMS];
 	uint64_t set = 0;
 	struct pchunk *c;
-	bool unicast = ps->cfg.down_mode == IA_PS_DOWN_UNICAST;
+	bool unicast = ps->cfg.down_mode == IA_PS_DOWN_UNICAST, known = false;
 	uint64_t idx;
 	int32_t *dst;
 	int ret;
@@ -293,9 +318,10 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 		}
 	}
 	if (unicast && h->type == IA_MSG_CONTRIB) {
-		ret = ps_learn(ps, from);
-		if (ret)
+		ret = ps_learn(ps, from, sender);
+		if (ret < 0)
 			return ret;
+		known = ret;
 	}
 	c = &ps->ch[idx];
 	if (ps->cfg.nack && !ps->sets) {
@@ -314,6 +340,9 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 		}
 		if (!unicast)
 			return ia_ps_late(ps, idx, ia_io_now_ns());
+		/* Answered only at an address learned: no reflection to a spoofed source. */
+		if (h->type == IA_MSG_CONTRIB && !known)
+			return 0;
 		return ia_ps_send_result(ps, idx, h->type == IA_MSG_CONTRIB ? from : NULL);
 	}
 	for (i = 0; i < nelem; i++)

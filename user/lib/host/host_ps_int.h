@@ -77,7 +77,12 @@ struct ia_ps {
 	struct pchunk *ch;
 	int32_t *sum;
 	struct sockaddr_in down;
-	struct sockaddr_in *waddr;	/* unicast: worker addresses heard from */
+	/*
+	 * Unicast: worker addresses heard from, one per sender id (wid[i] is
+	 * waddr[i]'s) and at most cfg.nworkers: spoofed sources take no more.
+	 */
+	struct sockaddr_in *waddr;
+	uint32_t *wid;
 	uint32_t nwaddr, capwaddr;
 	struct ia_io_tx tx;
 	struct ia_ps_stats st;

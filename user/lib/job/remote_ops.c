@@ -229,6 +229,48 @@ static json_object *hop_json(const struct ia_rport *p, struct in_addr saddr, str
 	return o;
 }
 
+/*
+ * Member m of switch v as the push gives it (docs/security.md): [id,
+ * nworkers, port] and, for a worker on a host port of v, its address: the
+ * port of v its messages come in by, the one toward where it was placed.
+ */
+static json_object *member_json(const struct ia_topo *t, struct ia_rswitch *s, int v,
+				const struct ia_sender *m)
+{
+	json_object *e = json_object_new_array();
+	struct in_addr a = { 0 };
+	const char *port = NULL;
+	int u = -1, g = -1;
+	char text[INET_ADDRSTRLEN];
+
+	json_object_array_add(e, json_object_new_int64(m->id));
+	json_object_array_add(e, json_object_new_int64(m->nworkers));
+	if (m->id & IA_SENDER_SWITCH) {
+		u = m->id & ~IA_SENDER_SWITCH;
+	} else {
+		g = (int)m->id - 1;
+		for (int w = 0; w < t->n && u < 0; w++)
+			if (g >= t->first_worker[w] && g < t->first_worker[w] + (int)t->sw[w].load)
+				u = w;
+	}
+	if (u < 0 || u >= t->n)
+		return e;	/* not placed in this topology: left unbound */
+	if (u == v && g >= 0) {
+		port = s->host[g - t->first_worker[v]].name;
+		a = ia_net_worker_addr(g);
+	}
+	while (!port && u >= 0 && t->sw[u].parent != v)
+		u = t->sw[u].parent;
+	if (!port && u >= 0 && u != v)
+		port = s->down[ia_topo_child_pos(t, u)].name;
+	if (!port)
+		return e;
+	json_object_array_add(e, json_object_new_string(port));
+	if (a.s_addr && inet_ntop(AF_INET, &a, text, sizeof(text)))
+		json_object_array_add(e, json_object_new_string(text));
+	return e;
+}
+
 static int push_once(struct ia_remote *r, const struct ia_job *j, int v, char *why,
 		     size_t whylen)
 {
@@ -244,6 +286,8 @@ static int push_once(struct ia_remote *r, const struct ia_job *j, int v, char *w
 	struct ia_sender *tm = NULL;
 	uint64_t *ts = NULL;
 	uint32_t nm = ps->nmembers;
+	struct in_addr ps_addr = ia_net_dest_addr(t);
+	char dest[INET_ADDRSTRLEN];
 
 	if (with_sets) {
 		tm = calloc(j->plan.nworkers + t->n, sizeof(*tm));
@@ -270,17 +314,16 @@ static int push_once(struct ia_remote *r, const struct ia_job *j, int v, char *w
 	if (tail)
 		sets = json_object_new_array();
 	for (uint32_t i = 0; i < nm; i++) {
-		json_object *e = json_object_new_array();
-
-		json_object_array_add(e, json_object_new_int64(m[i].id));
-		json_object_array_add(e, json_object_new_int64(m[i].nworkers));
-		json_object_array_add(members, e);
+		json_object_array_add(members, member_json(t, s, v, &m[i]));
 		if (sets)
 			json_object_array_add(sets, json_object_new_uint64(ts[i]));
 	}
 	free(tm);
 	free(ts);
 	json_object_object_add(q, "members", members);
+	/* Results come down only from the PS (dp_parse.h, result_from_up()). */
+	if (inet_ntop(AF_INET, &ps_addr, dest, sizeof(dest)))
+		json_object_object_add(q, "ps", json_object_new_string(dest));
 	if (sets)
 		json_object_object_add(q, "sets", sets);
 	json_object_object_add(q, "up", ps->blue || tail ?
