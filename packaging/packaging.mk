@@ -40,6 +40,10 @@ PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREF
 	$(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)/dist-packages)
 # Run after (un)installing the library on this system itself (no DESTDIR).
 LDCONFIG ?= ldconfig
+# systemd-sysusers reads /usr/lib/sysusers.d and /usr/local/lib/sysusers.d alike; run after
+# installing on this system itself, it makes inaggd's group (Debian's postinst runs it there).
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+SYSUSERS ?= systemd-sysusers
 # Debian 12 keeps its units in /lib; elsewhere they follow the prefix.
 UNITDIR	?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
 # Configuration and DKMS sources are where the services and dkms look for them.
@@ -101,7 +105,8 @@ $(BUILD)/man/inagg-agent.8: $(AGENT) docs/remote.md packaging/mkman.sh packaging
 install: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DOCDIR)/examples \
-		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/inagg $(DESTDIR)$(PYTHONDIR)/inagg
+		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/inagg $(DESTDIR)$(PYTHONDIR)/inagg \
+		$(DESTDIR)$(SYSUSERSDIR)
 	$(INSTALL) -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 0755 $(INAGGD) $(AGENT) $(DESTDIR)$(SBINDIR)/
 	for u in $(UNITS); do \
@@ -120,13 +125,19 @@ install: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS)
 	ln -sf libinagg.so.1 $(DESTDIR)$(LIBDIR)/libinagg.so
 	$(INSTALL) -m 0644 $(API_HEADERS) $(DESTDIR)$(INCLUDEDIR)/inagg/
 	$(INSTALL) -m 0644 $(PY_SRCS) $(DESTDIR)$(PYTHONDIR)/inagg/
+	$(INSTALL) -m 0644 packaging/sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/inagg.conf
 	[ -n "$(DESTDIR)" ] || $(LDCONFIG) || echo "install: $(LDCONFIG) failed: run it as root"
+	[ -n "$(DESTDIR)" ] || $(SYSUSERS) $(SYSUSERSDIR)/inagg.conf || \
+		echo "install: $(SYSUSERS) failed: run it as root, or groupadd --system inagg"
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/inagg $(DESTDIR)$(SBINDIR)/inaggd $(DESTDIR)$(SBINDIR)/inagg-agent \
 		$(foreach u,$(UNITS),$(DESTDIR)$(UNITDIR)/$(notdir $(u))) \
 		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man8/$(notdir $(m)).gz) \
-		$(DESTDIR)$(COMPLDIR)/inagg $(DESTDIR)$(COMPLDIR)/inaggd
+		$(DESTDIR)$(COMPLDIR)/inagg $(DESTDIR)$(COMPLDIR)/inaggd \
+		$(DESTDIR)$(SYSUSERSDIR)/inagg.conf
+	@# The group stays, as Debian leaves a removed package's groups: files may still carry it.
+	-rmdir $(DESTDIR)$(SYSUSERSDIR) 2>/dev/null
 	rm -rf $(DESTDIR)$(DOCDIR)
 	for c in $(CONFS); do f=$(DESTDIR)$(CONFDIR)/$${c##*/}; \
 		if cmp -s $$c $$f; then rm -f $$f; \

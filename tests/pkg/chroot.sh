@@ -126,6 +126,14 @@ files_as_man_page_says() {
 	[ "$n" -ge 10 ]
 }
 
+# The postinst made inaggd's group (systemd-sysusers), a system group.
+group_made() {
+	local gid
+	gid=$(in_root getent group inagg | cut -d: -f3)
+	echo "group inagg: gid $gid"
+	[ -n "$gid" ] && [ "$gid" -lt 1000 ]
+}
+
 ledger_show() {
 	in_root /usr/bin/inagg ledger show | tee /dev/stderr | grep -qE '^backend +user'
 }
@@ -238,6 +246,7 @@ t "pkg: the package's prebuilt inagg.ko installed, not compiled, on its kernel" 
 t "pkg: the kernel headers' hook builds it again (ABI bump)" abi_bump_rebuilds
 t "pkg: modules-load.d loads inagg at boot" modules_load
 t "pkg: every file where inagg(8) says" files_as_man_page_says
+t "pkg: the postinst made the system group inagg" group_made
 t "pkg: installed inagg ledger show" ledger_show
 t "pkg: installed inaggd runs" inaggd_runs
 t "pkg: a veth in namespace $NS" veth
