@@ -53,7 +53,8 @@ INSTALL	?= install
 
 VERSION := $(shell sed -n 's/^\#define INAGG_VERSION "\(.*\)"$$/\1/p' user/inagg/cli.h)
 MANS	:= $(BUILD)/man/inagg.8 $(BUILD)/man/inaggd.8 $(BUILD)/man/inagg-agent.8
-UNITS	:= packaging/inaggd.service packaging/inagg-attach@.service
+UNITS	:= packaging/inaggd.service packaging/inagg-attach@.service \
+	   packaging/inagg-prometheus.service packaging/inagg-prometheus.timer
 CONFS	:= packaging/etc/inaggd.conf packaging/etc/attach.conf
 # The API of libinagg.so: api.h and whatever of include/inagg it includes (nothing today).
 API_HEADERS := include/inagg/api.h $(addprefix include/,$(shell \

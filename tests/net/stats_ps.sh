@@ -91,6 +91,9 @@ prometheus() {
 	python3 "$here/promtext.py" "$tmp/prom1" inagg_ >"$tmp/samples1" || return 1
 	! "$INAGG" -j stats show --prometheus -S "$sock" >/dev/null 2>&1 || {
 		echo "--prometheus with -j accepted"; return 1; }
+	# -o: the same exposition, in a file written whole (no FILE.tmp left).
+	"$INAGG" stats show --prometheus -J 1 -o "$tmp/inagg.prom" -S "$sock" &&
+	cmp "$tmp/prom1" "$tmp/inagg.prom" && [ ! -e "$tmp/inagg.prom.tmp" ] || return 1
 	python3 -c '
 import json, sys
 d = sys.argv[1]

@@ -88,7 +88,8 @@ units_verify() {
 	# CONFDIR, LDCONFIG, SYSUSERS: not this machine's /etc/inagg, loader cache or groups.
 	mk install PREFIX="$p" CONFDIR="$p/etc" LDCONFIG=true SYSUSERS=true >/dev/null || return 1
 	cp "$p/lib/systemd/system/inagg-attach@.service" "$tmp/inagg-attach@eth1.service"
-	for u in "$p/lib/systemd/system/inaggd.service" "$tmp/inagg-attach@eth1.service"; do
+	for u in "$p/lib/systemd/system/inaggd.service" "$tmp/inagg-attach@eth1.service" \
+			"$p/lib/systemd/system/inagg-prometheus.timer"; do
 		out=$(systemd-analyze verify --man=no "$u" 2>&1) || { echo "$out"; return 1; }
 		[ -z "$out" ] || { echo "$out"; return 1; }
 	done
@@ -216,7 +217,7 @@ t "install: units name the installed binaries" units_name_binaries "$u" lib/syst
 t "install: sysusers.d makes the group inaggd's socket is shared with" sysusers_group "$u"
 t "install: the units' variables are set in /etc/inagg" units_vars_set "$u"
 if command -v systemd-analyze >/dev/null; then
-	t "install: systemd-analyze verify of both units" units_verify
+	t "install: systemd-analyze verify of the units (inaggd, attach@eth1, prometheus timer and service)" units_verify
 else
 	results+=("ok $((++n)) install: systemd-analyze verify # SKIP no systemd-analyze")
 fi

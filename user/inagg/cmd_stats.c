@@ -11,7 +11,7 @@
 
 struct stats_args {
 	long job, chunks, history;
-	const char *sock;
+	const char *sock, *output;
 	bool prometheus;
 };
 
@@ -26,6 +26,8 @@ static const struct opt stats_opts[] = {
 	OPT_STR('S', "socket", "PATH", struct stats_args, sock, 0, "inaggd's socket"),
 	OPT_FLAG(0, "prometheus", struct stats_args, prometheus, 0,
 		 "Prometheus' text format: uplinks, switches and every active job (-J: that job)"),
+	OPT_STR('o', "output", "FILE", struct stats_args, output, 0,
+		"--prometheus: into FILE, replaced whole (for a textfile collector)"),
 	OPT_END
 };
 
@@ -165,8 +167,10 @@ int cmd_stats_show(int argc, char **argv)
 		return out_err("%s: --chunks needs -J ID", argv[0]);
 	if (a.prometheus && (a.chunks || a.history || out_is_json()))
 		return out_err("%s: --prometheus takes neither --chunks, --history nor -j", argv[0]);
+	if (a.output && !a.prometheus)
+		return out_err("%s: -o needs --prometheus", argv[0]);
 	if (a.prometheus)
-		return stats_prometheus(a.sock, a.job);
+		return stats_prometheus(a.sock, a.job, a.output);
 	req = json_object_new_object();
 	json_object_object_add(req, "cmd", json_object_new_string("stats"));
 	if (a.job)

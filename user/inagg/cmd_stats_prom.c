@@ -9,6 +9,7 @@
  * shows here without a change). "job" is not used as a label: Prometheus
  * gives that name to the scrape job, and would rename ours to exported_job.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,26 +17,30 @@
 
 #include "cli.h"
 #include "cmd_stats_prom.h"
+#include "files.h"
 #include "rpc.h"
+
+/* Where the exposition goes: stdout, or a buffer written to the -o file at once. */
+static FILE *pf;
 
 /* A label value as the format escapes it: backslash, double quote, newline. */
 static void label(const char *name, const char *v, bool first)
 {
-	printf("%s%s=\"", first ? "" : ",", name);
+	fprintf(pf, "%s%s=\"", first ? "" : ",", name);
 	for (; *v; v++) {
 		if (*v == '\\' || *v == '"')
-			printf("\\%c", *v);
+			fprintf(pf, "\\%c", *v);
 		else if (*v == '\n')
-			printf("\\n");
+			fprintf(pf, "\\n");
 		else
-			putchar(*v);
+			fputc(*v, pf);
 	}
-	putchar('"');
+	fputc('"', pf);
 }
 
 static void family(const char *name, const char *type, const char *help)
 {
-	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	fprintf(pf, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* A JSON number as a sample value: integers exactly, reals with 17 digits. */
@@ -44,16 +49,16 @@ static void value(json_object *v)
 	double d;
 
 	if (json_object_is_type(v, json_type_int)) {
-		printf(" %lld\n", (long long)json_object_get_int64(v));
+		fprintf(pf, " %lld\n", (long long)json_object_get_int64(v));
 		return;
 	}
 	d = v ? json_object_get_double(v) : 0;
 	if (isnan(d))
-		printf(" NaN\n");
+		fprintf(pf, " NaN\n");
 	else if (isinf(d))
-		printf(" %sInf\n", d > 0 ? "+" : "-");
+		fprintf(pf, " %sInf\n", d > 0 ? "+" : "-");
 	else
-		printf(" %.17g\n", d);
+		fprintf(pf, " %.17g\n", d);
 }
 
 static json_object *arr(json_object *o, const char *key)
@@ -82,10 +87,10 @@ static void uplinks(json_object *reply, const char *metric, const char *type, co
 	for (size_t i = 0; links && i < json_object_array_length(links); i++) {
 		json_object *l = json_object_array_get_idx(links, i);
 
-		printf("%s{", metric);
+		fprintf(pf, "%s{", metric);
 		label("switch", rpc_str(l, "switch"), true);
 		label("port", "uplink", false);
-		printf("}");
+		fprintf(pf, "}");
 		value(json_object_object_get(l, key));
 	}
 }
@@ -103,11 +108,11 @@ static void uplinks_by(json_object *reply, const char *metric, const char *type,
 		if (!o)
 			continue;
 		json_object_object_foreach(o, name, v) {
-			printf("%s{", metric);
+			fprintf(pf, "%s{", metric);
 			label("switch", rpc_str(l, "switch"), true);
 			label("port", "uplink", false);
 			label(lname, name, false);
-			printf("}");
+			fprintf(pf, "}");
 			value(v);
 		}
 	}
@@ -121,9 +126,9 @@ static void switches(json_object *reply, const char *metric, const char *key, co
 	for (size_t i = 0; sw && i < json_object_array_length(sw); i++) {
 		json_object *s = json_object_array_get_idx(sw, i);
 
-		printf("%s{", metric);
+		fprintf(pf, "%s{", metric);
 		label("switch", rpc_str(s, "switch"), true);
-		printf("}");
+		fprintf(pf, "}");
 		value(json_object_object_get(s, key));
 	}
 }
@@ -143,10 +148,10 @@ static void switches_tail(json_object *reply)
 		json_object_object_foreach(o, name, v) {
 			if (!json_object_is_type(v, json_type_int))
 				continue;
-			printf("%s{", m);
+			fprintf(pf, "%s{", m);
 			label("switch", rpc_str(s, "switch"), true);
 			label("counter", name, false);
-			printf("}");
+			fprintf(pf, "}");
 			value(v);
 		}
 	}
@@ -161,19 +166,19 @@ static void jobs(json_object **r, int n, const char *metric, const char *type, c
 		json_object *links = arr(r[k], "links");
 
 		if (!per_link) {
-			printf("%s{", metric);
+			fprintf(pf, "%s{", metric);
 			label("job_id", rpc_str(r[k], "job"), true);
-			printf("}");
+			fprintf(pf, "}");
 			value(json_object_object_get(r[k], key));
 			continue;
 		}
 		for (size_t i = 0; links && i < json_object_array_length(links); i++) {
 			json_object *l = json_object_array_get_idx(links, i);
 
-			printf("%s{", metric);
+			fprintf(pf, "%s{", metric);
 			label("job_id", rpc_str(r[k], "job"), true);
 			label("switch", rpc_str(l, "switch"), false);
-			printf("}");
+			fprintf(pf, "}");
 			value(json_object_object_get(l, key));
 		}
 	}
@@ -195,11 +200,11 @@ static void jobs_counters(json_object **r, int n)
 			if (!o)
 				continue;
 			json_object_object_foreach(o, name, v) {
-				printf("%s{", m);
+				fprintf(pf, "%s{", m);
 				label("job_id", rpc_str(r[k], "job"), true);
 				label("switch", rpc_str(l, "switch"), false);
 				label("counter", name, false);
-				printf("}");
+				fprintf(pf, "}");
 				value(v);
 			}
 		}
@@ -251,10 +256,14 @@ static int job_replies(const char *sock, long id, json_object ***out)
 	return n;
 }
 
-int stats_prometheus(const char *sock, long id)
+static void exposition(json_object *reply, json_object **r, int n);
+
+int stats_prometheus(const char *sock, long id, const char *path)
 {
 	json_object *req, *reply = NULL, **r;
-	int n;
+	char *buf = NULL;
+	size_t len = 0;
+	int n, ret;
 
 	if (!id) {
 		req = json_object_new_object();
@@ -267,6 +276,31 @@ int stats_prometheus(const char *sock, long id)
 		json_object_put(reply);
 		return 1;
 	}
+	/*
+	 * A file is replaced whole (FILE.tmp renamed over it): node exporter's
+	 * textfile collector must never read one half written.
+	 */
+	pf = path && strcmp(path, "-") ? open_memstream(&buf, &len) : stdout;
+	if (pf) {
+		exposition(reply, r, n);
+		ret = pf == stdout ? fflush(stdout) : fclose(pf);
+		ret = ret ? -errno : pf == stdout ? 0 :
+		      ia_write_atomic(path, buf, len, 0644, false);
+	} else {
+		ret = -errno;
+	}
+	free(buf);
+	json_object_put(reply);
+	for (int k = 0; k < n; k++)
+		json_object_put(r[k]);
+	free(r);
+	if (ret)
+		return out_err("%s: %s", path && strcmp(path, "-") ? path : "stdout", strerror(-ret));
+	return 0;
+}
+
+static void exposition(json_object *reply, json_object **r, int n)
+{
 	if (reply) {
 		uplinks(reply, "inagg_port_sent_up_total", "counter", "sent_up",
 			"inagg messages the switch sent up its uplink, first transmissions, "
@@ -296,7 +330,6 @@ int stats_prometheus(const char *sock, long id)
 		switches(reply, "inagg_switch_utilisation_ratio", "utilisation",
 			 "Slot-time live over slot-time available (docs/memory.md).");
 		switches_tail(reply);
-		json_object_put(reply);
 	}
 	jobs(r, n, "inagg_job_chunks", "gauge", "chunks", false,
 	     "Chunks the job ran, as counted at the root.");
@@ -313,8 +346,4 @@ int stats_prometheus(const char *sock, long id)
 	jobs(r, n, "inagg_job_model_messages_per_chunk", "gauge", "model_messages", true,
 	     "The job's messages per chunk on the switch's uplink, as the model predicts.");
 	jobs_counters(r, n);
-	for (int k = 0; k < n; k++)
-		json_object_put(r[k]);
-	free(r);
-	return 0;
 }
