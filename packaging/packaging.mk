@@ -14,9 +14,10 @@
 #                                   (a local convenience; an archive's build has none)
 #   make progs                      what the packages hold: the programs, library, man pages
 #   make man                        $(BUILD)/man/inagg.8, inaggd.8, inagg-agent.8, from docs/
-#   make check-routers              tests/kmod/routers.sh on router VMs that install the
-#                                   packages (ROUTERS_BOOT=package; about 13 min under TCG,
-#                                   not in make check, which boots them from an initramfs)
+#   make check-routers              the layer tests/routers: tests/kmod/routers.sh on router
+#                                   VMs that install the packages (ROUTERS_BOOT=package; about
+#                                   13 min under TCG; CI's second stage, not in make check,
+#                                   which boots them from an initramfs)
 #   make check-routers-dkms         the same with inagg-dkms made without the prebuilt
 #                                   module, so that DKMS compiles it in each VM (longer)
 # Where every file goes is the table "Installed files" of docs/router-vm.md,
@@ -182,9 +183,11 @@ deb: $(if $(DKMS_PREBUILT),modules)
 	@ls $(PKG_DIR)/*.deb
 
 # The routers' test makes the packages itself (docs/routers.md's command 1). The caller holds
-# /tmp/ia-net.lock, as for make check.
+# /tmp/ia-net.lock, as for make check. check-routers runs the layer tests/routers as make check
+# runs its layers (a timeout, logs in $(BUILD)/test-logs, "N passed, N failed" last): CI runs it
+# as a stage of its own after make check (.ci/run).
 check-routers: all
-	ROUTERS_BOOT=package DKMS_PREBUILT=$(KMOD) BUILD=$(BUILD) bash tests/kmod/routers.sh
+	@DKMS_PREBUILT=$(KMOD) scripts/run-tests.sh $(BUILD) routers
 
 check-routers-dkms: all
 	ROUTERS_BOOT=package ROUTERS_DKMS=build BUILD=$(BUILD) bash tests/kmod/routers.sh
