@@ -229,6 +229,7 @@ static int job_replies(const char *sock, long id, json_object ***out)
 	r = calloc(max ?: 1, sizeof(*r));
 	if (!r) {
 		json_object_put(list);
+		out_err("out of memory");
 		return -1;
 	}
 	for (size_t i = 0; i < max; i++) {
@@ -240,13 +241,13 @@ static int job_replies(const char *sock, long id, json_object ***out)
 		req = json_object_new_object();
 		json_object_object_add(req, "cmd", json_object_new_string("stats"));
 		json_object_object_add(req, "job", json_object_new_int64(job));
-		if (rpc_call(sock, req, &r[n])) {
-			/* -J ID: an error. A job of the list that ended since: the error is said. */
-			if (id)
-				n = -1;
+		if (!rpc_call(sock, req, &r[n])) {
+			n++;
+		} else if (id) {
+			n = -1;
 			break;
 		}
-		n++;
+		/* A job of the list that ended since: said on stderr, left out. */
 	}
 	json_object_put(list);
 	if (n < 0)
