@@ -463,7 +463,9 @@ unit_under_systemd() {
 		systemd-analyze security inaggd.service | tail -n 1 &&
 		systemctl stop inaggd; echo "stopped: $(systemctl is-active inaggd)"
 		test -e /run/inagg/inaggd.sock && echo "socket left"
-		journalctl -u inaggd --no-pager -o cat | tail -n 6' 2>&1)
+		# Last, as a failure keeps the last lines: what inaggd itself said.
+		journalctl _SYSTEMD_UNIT=inaggd.service _COMM=inaggd --no-pager -o cat | tail -n 8' \
+		2>&1)
 	rc=$?
 	echo "$out" | sed 's/^/# r2: /'
 	vssh 2 'inagg net down -n ia; rm -f /etc/inagg/topo.json' >/dev/null 2>&1
