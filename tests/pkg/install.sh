@@ -168,14 +168,19 @@ runs_ldconfig() {
 }
 
 # The group the installed sysusers.d file makes is the one inaggd lets use its socket
-# by default (-g; the unit passes none).
+# by default (-g; the unit passes none), and the unit makes inaggd a member of it: its
+# bounding set has no CAP_CHOWN, and root may chown its socket only to a group it is in
+# (inaggd.service exited at start on 6.1 once the group existed).
 sysusers_group() {
-	local f=$1/usr/lib/sysusers.d/inagg.conf g
+	local f=$1/usr/lib/sysusers.d/inagg.conf u=$1/lib/systemd/system/inaggd.service g
 	g=$(awk '$1 == "g" { print $2 }' "$f") || return 1
 	echo "sysusers.d: group $g"
 	[ "$g" = inagg ] && "$build/inaggd" -h | grep -q -- "-g, --group GROUP .*" &&
 	"$build/inaggd" -h | grep -q "(default $g; no such group: root only)" &&
-	! grep -q -- '-g' "$1/etc/inagg/inaggd.conf"
+	! grep -q -- '-g' "$1/etc/inagg/inaggd.conf" || return 1
+	grep -q '^CapabilityBoundingSet=.*CAP_CHOWN' "$u" ||
+	grep -qE "^SupplementaryGroups=(.* )?$g( |$)" "$u" ||
+		{ echo "inaggd.service: neither CAP_CHOWN nor in group $g"; return 1; }
 }
 
 dkms_tree() {
