@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Builds, once, the Debian 12 root that tests/pkg/chroot.sh installs the
 # packages into: debootstrap (minbase) from the mirror this machine's apt
-# uses, then what a router VM has before inagg: dkms and Debian's kernel
-# headers (linux-headers-amd64). The libraries inagg depends on are only
+# uses, then what a router VM has before inagg: dkms, Debian's kernel
+# headers (linux-headers-amd64) and systemd (systemd-sysusers makes inagg's group). The libraries inagg depends on are only
 # downloaded, so that installing the .deb must resolve its Depends (offline).
 # A root is rebuilt when this script changes; an unfinished one is never used.
 # Usage: packaging/mkroot.sh ROOT       (prints what it does on stderr)
@@ -47,9 +47,9 @@ in_root() {
 		mount -t sysfs sys "$r/sys" && exec chroot "$r" "$@"' sh "$tmp" "$@"
 }
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C
-echo "mkroot: dkms, linux-headers-amd64" >&2
+echo "mkroot: dkms, linux-headers-amd64, systemd" >&2
 in_root apt-get update -qq >>"$tmp.log" 2>&1 &&
-in_root apt-get install -y -qq --no-install-recommends dkms linux-headers-amd64 \
+in_root apt-get install -y -qq --no-install-recommends dkms linux-headers-amd64 systemd \
 	>>"$tmp.log" 2>&1 &&
 in_root apt-get install -y -qq --download-only libbpf1 libjson-c5 libmnl0 iproute2 \
 	>>"$tmp.log" 2>&1 || { tail -n 20 "$tmp.log" >&2; exit 1; }

@@ -14,9 +14,10 @@
 #                                   (a local convenience; an archive's build has none)
 #   make progs                      what the packages hold: the programs, library, man pages
 #   make man                        $(BUILD)/man/inagg.8, inaggd.8, inagg-agent.8, from docs/
-#   make check-routers              tests/kmod/routers.sh on router VMs that install the
-#                                   packages (ROUTERS_BOOT=package; about 13 min under TCG,
-#                                   not in make check, which boots them from an initramfs)
+#   make check-routers              the layer tests/routers: tests/kmod/routers.sh on router
+#                                   VMs that install the packages (ROUTERS_BOOT=package; about
+#                                   13 min under TCG; CI's second stage, not in make check,
+#                                   which boots them from an initramfs)
 #   make check-routers-dkms         the same with inagg-dkms made without the prebuilt
 #                                   module, so that DKMS compiles it in each VM (longer)
 # Where every file goes is the table "Installed files" of docs/router-vm.md,
@@ -40,6 +41,10 @@ PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREF
 	$(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)/dist-packages)
 # Run after (un)installing the library on this system itself (no DESTDIR).
 LDCONFIG ?= ldconfig
+# systemd-sysusers reads /usr/lib/sysusers.d and /usr/local/lib/sysusers.d alike; run after
+# installing on this system itself, it makes inaggd's group (Debian's postinst runs it there).
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+SYSUSERS ?= systemd-sysusers
 # Debian 12 keeps its units in /lib; elsewhere they follow the prefix.
 UNITDIR	?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
 # Configuration and DKMS sources are where the services and dkms look for them.
@@ -49,7 +54,8 @@ INSTALL	?= install
 
 VERSION := $(shell sed -n 's/^\#define INAGG_VERSION "\(.*\)"$$/\1/p' user/inagg/cli.h)
 MANS	:= $(BUILD)/man/inagg.8 $(BUILD)/man/inaggd.8 $(BUILD)/man/inagg-agent.8
-UNITS	:= packaging/inaggd.service packaging/inagg-attach@.service
+UNITS	:= packaging/inaggd.service packaging/inagg-attach@.service \
+	   packaging/inagg-prometheus.service packaging/inagg-prometheus.timer
 CONFS	:= packaging/etc/inaggd.conf packaging/etc/attach.conf
 # The API of libinagg.so: api.h and whatever of include/inagg it includes (nothing today).
 API_HEADERS := include/inagg/api.h $(addprefix include/,$(shell \
@@ -101,7 +107,8 @@ $(BUILD)/man/inagg-agent.8: $(AGENT) docs/remote.md packaging/mkman.sh packaging
 install: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DOCDIR)/examples \
-		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/inagg $(DESTDIR)$(PYTHONDIR)/inagg
+		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/inagg $(DESTDIR)$(PYTHONDIR)/inagg \
+		$(DESTDIR)$(SYSUSERSDIR)
 	$(INSTALL) -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 0755 $(INAGGD) $(AGENT) $(DESTDIR)$(SBINDIR)/
 	for u in $(UNITS); do \
@@ -120,13 +127,19 @@ install: $(CLI) $(INAGGD) $(AGENT) $(SO) $(MANS)
 	ln -sf libinagg.so.1 $(DESTDIR)$(LIBDIR)/libinagg.so
 	$(INSTALL) -m 0644 $(API_HEADERS) $(DESTDIR)$(INCLUDEDIR)/inagg/
 	$(INSTALL) -m 0644 $(PY_SRCS) $(DESTDIR)$(PYTHONDIR)/inagg/
+	$(INSTALL) -m 0644 packaging/sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/inagg.conf
 	[ -n "$(DESTDIR)" ] || $(LDCONFIG) || echo "install: $(LDCONFIG) failed: run it as root"
+	[ -n "$(DESTDIR)" ] || $(SYSUSERS) $(SYSUSERSDIR)/inagg.conf || \
+		echo "install: $(SYSUSERS) failed: run it as root, or groupadd --system inagg"
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/inagg $(DESTDIR)$(SBINDIR)/inaggd $(DESTDIR)$(SBINDIR)/inagg-agent \
 		$(foreach u,$(UNITS),$(DESTDIR)$(UNITDIR)/$(notdir $(u))) \
 		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man8/$(notdir $(m)).gz) \
-		$(DESTDIR)$(COMPLDIR)/inagg $(DESTDIR)$(COMPLDIR)/inaggd
+		$(DESTDIR)$(COMPLDIR)/inagg $(DESTDIR)$(COMPLDIR)/inaggd \
+		$(DESTDIR)$(SYSUSERSDIR)/inagg.conf
+	@# The group stays, as Debian leaves a removed package's groups: files may still carry it.
+	-rmdir $(DESTDIR)$(SYSUSERSDIR) 2>/dev/null
 	rm -rf $(DESTDIR)$(DOCDIR)
 	for c in $(CONFS); do f=$(DESTDIR)$(CONFDIR)/$${c##*/}; \
 		if cmp -s $$c $$f; then rm -f $$f; \
@@ -170,9 +183,11 @@ deb: $(if $(DKMS_PREBUILT),modules)
 	@ls $(PKG_DIR)/*.deb
 
 # The routers' test makes the packages itself (docs/routers.md's command 1). The caller holds
-# /tmp/ia-net.lock, as for make check.
+# /tmp/ia-net.lock, as for make check. check-routers runs the layer tests/routers as make check
+# runs its layers (a timeout, logs in $(BUILD)/test-logs, "N passed, N failed" last): CI runs it
+# as a stage of its own after make check (.ci/run).
 check-routers: all
-	ROUTERS_BOOT=package DKMS_PREBUILT=$(KMOD) BUILD=$(BUILD) bash tests/kmod/routers.sh
+	@DKMS_PREBUILT=$(KMOD) scripts/run-tests.sh $(BUILD) routers
 
 check-routers-dkms: all
 	ROUTERS_BOOT=package ROUTERS_DKMS=build BUILD=$(BUILD) bash tests/kmod/routers.sh

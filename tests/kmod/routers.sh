@@ -66,7 +66,8 @@ mods=$VM/routers-$kver
 # The initramfs loads these (virtio; for the package boot then the 9p root and its overlay).
 kmods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
        failover net_failover virtio_net"
-kmods_root="netfs fscache 9pnet 9pnet_virtio 9p overlay"
+# veth: the namespaces of "inagg net up" behind the inaggd.service test (unit_under_systemd).
+kmods_root="netfs fscache 9pnet 9pnet_virtio 9p overlay veth"
 dropbear_pkgs="dropbear-bin libtomcrypt1 libtommath1"
 # What this host's root lacks of a fresh Debian 12 VM: an sshd, and udev (the systemd
 # device units inagg-attach@IFACE binds to), with the systemd of its version.
@@ -93,8 +94,10 @@ copy() {	# FILE DEST, with its libraries
 
 # The kernel image of the module's headers, its modules for the initramfs and its module lists.
 fetch_kernel() {
-	local pkg=linux-image-$kver deb m f
-	[ -f "$kernel" ] && [ -f "$mods/.complete" ] && return 0
+	local pkg=linux-image-$kver deb m f have=1
+	# A module added to the lists since the cache was made: fetched again.
+	for m in $kmods $kmods_root; do compgen -G "$mods/$m.ko*" >/dev/null || have=; done
+	[ -f "$kernel" ] && [ -f "$mods/.complete" ] && [ -n "$have" ] && return 0
 	rm -rf "$tmp/k" "$mods" && mkdir -p "$tmp/k" "$mods" && download "$tmp/k" "$pkg" || return 1
 	deb=$(ls "$tmp/k/${pkg}"_*.deb | head -n 1)
 	dpkg-deb -x "$deb" "$tmp/k/x" && cp "$tmp/k/x/boot/vmlinuz-$kver" "$kernel.tmp" || return 1
@@ -444,6 +447,36 @@ installed_on() {	# VM
 	done
 }
 
+# inaggd.service under the guest's systemd (package boot), on r2: over a one-switch network of
+# the router's own namespaces (inagg net up), "systemctl start" returns once the socket answers
+# (Type=notify), the socket is root:inagg 0660 (the group the package made), inagg job list
+# reaches it, the confinement scores at most 5 online, and "systemctl stop" ends it cleanly.
+# The router's own network and files are removed after.
+unit_under_systemd() {
+	local out rc score
+	vssh 2 'echo "{\"switches\": [{\"name\": \"s0\", \"parent\": null, \"rate\": 1,
+		\"load\": 1}]}" >/etc/inagg/topo.json && inagg net up -t /etc/inagg/topo.json -n ia' \
+		>"$tmp/unit.out" 2>&1 || { echo "r2: net up:"; tail -5 "$tmp/unit.out"; return 1; }
+	out=$(vssh 2 'systemctl start inaggd && echo "active: $(systemctl is-active inaggd)" &&
+		echo "socket: $(stat -c "%U:%G %a" /run/inagg/inaggd.sock)" &&
+		echo "group: $(getent group inagg)" && inagg job list && echo "answered" &&
+		systemd-analyze security inaggd.service | tail -n 1 &&
+		systemctl stop inaggd; echo "stopped: $(systemctl is-active inaggd)"
+		test -e /run/inagg/inaggd.sock && echo "socket left"
+		# Last, as a failure keeps the last lines: what inaggd itself said.
+		journalctl _SYSTEMD_UNIT=inaggd.service _COMM=inaggd --no-pager -o cat | tail -n 8' \
+		2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# r2: /'
+	vssh 2 'inagg net down -n ia; rm -f /etc/inagg/topo.json' >/dev/null 2>&1
+	score=$(sed -n 's/.*Overall exposure level for inaggd.service: \([0-9.]*\).*/\1/p' <<<"$out")
+	[ "$rc" = 0 ] && grep -qx 'active: active' <<<"$out" &&
+	grep -qx 'socket: root:inagg 660' <<<"$out" && grep -qx answered <<<"$out" &&
+	grep -qx 'stopped: inactive' <<<"$out" && ! grep -qx 'socket left' <<<"$out" &&
+	grep -q 'listening on /run/inagg/inaggd.sock' <<<"$out" &&
+	[ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 5.0) }'
+}
+
 # Command 4 of the page, in the folder of topo.json.
 controller_up() {
 	local cmd
@@ -700,6 +733,9 @@ fi
 tt "routers: three 6.1 VMs boot ($mode), ssh reaches each" vms_up
 [ "$mode" = package ] &&
 	tt "routers: docs/routers.md's command 2: apt-get installs the packages on r0, r1, r2" install_page
+[ "$mode" = package ] &&
+	tt "routers: inaggd.service under systemd on 6.1: starts ready, socket root:inagg, answers, stops" \
+		unit_under_systemd
 tt "routers: inaggd on the host starts the three agents over ssh (docs/routers.md's command 4)" controller_up
 tt "routers: docs/routers.md's commands 5-8: the job runs, PS and workers agree" operator_page
 tt "routers: SMC k=1 job exact, messages per link = model, routers ok" smc_job_exact_and_as_modelled

@@ -34,6 +34,59 @@ status_json() {
 	grep -q '"backend"' "$tmp/st.json"
 }
 
+# Frames sent into eth1 from its peer by a packet socket: n inagg messages of version 9 and
+# m frames that are not inagg's (ethertype 0x88b5).
+send_frames() {
+	ip netns exec "$NS" python3 - "$1" "$2" \
+		"$(ip -n "$NS" -br link show eth1 | awk '{ print $3 }')" <<'PY'
+import socket, struct, sys
+n, m, mac = int(sys.argv[1]), int(sys.argv[2]), bytes.fromhex(sys.argv[3].replace(":", ""))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("eth2", 0))
+src = b"\x02\x00\x00\x00\x00\x02"
+hdr = struct.pack("!BBIIIIHBB", 9, 1, 7, 0, 1, 1, 1, 0, 0) + b"\0" * 4
+udp = struct.pack("!HHHH", 40000, 9430, 8 + len(hdr), 0)
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + len(hdr), 0, 0, 64, 17, 0,
+                 bytes([10, 0, 0, 2]), bytes([10, 0, 0, 1]))
+for _ in range(n):
+    s.send(mac + src + b"\x08\x00" + ip + udp + hdr)
+for _ in range(m):
+    s.send(mac + src + b"\x88\xb5" + b"\0" * 46)
+PY
+}
+
+# dev show: the port's program id, mode and tag are ip link's; --stats: its counters, by
+# outcome, from the datapath's per-CPU counters (drops by reason, frames passed).
+show_stats() {
+	local line id tag mode
+	send_frames 3 2 || return 1
+	line=$("$INAGG" dev show --stats --netns "$NS" --switch "$SW" | tee "$tmp/show" |
+		grep -E '^  eth1 ') || { cat "$tmp/show"; return 1; }
+	id=$(ip -n "$NS" -d link show eth1 | sed -n 's/.*prog\/xdp id \([0-9]*\) .*/\1/p')
+	tag=$(ip -n "$NS" -d link show eth1 | sed -n 's/.*prog\/xdp id .* tag \([0-9a-f]*\).*/\1/p')
+	mode=$(ip -n "$NS" -d link show eth1 | grep -q 'xdpgeneric' && echo skb || echo drv)
+	cat "$tmp/show"
+	[[ $line =~ \ xdp\ id\ $id\ mode\ $mode\ tag\ $tag\ ia_xdp$ ]] ||
+		{ echo "want id $id mode $mode tag $tag"; return 1; }
+	# The counters follow eth1's line, indented; eth2 (no xdp) has none.
+	awk '/^  eth1 / { on = 1; next } /^  [^ ]/ { on = 0 } on' "$tmp/show" >"$tmp/ctr"
+	grep -qw 'drop_version 3' "$tmp/ctr" && grep -qw 'passed 2' "$tmp/ctr" &&
+	grep -qw 'rx [0-9]*' "$tmp/ctr" || return 1
+	awk '/^  eth2 / { on = 1; next } /^  [^ ]/ { on = 0 } on' "$tmp/show" | grep -q . &&
+		{ echo "counters under eth2"; return 1; }
+	"$INAGG" -j dev show --stats --netns "$NS" --switch "$SW" >"$tmp/st.json" &&
+	python3 - "$tmp/st.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {i["name"]: i for i in d["interfaces"]}
+st = p["eth1"]["stats"]
+assert st["drop_version"] == 3 and st["passed"] == 2, st
+assert all(isinstance(v, int) for v in st.values()) and len(st) >= 20, st
+assert "stats" not in p["eth2"], p["eth2"]
+assert p["eth1"]["mode"] in ("drv", "skb") and len(p["eth1"]["tag"]) == 16, p["eth1"]
+PY
+}
+
 detach() {
 	"$INAGG" detach dev eth1 --netns "$NS" --switch "$SW" &&
 	! ip -n "$NS" link show eth1 | grep -q 'prog/xdp'
@@ -54,6 +107,7 @@ bad_input() {
 t "namespace with a veth pair" setup
 t "attach: XDP on eth1 with the switch's pinned maps" attach
 t "dev show -j lists interfaces, programs and the ledger backend" status_json
+t "dev show: id, mode, tag as ip link says; --stats: eth1's frames by outcome, text and JSON" show_stats
 t "detach (old name, dev keyword) removes the program" detach
 t "bad device, namespace or mode refused with a reason" bad_input
 

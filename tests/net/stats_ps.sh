@@ -78,7 +78,60 @@ assert s["congestion"] == max(l["congestion"] for l in s["links"]), s["congestio
 ' "$tmp/stats.json" "$chunks" "$tmp/ps.out"
 }
 
+# stats show --prometheus, read strictly (tests/net/promtext.py): every family with HELP and
+# TYPE, valid names, numbers; its values are those of stats show -j.
+prometheus() {
+	local here
+	here=$(dirname "$0")
+	"$INAGG" stats show --prometheus -S "$sock" >"$tmp/prom" &&
+	"$INAGG" stats show --prometheus -J 1 -S "$sock" >"$tmp/prom1" &&
+	"$INAGG" -j stats show -S "$sock" >"$tmp/all.json" &&
+	"$INAGG" -j stats show -J 1 -S "$sock" >"$tmp/j1.json" &&
+	python3 "$here/promtext.py" "$tmp/prom" inagg_ >"$tmp/samples" &&
+	python3 "$here/promtext.py" "$tmp/prom1" inagg_ >"$tmp/samples1" || return 1
+	! "$INAGG" -j stats show --prometheus -S "$sock" >/dev/null 2>&1 || {
+		echo "--prometheus with -j accepted"; return 1; }
+	# -o: the same exposition, in a file written whole (no FILE.tmp left).
+	"$INAGG" stats show --prometheus -J 1 -o "$tmp/inagg.prom" -S "$sock" &&
+	cmp "$tmp/prom1" "$tmp/inagg.prom" && [ ! -e "$tmp/inagg.prom.tmp" ] || return 1
+	python3 -c '
+import json, sys
+d = sys.argv[1]
+S = [json.loads(l) for l in open(d + "/samples")]
+S1 = [json.loads(l) for l in open(d + "/samples1")]
+a, j = json.load(open(d + "/all.json")), json.load(open(d + "/j1.json"))
+def get(samples, name, **lab):
+    v = [s["value"] for s in samples if s["name"] == name and s["labels"] == lab]
+    assert len(v) == 1, (name, lab, v)
+    return v[0]
+for l in a["links"]:
+    sw = l["switch"]
+    for m, k in (("sent_up", "sent_up"), ("resent_up", "resent_up"),
+                 ("results_down", "results_down"), ("passed", "passed")):
+        assert get(S, "inagg_port_%s_total" % m, switch=sw, port="uplink") == l[k], (sw, m)
+    for r, v in l["dropped"].items():
+        assert get(S, "inagg_port_dropped_total", switch=sw, port="uplink", reason=r) == v
+for s in a["memory"]["switches"]:
+    assert get(S, "inagg_switch_slots", switch=s["switch"]) == s["slots"], s
+    assert get(S, "inagg_switch_jobs", switch=s["switch"]) == s["jobs"], s
+for samples in (S, S1):
+    assert get(samples, "inagg_job_chunks", job_id="1") == j["chunks"] == int(sys.argv[2])
+    assert get(samples, "inagg_job_congestion", job_id="1") == j["congestion"]
+    for l in j["links"]:
+        sw = l["switch"]
+        assert get(samples, "inagg_job_sent_up_total", job_id="1", switch=sw) == l["sent_up"]
+        assert get(samples, "inagg_job_received_total", job_id="1", switch=sw) == l["received"]
+        for c, v in l["counters"].items():
+            assert get(samples, "inagg_job_frames_total", job_id="1", switch=sw,
+                       counter=c) == v, (sw, c)
+# -J: the job alone.
+assert not [s for s in S1 if not s["name"].startswith("inagg_job_")], "not only the job"
+print(len(S), "samples,", len({s["name"] for s in S}), "families")
+' "$tmp" "$chunks"
+}
+
 t "network, daemon" up
 t "a PS job of 18 workers, $chunks chunks, exact" run_ps_job
 t "stats without --chunks: $chunks chunks, messages per chunk from them" stats_chunks
+t "stats show --prometheus: strict text format, the values of stats show -j" prometheus
 finish

@@ -29,6 +29,9 @@ if [ "${INAGG_PKG_INNER:-}" != 1 ]; then
 fi
 
 . "$here/tests/ktap.sh"
+. "$here/tests/daemon.sh"
+dpid=
+trap '[ -n "$dpid" ] && kill "$dpid" 2>/dev/null' EXIT
 
 # PATH PACKAGE of each row of a man page's INSTALLED FILES table (stdin).
 manfiles() { awk -F '\t' -f "$here/tests/pkg/manfiles.awk"; }
@@ -126,6 +129,14 @@ files_as_man_page_says() {
 	[ "$n" -ge 10 ]
 }
 
+# The postinst made inaggd's group (systemd-sysusers), a system group.
+group_made() {
+	local gid
+	gid=$(in_root getent group inagg | cut -d: -f3)
+	echo "group inagg: gid $gid"
+	[ -n "$gid" ] && [ "$gid" -lt 1000 ]
+}
+
 ledger_show() {
 	in_root /usr/bin/inagg ledger show | tee /dev/stderr | grep -qE '^backend +user'
 }
@@ -175,6 +186,41 @@ remove() {
 	in_root apt-get remove -y inagg &&
 	[ ! -e "$mnt/usr/bin/inagg" ] && [ ! -L "$mnt$wants/inagg-attach@eth1.service" ] &&
 	[ -f "$mnt/var/lib/inagg/agent-pkgsw.json" ] && [ -f "$mnt/etc/inagg/inaggd.conf" ]
+}
+
+# A job running across the upgrade: the installed inagg builds the example network (the
+# paper's Fig. 1) in namespaces of the root, the installed inaggd admits and configures a job
+# on it; after the upgrade the new inaggd, started in its place, recovers the job from its
+# state file and ends it. (No systemd runs in the root: the package's restart is the test's.)
+net=/usr/share/doc/inagg/examples/topo.json
+sock=$mnt/run/inagg/inaggd.sock
+start_inaggd() {
+	: >"$tmp/inaggd.log"
+	chroot "$mnt" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C \
+		/usr/sbin/inaggd -t "$net" -n pk -m 0 2>>"$tmp/inaggd.log" &
+	dpid=$!
+	BUILD=$build wait_daemon "$sock" "$dpid" "$tmp/inaggd.log" 60
+}
+
+job_running() {
+	in_root /usr/bin/inagg net up -t "$net" -n pk --attach >/dev/null &&
+	start_inaggd && in_root /usr/bin/inagg job submit -k 2 -J 5 >/dev/null &&
+	in_root /usr/bin/inagg job list | tee /dev/stderr | grep -q '^job 5: active'
+}
+
+# After the upgrade: the old inaggd still answers with the job; the new one, started in its
+# place, recovers it (configured in the pinned maps, admitted in the ledger) and ends it.
+job_kept() {
+	in_root /usr/bin/inagg job list | grep -q '^job 5: active' || { echo "job lost"; return 1; }
+	kill "$dpid" && wait "$dpid"
+	dpid=
+	start_inaggd || return 1
+	grep -q 'job 5 recovered' "$tmp/inaggd.log" || { cat "$tmp/inaggd.log"; return 1; }
+	in_root /usr/bin/inagg job list | tee /dev/stderr | grep -q '^job 5: active' &&
+	in_root /usr/bin/inagg job end -J 5 && ! in_root /usr/bin/inagg job list | grep -q '^job 5:' &&
+	kill "$dpid" && wait "$dpid"
+	dpid=
+	in_root /usr/bin/inagg net down -n pk >/dev/null
 }
 
 # The tree make deb copied, its version raised (cli.h and the changelog): a new upstream
@@ -238,14 +284,18 @@ t "pkg: the package's prebuilt inagg.ko installed, not compiled, on its kernel" 
 t "pkg: the kernel headers' hook builds it again (ABI bump)" abi_bump_rebuilds
 t "pkg: modules-load.d loads inagg at boot" modules_load
 t "pkg: every file where inagg(8) says" files_as_man_page_says
+t "pkg: the postinst made the system group inagg" group_made
 t "pkg: installed inagg ledger show" ledger_show
 t "pkg: installed inaggd runs" inaggd_runs
 t "pkg: a veth in namespace $NS" veth
 t "pkg: installed inagg dev attach" attach
 t "pkg: installed inagg dev show" status
+t "pkg: a job admitted and configured by the installed inaggd on the example network" \
+	job_running
 t "pkg: the next version's packages built (dpkg-buildpackage)" build_next
 t "pkg: apt-get upgrades to it with a port attached: still attached, pins, DKMS, conffile" \
 	upgrade
+t "pkg: the job survives the upgrade: the new inaggd recovers it, then ends it" job_kept
 t "pkg: installed inagg dev detach, the last port: its pins removed" detach
 t "pkg: installed bash completion" completion
 t "pkg: apt-get remove inagg disables the ports' units, keeps state and configuration" remove

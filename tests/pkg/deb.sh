@@ -98,6 +98,15 @@ scripts_parse() {
 	! grep -hE '^[^#]*systemctl' "$tmp"/ctl/*inst "$tmp"/ctl/*rm | grep -v daemon-reload
 }
 
+# The postinst makes inaggd's group from the sysusers.d file the package holds (what
+# dh_installsysusers adds), and Depends names what provides systemd-sysusers.
+makes_group() {
+	[ -f "$tmp/ctl/postinst" ] || dpkg-deb -e "$deb" "$tmp/ctl" || return 1
+	grep -q '^ *systemd-sysusers .* inagg.conf$' "$tmp/ctl/postinst" &&
+	files "$deb" | grep -qx /usr/lib/sysusers.d/inagg.conf &&
+	field "$deb" Depends | grep -q 'systemd | systemd-standalone-sysusers'
+}
+
 runs() {
 	unpacked &&
 	"$tmp/x/usr/bin/inagg" --version | grep -qx "inagg $version" &&
@@ -215,6 +224,7 @@ t "deb: contents (dpkg-deb -c) are inagg(8)'s INSTALLED FILES" contents_as_man_p
 t "deb: files owned by root" owned_by_root
 t "deb: /etc/inagg files are conffiles" conffiles
 t "deb: maintainer scripts parse" scripts_parse
+t "deb: postinst makes the group inagg (sysusers.d)" makes_group
 t "deb: packaged binaries run, stripped" runs
 t "deb: hardened: PIE, bindnow, relro, fortify, no executable stack" hardened
 t "deb: libinagg.so.1 in $lib, soname libinagg.so.1, stripped, libinagg.so links it" \

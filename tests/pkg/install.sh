@@ -85,10 +85,11 @@ units_vars_set() {
 # systemd-analyze verify, with the binaries where the units say (no DESTDIR).
 units_verify() {
 	local p=$tmp/direct u out
-	# CONFDIR and LDCONFIG: neither this machine's /etc/inagg nor its loader cache.
-	mk install PREFIX="$p" CONFDIR="$p/etc" LDCONFIG=true >/dev/null || return 1
+	# CONFDIR, LDCONFIG, SYSUSERS: not this machine's /etc/inagg, loader cache or groups.
+	mk install PREFIX="$p" CONFDIR="$p/etc" LDCONFIG=true SYSUSERS=true >/dev/null || return 1
 	cp "$p/lib/systemd/system/inagg-attach@.service" "$tmp/inagg-attach@eth1.service"
-	for u in "$p/lib/systemd/system/inaggd.service" "$tmp/inagg-attach@eth1.service"; do
+	for u in "$p/lib/systemd/system/inaggd.service" "$tmp/inagg-attach@eth1.service" \
+			"$p/lib/systemd/system/inagg-prometheus.timer"; do
 		out=$(systemd-analyze verify --man=no "$u" 2>&1) || { echo "$out"; return 1; }
 		[ -z "$out" ] || { echo "$out"; return 1; }
 	done
@@ -146,17 +147,40 @@ bytecode() {
 	/usr/bin/python3 -m compileall -q "$1" && compgen -G "$1/__pycache__/*.pyc"
 }
 
-# ldconfig runs after install and uninstall on the system itself, never for a DESTDIR.
+# ldconfig and systemd-sysusers run after install (and ldconfig after uninstall) on the
+# system itself, never for a DESTDIR. systemd-sysusers is given a root of this test's, so
+# that the group is made there and not on this machine.
 runs_ldconfig() {
-	local p=$tmp/ld
+	local p=$tmp/ld sr=$tmp/sysroot
+	mkdir -p "$sr/etc" || return 1
 	# CONFDIR too, so as not to touch this machine's /etc/inagg.
-	mk install PREFIX="$p" CONFDIR="$p/etc" LDCONFIG="touch $tmp/ld-install" >/dev/null &&
+	mk install PREFIX="$p" CONFDIR="$p/etc" LDCONFIG="touch $tmp/ld-install" \
+		SYSUSERS="systemd-sysusers --root=$sr" >/dev/null &&
 	mk uninstall PREFIX="$p" CONFDIR="$p/etc" LDCONFIG="touch $tmp/ld-uninstall" >/dev/null &&
-	mk install PREFIX=/usr DESTDIR="$p" LDCONFIG="touch $tmp/ld-destdir" >/dev/null &&
+	mk install PREFIX=/usr DESTDIR="$p" LDCONFIG="touch $tmp/ld-destdir" \
+		SYSUSERS="touch $tmp/su-destdir" >/dev/null &&
 	mk uninstall PREFIX=/usr DESTDIR="$p" LDCONFIG="touch $tmp/ld-destdir" >/dev/null || return 1
 	[ -e "$tmp/ld-install" ] || { echo "no ldconfig after install"; return 1; }
 	[ -e "$tmp/ld-uninstall" ] || { echo "no ldconfig after uninstall"; return 1; }
 	[ ! -e "$tmp/ld-destdir" ] || { echo "ldconfig with DESTDIR"; return 1; }
+	[ ! -e "$tmp/su-destdir" ] || { echo "systemd-sysusers with DESTDIR"; return 1; }
+	grep -E '^inagg:x:[0-9]+:' "$sr/etc/group" || { echo "no group inagg made"; return 1; }
+}
+
+# The group the installed sysusers.d file makes is the one inaggd lets use its socket
+# by default (-g; the unit passes none), and the unit makes inaggd a member of it: its
+# bounding set has no CAP_CHOWN, and root may chown its socket only to a group it is in
+# (inaggd.service exited at start on 6.1 once the group existed).
+sysusers_group() {
+	local f=$1/usr/lib/sysusers.d/inagg.conf u=$1/lib/systemd/system/inaggd.service g
+	g=$(awk '$1 == "g" { print $2 }' "$f") || return 1
+	echo "sysusers.d: group $g"
+	[ "$g" = inagg ] && "$build/inaggd" -h | grep -q -- "-g, --group GROUP .*" &&
+	"$build/inaggd" -h | grep -q "(default $g; no such group: root only)" &&
+	! grep -q -- '-g' "$1/etc/inagg/inaggd.conf" || return 1
+	grep -q '^CapabilityBoundingSet=.*CAP_CHOWN' "$u" ||
+	grep -qE "^SupplementaryGroups=(.* )?$g( |$)" "$u" ||
+		{ echo "inaggd.service: neither CAP_CHOWN nor in group $g"; return 1; }
 }
 
 dkms_tree() {
@@ -195,9 +219,10 @@ t "install: /usr/bin/python3 imports the installed inagg, which loads the instal
 	py_imports "$u" "/usr/lib/$ma" /usr/lib/python3/dist-packages
 t "install: the docs' pictures are installed with them" doc_links "$u"
 t "install: units name the installed binaries" units_name_binaries "$u" lib/systemd/system
+t "install: sysusers.d makes the group inaggd's socket is shared with" sysusers_group "$u"
 t "install: the units' variables are set in /etc/inagg" units_vars_set "$u"
 if command -v systemd-analyze >/dev/null; then
-	t "install: systemd-analyze verify of both units" units_verify
+	t "install: systemd-analyze verify of the units (inaggd, attach@eth1, prometheus timer and service)" units_verify
 else
 	results+=("ok $((++n)) install: systemd-analyze verify # SKIP no systemd-analyze")
 fi
@@ -225,6 +250,7 @@ t "install: python3's byte code of the installed inagg" \
 	bytecode "$l/usr/local/lib/python$pyver/dist-packages/inagg"
 t "install: uninstall PREFIX=/usr/local removes everything, byte code too" \
 	uninstalls "$l" /usr/local ""
-t "install: ldconfig after (un)install without DESTDIR, not with one" runs_ldconfig
+t "install: ldconfig after (un)install, systemd-sysusers after install without DESTDIR, not with one" \
+	runs_ldconfig
 t "install: make install-dkms: the DKMS source tree of this version" dkms_tree
 finish

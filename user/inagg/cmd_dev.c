@@ -23,7 +23,7 @@
 struct dev_args {
 	const char *dev, *netns, *sw;
 	int mode;		/* index in mode_names */
-	bool pass, force;
+	bool pass, force, stats;
 	char swbuf[HOST_NAME_MAX + 1];
 };
 
@@ -84,6 +84,9 @@ const struct opt_cmd dev_detach_cmd = {
 static const struct opt show_opts[] = {
 	DEV_NETNS(0),
 	DEV_SWITCH(0),
+	/* No letter: -s is --seed in every command that has it (docs/cli.md). */
+	OPT_FLAG(0, "stats", struct dev_args, stats, 0,
+		 "each port's counters: its frames by outcome, as the datapath counted them"),
 	OPT_END
 };
 
@@ -91,8 +94,12 @@ const struct opt_cmd dev_show_cmd = {
 	.defaults = &dev_defaults,
 	.opts = show_opts,
 	.size = sizeof(struct dev_args),
-	.about = "Lists a switch's interfaces with their XDP program, the jobs configured in its\n"
-		 "maps, and its ledger with the backend in use.\n",
+	.about = "Lists a switch's interfaces with their XDP program (id, mode: drv native, skb\n"
+		 "generic; tag), the jobs configured in its maps, and its ledger with the backend\n"
+		 "in use. --stats: under each of the switch's ports, its counters since it was\n"
+		 "attached (ip -s link's way): frames received, sent and passed to the kernel,\n"
+		 "then every other outcome that occurred (forwarded, aggregated, drops by reason;\n"
+		 "with -j every counter).\n",
 };
 
 /* Parses the options and IFACE (or "dev IFACE") when need_dev. */
@@ -248,7 +255,37 @@ int cmd_dev_detach(int argc, char **argv)
 	return port_op(&dev_detach_cmd, argc, argv, false);
 }
 
-static void show_interfaces(void)
+/*
+ * Port ifindex's counters, named by the datapath's own table (ia_ctr_name()),
+ * so that a counter added there shows here. Nothing for a port that is not
+ * this switch's (another switch's, or a host's pass-through program).
+ */
+static void show_port_stats(const char *sw, int ifindex)
+{
+	struct ia_counters c;
+	int shown = 0;
+
+	if (ia_pinned_port_counters(sw, ifindex, &c))
+		return;
+	out_obj_open("stats");
+	for (int i = 0; i < IA_C__COUNT; i++) {
+		const char *name = ia_ctr_name(i);
+
+		if (!name)
+			continue;
+		out_uint(name, NULL, c.c[i]);
+		if (!c.c[i] && i != IA_C_RX && i != IA_C_TX && i != IA_C_PASS)
+			continue;
+		/* Six to a line, indented under the port. */
+		out_text("%s%s %llu", shown % 6 ? "  " : shown ? "\n    " : "    ", name,
+			 (unsigned long long)c.c[i]);
+		shown++;
+	}
+	out_text("\n");
+	out_obj_close();
+}
+
+static void show_interfaces(const char *sw, bool stats)
 {
 	struct if_nameindex *ifs, *i;
 
@@ -289,6 +326,8 @@ static void show_interfaces(void)
 			out_str("tag", " tag %s", tag);
 		}
 		out_str("prog", id ? " %s\n" : " no xdp\n", id ? info.name : "");
+		if (stats && id && !strncmp(info.name, "ia_", 3))
+			show_port_stats(sw, i->if_index);
 		out_obj_close();
 	}
 	if (ifs)
@@ -352,7 +391,7 @@ int cmd_dev_show(int argc, char **argv)
 		return out_err("%s: netns %s: %s", argv[0], a.netns, strerror(-h));
 	out_begin();
 	out_str("switch", "switch %s\n", a.sw);
-	show_interfaces();
+	show_interfaces(a.sw, a.stats);
 	show_jobs(a.sw);
 	show_ledger();
 	ia_netns_return(h);

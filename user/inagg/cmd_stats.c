@@ -5,12 +5,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_stats_prom.h"
 #include "ctl.h"
 #include "rpc.h"
 
 struct stats_args {
 	long job, chunks, history;
-	const char *sock;
+	const char *sock, *output;
+	bool prometheus;
 };
 
 static const struct stats_args stats_defaults = { .sock = IA_CTL_SOCK };
@@ -22,6 +24,10 @@ static const struct opt stats_opts[] = {
 	OPT_INT(0, "history", "N", struct stats_args, history, 1, 4096, OPT_NODEF,
 		"also the last N memory samples: per switch head, head slots live, tail, lent"),
 	OPT_STR('S', "socket", "PATH", struct stats_args, sock, 0, "inaggd's socket"),
+	OPT_FLAG(0, "prometheus", struct stats_args, prometheus, 0,
+		 "Prometheus' text format: uplinks, switches and every active job (-J: that job)"),
+	OPT_STR('o', "output", "FILE", struct stats_args, output, 0,
+		"--prometheus: into FILE, replaced whole (for a textfile collector)"),
 	OPT_END
 };
 
@@ -37,7 +43,10 @@ const struct opt_cmd stats_show_cmd = {
 		 "live aggregation, tail, lent slots and utilisation (slot-time live over\n"
 		 "slot-time available); with -J, the job's head on each switch likewise.\n"
 		 "Tail: per switch and per job link, claims, hits, collisions, completes,\n"
-		 "flushes, evictions of PS partials from heads, lends and reclaims.\n",
+		 "flushes, evictions of PS partials from heads, lends and reclaims.\n"
+		 "--prometheus: the same counters in Prometheus' text format (HELP and TYPE\n"
+		 "lines; labels switch, port, job_id), for a scraper or node exporter's\n"
+		 "textfile collector (docs/router-vm.md, \"Monitoring\").\n",
 };
 
 static void print_uplinks(json_object *reply)
@@ -156,6 +165,12 @@ int cmd_stats_show(int argc, char **argv)
 		return 1;
 	if (a.chunks && !a.job)
 		return out_err("%s: --chunks needs -J ID", argv[0]);
+	if (a.prometheus && (a.chunks || a.history || out_is_json()))
+		return out_err("%s: --prometheus takes neither --chunks, --history nor -j", argv[0]);
+	if (a.output && !a.prometheus)
+		return out_err("%s: -o needs --prometheus", argv[0]);
+	if (a.prometheus)
+		return stats_prometheus(a.sock, a.job, a.output);
 	req = json_object_new_object();
 	json_object_object_add(req, "cmd", json_object_new_string("stats"));
 	if (a.job)

@@ -24,4 +24,11 @@ struct ia_pinned_job {
  */
 int ia_pinned_jobs(const char *sw, struct ia_pinned_job **jobs, size_t *n);
 
+/*
+ * The counters of port ifindex at switch sw (ia_pstats, summed over CPUs) into
+ * *out: what its frames came to since it was attached. -ENOENT when the
+ * switch has no pinned maps or the port is not one of its own.
+ */
+int ia_pinned_port_counters(const char *sw, int ifindex, struct ia_counters *out);
+
 #endif
