@@ -164,8 +164,8 @@ static bool send_failed(struct ia_io_tx *t, int e, const struct sockaddr_in *to)
 
 /*
  * Sends the queue. A message the kernel refuses is lost as on the wire; the
- * rest still go (sendmmsg() stops at a failed message and loses its errno,
- * so it is sent again alone to learn it).
+ * rest still go (sendmmsg() stops before a failed message and loses its
+ * errno: the next call starts with it and returns that errno).
  */
 static int drain(struct ia_io_tx *t)
 {
