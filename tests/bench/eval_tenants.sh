@@ -20,6 +20,9 @@
 #     this 2-core host) and NOCONG_ROUNDS rounds (40: with 9 the 96 %
 #     interval of a ratio's median spanned +-0.05-0.13; with 40 on a quiet
 #     host, 0.95-1.03, docs/cc-live.md; about 13 minutes);
+#  3b. (lowcong, issue 33) the fair points (memory 0.5 1:1, 0.25 1:3) with no
+#     congestion and light congestion (LIGHT_MBIT), the same long runs,
+#     LOWCONG_ROUNDS rounds: flexina / netpack-atp with intervals, >= 0.95;
 #  4. simulation against live on the small mix (tolerance printed);
 #  5. (simfair, issue 33) the simulated fair headline: memory 0.25 and 0.5,
 #     saturated bottleneck, selective INA by availability (idle slots 0),
@@ -30,7 +33,9 @@
 # host's CPU is run again, at most OTHER_REPEATS times (MAX_OTHER=0: never);
 # the verdicts say how many were and how much other work the kept ones met.
 # Prints figures and verdicts; fails only when a run fails or is not exact.
-# STEPS picks some of them: sweep accept nocong compare (default all).
+# STEPS picks some of them: simfair sweep accept lowcong nocong compare (default all);
+# ACCEPT_POINTS some of step 2's points (MEM:MIX, default all three), so that
+# each can run under its own lock hold.
 BUILD=${BUILD:-build}
 INAGG=$(realpath -m "$BUILD/inagg")
 ROUNDS=${ROUNDS:-5}
@@ -45,8 +50,10 @@ MAX_OTHER=${MAX_OTHER:-0.15}
 OTHER_REPEATS=${OTHER_REPEATS:-3}
 keep=()
 [ "$MAX_OTHER" = 0 ] || keep=(--max-other "$MAX_OTHER" --other-repeats "$OTHER_REPEATS")
-STEPS=${STEPS:-simfair sweep accept nocong compare}
+STEPS=${STEPS:-simfair sweep accept lowcong nocong compare}
 SIMFAIR_ROUNDS=${SIMFAIR_ROUNDS:-10}
+LOWCONG_ROUNDS=${LOWCONG_ROUNDS:-10}
+LIGHT_MBIT=${LIGHT_MBIT:-400}
 step() { [[ " $STEPS " == *" $1 "* ]]; }
 out=$BUILD/bench-tenants
 mkdir -p "$out"
@@ -90,7 +97,20 @@ print("  runs run again because other work took more than %s of the CPU: %d of %
       " max %.3f" % ("%.2f" % rp["max_other"] if rp["max_other"] else "(never)",
                      rp["runs_repeated"], rp["runs"], rp["runs_more"], rp["other_repeats"],
                      rp["still_over"], rp["kept_other"], rp["kept_other_max"]))
-if what == "accept":
+if what == "low":
+    iv = d["points"][0]["intervals"]
+    for key, what in (("makespan", "over the makespan"), ("all", "while every job runs"),
+                      ("sum", "summed per job (secondary)")):
+        a = iv[key + "_vs_netpack_atp"]
+        print("%s, throughput %s: flexina / netpack-atp %.2f [%.2f-%.2f] (target >= 0.95: %s)" %
+              (sys.argv[3], what, a["ratio"], a["lo"], a["hi"],
+               ("met, interval above" if a["lo"] >= 0.95 else "met") if a["ratio"] >= 0.95
+               else "NOT met"))
+    print("  marks %s, up %s, lent %s" %
+          (" ".join("%s %.3f" % (k, x["mark_rate"]) for k, x in s.items()),
+           " ".join("%.2f" % x["up"] for x in s.values()),
+           " ".join("%.1f" % x["lent"] for x in s.values())))
+elif what == "accept":
     f = s["flexina"]
     j = f["jct_ina_ms"] / s["netpack-atp"]["jct_ina_ms"]
     # Issue 33: the headline is the makespan and the throughput while every job
@@ -172,7 +192,7 @@ if step accept; then
 	# Issue 33: the fair points (every leaf's memory used by NetPack's heads) are
 	# the headline; memory 0.5 with 1:3 leaves half of it idle for NetPack and
 	# stays only as a labelled scenario.
-	for pt in 0.5:1:1 0.25:1:3 0.5:1:3; do
+	for pt in ${ACCEPT_POINTS:-0.5:1:1 0.25:1:3 0.5:1:3}; do
 		m=${pt%%:*} mix=${pt#*:}
 		label="fair headline, memory $m, INA:PS $mix"
 		[ "$pt" = 0.5:1:3 ] && label="scenario (NetPack leaves half the memory idle), memory $m, INA:PS $mix"
@@ -180,6 +200,23 @@ if step accept; then
 		"$INAGG" -j eval tenants --rounds "$ACCEPT_ROUNDS" --live-iters "$ACCEPT_ITERS" \
 			--mem "$m" --mix "$mix" "${keep[@]}" >"$out/accept-$m-${mix/:/-}.json" || exit 1
 		verdicts "$out/accept-$m-${mix/:/-}.json" accept "$label"
+	done
+fi
+
+if step lowcong; then
+	# Issue 33: "no and light congestion: flexina >= 0.95x netpack-atp" where
+	# tails can lose, at the fair points (memory 1.0 above runs every scheme the
+	# same messages): the bottleneck 100 times faster (none) and LIGHT_MBIT
+	# (light), the no-congestion check's long runs.
+	for pt in ${LOWCONG_POINTS:-0.5:1:1:none 0.25:1:3:none 0.5:1:1:light 0.25:1:3:light}; do
+		m=${pt%%:*} rest=${pt#*:} c=${pt##*:} mix=${rest%:*}
+		if [ "$c" = none ]; then cong=(--no-congestion); else cong=(--rate-mbit "$LIGHT_MBIT"); fi
+		label="memory $m, INA:PS $mix, $c congestion"
+		[ "$c" = light ] && label="$label ($LIGHT_MBIT Mbit/s)"
+		echo "== $label ($LOWCONG_ROUNDS rounds of long runs)"
+		"$INAGG" -j eval tenants --rounds "$LOWCONG_ROUNDS" --mem "$m" --mix "$mix" "${cong[@]}" \
+			--live-iters 8 --chunks-max 384 "${keep[@]}" >"$out/$c-$m-${mix/:/-}.json" || exit 1
+		verdicts "$out/$c-$m-${mix/:/-}.json" low "$label"
 	done
 fi
 
