@@ -12,7 +12,13 @@
 # (an older tree: git worktree add /tmp/before <commit>, then make
 # build/tests/bench/xdp_bench there). ROUNDS (default 3) runs of each, about
 # 1 min 50 s a run. Needs root. Each run's output is kept in $AB_OUT
-# (default: a new folder under /tmp, printed).
+# (default: a new folder under /tmp, printed); run again with the same AB_OUT
+# to add rounds to those there (the summary covers all).
+#
+# Each run prints its DUTs' median and range over its 5 rounds; the summary
+# gives per run the median's rate and the best round's (the least ns/packet:
+# on this shared host some rounds run up to 1.8x slower, and noise only adds
+# time), and of each the median and range over the runs.
 #
 # Heavy work on the 2-core host is serialised by flock on $AB_LOCK (default
 # /tmp/inagg-heavy.lock; empty: no lock): held for the whole A/B up to 3
@@ -50,19 +56,22 @@ run() {
 		return 1
 	fi
 	grep '^# warning: split\|drop_port' "$log" | sed "s/^/  $side$r: /" >&2 || true
-	awk -v s="$side" -v r="$r" '/per core Mpps \(1e9/ {
+	# "blue_aggregate 313 (303-571)": median and best ns/packet of the run.
+	awk -v s="$side" -v r="$r" '/DUT CPU ns\/packet/ {
 		for (i = 1; i <= NF; i++) {
-			if ($i == "blue_aggregate") b = $(i + 1)
-			if ($i == "red_forward") f = $(i + 1)
+			if ($i == "blue_aggregate") { b = $(i + 1); bb = $(i + 2) }
+			if ($i == "red_forward") { f = $(i + 1); fb = $(i + 2) }
 		}
-		print s, r, b, f }' "$log" >>"$out/rates"
+		gsub(/[(]|-.*/, "", bb); gsub(/[(]|-.*/, "", fb)
+		print s, r, b, bb, f, fb }' "$log" >>"$out/rates"
 }
 
-: >"$out/rates"
+touch "$out/rates"
+first=$(($(awk '$1 == "A" { n++ } END { print n + 0 }' "$out/rates") + 1))
 whole=0
 [ "$rounds" -le 3 ] && whole=1
 [ $whole = 1 ] && take
-for r in $(seq 1 "$rounds"); do
+for r in $(seq "$first" $((first + rounds - 1))); do
 	[ $whole = 1 ] || take
 	run B "$r"
 	run A "$r"
@@ -70,28 +79,28 @@ for r in $(seq 1 "$rounds"); do
 done
 [ $whole = 1 ] && give
 
-echo "# $(date -u '+%F %H:%M') UTC, $rounds rounds B A interleaved, logs in $out"
+echo "# $(date -u '+%F %H:%M') UTC, $((first + rounds - 1)) rounds B A interleaved, logs in $out"
 echo "# before $before ($(git -C "$before/.." rev-parse --short HEAD 2>/dev/null || echo '?'))," \
 	"after $after ($(git -C "$after/.." rev-parse --short HEAD 2>/dev/null || echo '?'))"
 /usr/bin/python3 - "$out/rates" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
-v = {(s, n): [float(x) for x in (b, f)] for s, n, b, f in rows}
-names = ("blue_aggregate", "red_forward")
-rounds = sorted({int(n) for _, n, _, _ in rows})
-print("per core Mpps (split rig, 1e9 / DUT ns, each run the median of its 5 rounds)")
-print("%-15s %-6s %s" % ("", "", "  ".join("r%d" % r for r in rounds)))
-for i, name in enumerate(names):
+# side, round -> [blue median, blue best, red median, red best], as Mpps per core
+v = {(r[0], int(r[1])): [1e3 / float(x) for x in r[2:6]] for r in rows}
+rounds = sorted({n for _, n in v})
+print("per core Mpps, split rig (1e3 / DUT ns per packet); a run's median and best of its 5 rounds")
+print("%-30s %s" % ("", " ".join("%6s" % ("r%d" % r) for r in rounds)))
+for i, name in enumerate(("blue_aggregate median", "blue_aggregate best",
+                          "red_forward median", "red_forward best")):
     med = {}
     for s in ("B", "A"):
-        xs = [v[(s, str(r))][i] for r in rounds if (s, str(r)) in v]
+        xs = [v[(s, r)][i] for r in rounds if (s, r) in v]
         med[s] = statistics.median(xs)
-        print("%-15s %-6s %s   median %.3f  range %.3f-%.3f" % (
-            name, "before" if s == "B" else "after", "  ".join("%.3f" % x for x in xs),
+        print("%-23s %-6s %s   median %.3f  range %.3f-%.3f" % (
+            name, "before" if s == "B" else "after", " ".join("%6.3f" % x for x in xs),
             med[s], min(xs), max(xs)))
-    pairs = [v[("A", str(r))][i] / v[("B", str(r))][i] for r in rounds
-             if ("A", str(r)) in v and ("B", str(r)) in v]
-    print("%-15s after/before of the medians %.3f (%+.1f %%); per pair %s" % (
+    pairs = [v[("A", r)][i] / v[("B", r)][i] for r in rounds if ("A", r) in v and ("B", r) in v]
+    print("%-30s after/before of the medians %.3f (%+.1f %%); per pair %s" % (
         name, med["A"] / med["B"], 100 * (med["A"] / med["B"] - 1),
         " ".join("%.3f" % p for p in pairs)))
 EOF
