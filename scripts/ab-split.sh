@@ -15,6 +15,10 @@
 # (default: a new folder under /tmp, printed); run again with the same AB_OUT
 # to add rounds to those there (the summary covers all).
 #
+# AB_ENV_B and AB_ENV_A: environment (VAR=value ...) of the before and after
+# runs, e.g. the check's own cost in one build:
+#   AB_ENV_B=XDP_BENCH_UNBOUND=1 scripts/ab-split.sh build build
+#
 # Each run prints its DUTs' median and range over its 5 rounds; the summary
 # gives per run the median's rate and the best round's (the least ns/packet:
 # on this shared host some rounds run up to 1.8x slower, and noise only adds
@@ -46,11 +50,12 @@ give() { [ -z "$lock" ] || flock -u 9; }
 
 # One run of side $1 (B or A), round $2: its log, and a line "side round blue red".
 run() {
-	local side=$1 r=$2 dir log
-	[ "$side" = B ] && dir=$before || dir=$after
+	local side=$1 r=$2 dir log envs
+	if [ "$side" = B ]; then dir=$before envs=${AB_ENV_B-}; else dir=$after envs=${AB_ENV_A-}; fi
 	log=$out/$side$r.log
-	echo "# $(date -u +%H:%M:%S) $side round $r: $dir" >&2
-	if ! BUILD=$dir "$dir/tests/bench/xdp_bench" -s >"$log" 2>&1; then
+	echo "# $(date -u +%H:%M:%S) $side round $r: $envs $dir" >&2
+	# shellcheck disable=SC2086 # envs: VAR=value words
+	if ! env $envs BUILD="$dir" "$dir/tests/bench/xdp_bench" -s >"$log" 2>&1; then
 		echo "ab-split: $side round $r failed, see $log" >&2
 		tail -3 "$log" >&2
 		return 1
@@ -80,8 +85,8 @@ done
 [ $whole = 1 ] && give
 
 echo "# $(date -u '+%F %H:%M') UTC, $((first + rounds - 1)) rounds B A interleaved, logs in $out"
-echo "# before $before ($(git -C "$before/.." rev-parse --short HEAD 2>/dev/null || echo '?'))," \
-	"after $after ($(git -C "$after/.." rev-parse --short HEAD 2>/dev/null || echo '?'))"
+echo "# before ${AB_ENV_B-} $before ($(git -C "$before/.." rev-parse --short HEAD 2>/dev/null || echo '?'))," \
+	"after ${AB_ENV_A-} $after ($(git -C "$after/.." rev-parse --short HEAD 2>/dev/null || echo '?'))"
 /usr/bin/python3 - "$out/rates" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]

@@ -162,7 +162,8 @@ static int rig(void)
  * port s0 and, s0 being a host's port, the generator's address (and, the
  * datapath's rule, UDP port IA_UDP_PORT, the template's source port). The
  * test_run jobs do not: their frames come in by no port of the switch, and
- * blue_today (tail_vs_head) predates the binding.
+ * blue_today (tail_vs_head) predates the binding. XDP_BENCH_UNBOUND=1 leaves
+ * the live jobs unbound too (the check's own cost: scripts/ab-split.sh).
  */
 #define GEN_SADDR	"10.88.0.1"
 static bool bind_live;
@@ -855,9 +856,9 @@ static void print_split(void)
 			printf("\n# warning: split: no DUT run time for %s\n", dut_name[d]);
 			return;
 		}
-	printf("\n  last round's jobs, members bound (port s0, %s, UDP port %d): red forwarded %llu "
+	printf("\n  last round's jobs, members %s (port s0, %s, UDP port %d): red forwarded %llu "
 	       "drop_port %llu; blue aggregated %llu emitted %llu drop_port %llu",
-	       GEN_SADDR, IA_UDP_PORT, red_fwd, red_drop_port, cnt_job(IA_C_AGGREGATED),
+	       bind_live ? "bound" : "unbound", GEN_SADDR, IA_UDP_PORT, red_fwd, red_drop_port, cnt_job(IA_C_AGGREGATED),
 	       cnt_job(IA_C_EMIT), cnt_job(IA_C_DROP_PORT));
 	printf("\nratio, split, per core: blue/red_forward %.2f (target >= 0.5)  blue/user-space "
 	       "%.1f (target >= 8)  blue/xdp_drop %.2f\n", ns[D_RED] / ns[D_BLUE],
@@ -965,7 +966,7 @@ int main(int argc, char **argv)
 		err = 0;
 		goto out;
 	}
-	bind_live = true;
+	bind_live = !getenv("XDP_BENCH_UNBOUND");
 	/* Live over veth: every DUT on CPU 0 alone, then on both CPUs. */
 	if (argc < 2 || strcmp(argv[1], "-s")) {	/* -s: the split rig only */
 		if (live_all(1, r1) || live_all(2, r2))
