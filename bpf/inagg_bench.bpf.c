@@ -17,6 +17,12 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 gen_fanin = 1;	/* senders 0..fanin-1 take turns */
 const volatile __u32 gen_job = 1;	/* CPU c sends for job gen_job + c */
+/*
+ * The frame's Ethernet, IPv4 and UDP headers as the loader built them: where
+ * a bound member sends from (its address, UDP port IA_UDP_PORT). Stamped
+ * into every frame, as the header is below.
+ */
+__u8 gen_l2l4[IA_L2L4_LEN];
 
 /*
  * One sequence per CPU: a shared one would let a descheduled generator fall
@@ -164,9 +170,13 @@ int ia_gen(struct xdp_md *ctx)
 	n = (*next)++;
 	/*
 	 * Live frames are recycled with whatever the receiver wrote into them
-	 * (a blue switch turns the last contribution into an aggregate):
-	 * stamp the whole header every time.
+	 * (a blue switch turns the last contribution into an aggregate, from
+	 * its own address): stamp the addresses, ports and the whole header
+	 * every time. Left as the aggregate left them, a frame came back from
+	 * the switch's address: a bound member's id from there is drop_port,
+	 * the chunk never completed, and blue's window stalled.
 	 */
+	__builtin_memcpy(data, gen_l2l4, IA_L2L4_LEN);
 	h->ver = IA_VERSION;
 	h->type = IA_MSG_CONTRIB;
 	h->nworkers = bpf_htonl(1);

@@ -8,7 +8,10 @@
  * Live rig (namespaces ia-bg/ia-bs/ia-bd-<pid>): a generator (LIVE_FRAMES
  * test_run of ia_gen) transmits on g0; the device under test is the XDP
  * program on the switch port s0; forwarded and aggregated messages leave by
- * u0 to a counting sink on d0. DUTs:
+ * u0 to a counting sink on d0. The live jobs' members are bound, as inaggd
+ * binds a host's workers (docs/security.md): to port s0, the generator's
+ * address and UDP port IA_UDP_PORT, which ia_gen stamps into every frame;
+ * so the live figures include the member check. DUTs:
  *
  *   xdp_drop       counting XDP_DROP on s0 (what veth itself costs)
  *   add_floor      count, add the 256 elements into a per-CPU chunk slot, drop
@@ -154,13 +157,26 @@ static int rig(void)
 	return 0;
 }
 
+/*
+ * Live jobs bind their members where the generator is (docs/security.md):
+ * port s0 and, s0 being a host's port, the generator's address (and, the
+ * datapath's rule, UDP port IA_UDP_PORT, the template's source port). The
+ * test_run jobs do not: their frames come in by no port of the switch, and
+ * blue_today (tail_vs_head) predates the binding. XDP_BENCH_UNBOUND=1 leaves
+ * the live jobs unbound too (the check's own cost: scripts/ab-split.sh).
+ */
+#define GEN_SADDR	"10.88.0.1"
+static bool bind_live;
+
 static int job1(__u32 id, enum ia_role role, __u32 window)
 {
 	struct ia_sender m[FANIN];
+	struct ia_xdp_bind b[FANIN];
 	__u64 sets[FANIN];
 	struct ia_xdp_job j = {
 		.id = id, .role = role, .window = window, .self_id = 900,
 		.nmembers = FANIN, .members = m, .sets = sets,
+		.bind = bind_live ? b : NULL,
 		.up = { .ifindex = u0, .saddr = inet_addr("10.88.0.2"),
 			.daddr = inet_addr("10.88.1.1") },
 	};
@@ -170,6 +186,8 @@ static int job1(__u32 id, enum ia_role role, __u32 window)
 		m[i].id = i;
 		m[i].nworkers = 1;
 		sets[i] = 1ull << i;	/* tail: worker i has rank i */
+		b[i].ifindex = s0;
+		b[i].saddr = inet_addr(GEN_SADDR);
 	}
 	parse_mac("02:00:00:00:03:00", j.up.smac);
 	parse_mac("02:00:00:00:04:00", j.up.dmac);
@@ -676,8 +694,16 @@ static int measure(int d, int ncpu, double *r, __u64 (*count)(void), int src)
 		       dut_name[d]);
 	busy[d] = cpu0_busy;
 	dutnspp[d] = live_pkts ? dut_ns / live_pkts : 0;
+	if (r[d] <= 0 && !interrupted && (d == D_RED || d == D_BLUE))
+		fprintf(stderr, "xdp_bench: live %s counted nothing: forwarded %llu aggregated %llu "
+			"drop_port %llu drop_window %llu\n", dut_name[d], cnt_job(IA_C_FWD),
+			cnt_job(IA_C_AGGREGATED), cnt_job(IA_C_DROP_PORT),
+			cnt_job(IA_C_DROP_WINDOW));
 	return r[d] > 0 ? 0 : -EIO;
 }
+
+/* The last live_all()'s red job, before blue's replaced it. */
+static __u64 red_fwd, red_drop_port;
 
 static int live_all(int ncpu, double *r)
 {
@@ -694,13 +720,19 @@ static int live_all(int ncpu, double *r)
 	if (set_dut(ia_xdp_prog_fd(sw)) || job(IA_ROLE_RED) ||
 	    measure(D_RED, ncpu, r, cnt_fwd, PACE_PORT_RX))
 		return -EIO;
+	red_fwd = cnt_job(IA_C_FWD);
+	red_drop_port = cnt_job(IA_C_DROP_PORT);
+	if (red_drop_port)
+		printf("# warning: red on %d CPUs: forwarded %llu drop_port %llu\n", ncpu,
+		       red_fwd, red_drop_port);
 	if (job(IA_ROLE_BLUE) || measure(D_BLUE, ncpu, r, cnt_agg, PACE_PORT_RX))
 		return -EIO;
-	if (cnt_job(IA_C_DROP_WINDOW) || cnt_job(IA_C_DUP) ||
+	if (cnt_job(IA_C_DROP_WINDOW) || cnt_job(IA_C_DUP) || cnt_job(IA_C_DROP_PORT) ||
 	    cnt_job(IA_C_EMIT) * FANIN > cnt_job(IA_C_AGGREGATED))
 		printf("# warning: blue on %d CPUs: aggregated %llu emitted %llu window drops %llu "
-		       "duplicates %llu\n", ncpu, cnt_job(IA_C_AGGREGATED), cnt_job(IA_C_EMIT),
-		       cnt_job(IA_C_DROP_WINDOW), cnt_job(IA_C_DUP));
+		       "duplicates %llu drop_port %llu\n", ncpu, cnt_job(IA_C_AGGREGATED),
+		       cnt_job(IA_C_EMIT), cnt_job(IA_C_DROP_WINDOW), cnt_job(IA_C_DUP),
+		       cnt_job(IA_C_DROP_PORT));
 	/* User space: XDP_PASS on s0, the kernel delivers to the sockets. */
 	if (set_dut(bpf_program__fd(dut_sink->progs.ia_count_pass)))
 		return -EIO;
@@ -824,6 +856,10 @@ static void print_split(void)
 			printf("\n# warning: split: no DUT run time for %s\n", dut_name[d]);
 			return;
 		}
+	printf("\n  last round's jobs, members %s (port s0, %s, UDP port %d): red forwarded %llu "
+	       "drop_port %llu; blue aggregated %llu emitted %llu drop_port %llu",
+	       bind_live ? "bound" : "unbound", GEN_SADDR, IA_UDP_PORT, red_fwd, red_drop_port, cnt_job(IA_C_AGGREGATED),
+	       cnt_job(IA_C_EMIT), cnt_job(IA_C_DROP_PORT));
 	printf("\nratio, split, per core: blue/red_forward %.2f (target >= 0.5)  blue/user-space "
 	       "%.1f (target >= 8)  blue/xdp_drop %.2f\n", ns[D_RED] / ns[D_BLUE],
 	       ns[D_US] / ns[D_BLUE], ns[D_DROP] / ns[D_BLUE]);
@@ -836,8 +872,9 @@ int main(int argc, char **argv)
 {
 	double c_sink, c_red, c_blue, r1[D__N], r2[D__N];
 	struct frame_spec f = {
-		.saddr = inet_addr("10.88.0.1"), .daddr = inet_addr("10.88.0.2"),
+		.saddr = inet_addr(GEN_SADDR), .daddr = inet_addr("10.88.0.2"),
 		.type = IA_MSG_CONTRIB, .job = JOB, .nworkers = 1, .nelem = IA_MAX_ELEMS,
+		.sport = IA_UDP_PORT,	/* where a bound member sends from */
 	};
 	__s32 vals[IA_MAX_ELEMS];
 	struct ia_counters jc;
@@ -887,6 +924,7 @@ int main(int argc, char **argv)
 		goto out;
 	gen->rodata->gen_fanin = FANIN;
 	gen->rodata->gen_job = JOB;
+	memcpy(gen->bss->gen_l2l4, tmpl, IA_L2L4_LEN);
 	if (inagg_bench__load(gen))
 		goto out;
 	if (enter_ns(ns_sink) ||
@@ -928,6 +966,7 @@ int main(int argc, char **argv)
 		err = 0;
 		goto out;
 	}
+	bind_live = !getenv("XDP_BENCH_UNBOUND");
 	/* Live over veth: every DUT on CPU 0 alone, then on both CPUs. */
 	if (argc < 2 || strcmp(argv[1], "-s")) {	/* -s: the split rig only */
 		if (live_all(1, r1) || live_all(2, r2))
