@@ -118,6 +118,8 @@ $(EVAL_TESTS): TEST_OBJS = $(EVAL_OBJS)
 $(EVAL_TESTS): private CFLAGS += -Iuser/inagg/eval
 $(EVAL_TESTS): $(EVAL_OBJS)
 
+# The pinned maps' layout is checked against the BPF objects' own BTF (tests/unit/maps_layout.c).
+$(BUILD)/tests/unit/maps_layout: $(GEN_DEPS)
 # The CLI's option tables are tested on their own (tests/unit/cli_opt.c).
 $(BUILD)/tests/unit/cli_opt: TEST_OBJS = $(BUILD)/user/inagg/opt.o $(BUILD)/user/inagg/out.o
 $(BUILD)/tests/unit/cli_opt: $(BUILD)/user/inagg/opt.o $(BUILD)/user/inagg/out.o

@@ -6,8 +6,12 @@ BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
 BPF_SKELS	:= $(BPF_SRCS:%.bpf.c=$(BUILD)/%.skel.h)
 BPF_ARCH_INC	:= $(shell $(CC) -print-multiarch 2>/dev/null)
+# The objects' BTF names their source files, and the skeletons embed the objects in
+# the programs: paths relative to the tree, so that a package does not depend on
+# where it was built (tests/pkg/repro.sh), as dpkg-buildflags does for the C code.
 BPF_CFLAGS	:= -O2 -g -target bpf -Wall -Wno-unused-function -Iinclude \
-		   $(if $(BPF_ARCH_INC),-I/usr/include/$(BPF_ARCH_INC))
+		   $(if $(BPF_ARCH_INC),-I/usr/include/$(BPF_ARCH_INC)) \
+		   -ffile-prefix-map=$(CURDIR)=.
 BPFTOOL		?= bpftool
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard include/inagg/*.h bpf/*.h)

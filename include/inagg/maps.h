@@ -21,6 +21,7 @@
  *   ia_owners    HASH           {IA_OWN_*, index} -> job id / ifindex (loader only)
  *   ia_dports    DEVMAP_HASH    ifindex -> port + egress program (broadcast set)
  *   ia_vq        ARRAY          port index -> struct ia_vq (virtual queue: marks, bpf/dp_mark.h)
+ *   ia_layout    ARRAY          0 -> IA_MAPS_LAYOUT of the set (loader only, below)
  *
  * Per-job and per-port state is array-indexed: a job slot (ia_job_cfg.slot)
  * and a port index are assigned by the loader. The job and member hashes are
@@ -37,6 +38,28 @@
 #include "inagg/wire.h"
 
 #define IA_BPFFS_ROOT	"/sys/fs/bpf/inagg"
+
+/*
+ * Layout of a switch's pinned maps. An upgrade leaves the old programs
+ * running on the old pins, and libbpf reuses a pin whose key and value
+ * sizes match (an inner map's not even those), so a pin set records the
+ * layout it was made with in its own map ia_layout (ARRAY[1] of __u32,
+ * made and frozen by the loader) and the loader refuses a set of another
+ * layout, or one with no ia_layout (an older package's).
+ *
+ * Bump IA_MAPS_LAYOUT on any change to a pinned map or its inner maps: a
+ * struct below, a map's type, key, value or size, a constant that sizes
+ * one, a counter, or what a value means. Then record the new sizes in
+ * IA_MAPS_LAYOUT_SIZES, which tests/unit/maps_layout.c checks against
+ * sizeof: a struct changed without a bump fails it.
+ */
+#define IA_MAPS_LAYOUT	1u
+#define IA_MAPS_LAYOUT_SIZES(X)						\
+	X(ia_job_cfg, 88) X(ia_job_ent, 96) X(ia_member_key, 8)		\
+	X(ia_member, 24) X(ia_mslot, 32) X(ia_down_key, 8) X(ia_down, 16)	\
+	X(ia_tail_tag, 32) X(ia_slot, 1304) X(ia_tail_seg, 24)		\
+	X(ia_tail_dir, 424) X(ia_slot_lock, 64) X(ia_owner_key, 8)	\
+	X(ia_counters, 256) X(ia_vq, 120) X(bpf_devmap_val, 8)
 
 #define IA_MAX_JOBS	256
 #define IA_MAX_FANIN	2048	/* distinct members per chunk at one switch */

@@ -22,6 +22,16 @@ trap cleanup EXIT
 
 . "$(dirname "$0")/../ktap.sh"
 
+# This tree's IA_MAPS_LAYOUT (include/inagg/maps.h).
+LAYOUT=$(sed -n 's/^#define IA_MAPS_LAYOUT[[:space:]]*\([0-9]*\)u\?$/\1/p' include/inagg/maps.h)
+
+# pin_layout DIR N: DIR/ia_layout recording map layout N, as the loader pins it.
+pin_layout() {
+	bpftool map create "$1/ia_layout" type array key 4 value 4 entries 1 name ia_layout &&
+	bpftool map update pinned "$1/ia_layout" key 0 0 0 0 \
+		value $(($2 & 255)) $(($2 >> 8 & 255)) $(($2 >> 16 & 255)) $(($2 >> 24 & 255))
+}
+
 xdp_id() {	# xdp_id IFACE: the id of the XDP program on IFACE, empty if none
 	ip -n "$NS" -d link show "$1" | grep -oE 'prog/xdp id [0-9]+' | grep -oE '[0-9]+$'
 }
@@ -67,10 +77,38 @@ others_program_kept() {
 	[ -z "$(xdp_id eth1)" ]
 }
 
+# An upgrade (docs/router-vm.md): eth1 runs the program of pins another version made, of
+# another layout (stale LAYOUT) or an older package's without ia_layout (stale none). Another
+# port is not attached with them, the error saying what to do; detach removes that program
+# and, the last port, the pins; the port is then attached with new pins.
+stale() {
+	local out pins=/sys/fs/bpf/inagg/$SW want
+	[ -n "$LAYOUT" ] || { echo "no IA_MAPS_LAYOUT in maps.h"; return 1; }
+	"$INAGG" dev attach eth1 --netns "$NS" --switch "$SW" >/dev/null &&
+	rm "$pins/ia_layout" || return 1
+	if [ "$1" = none ]; then
+		want="older inagg"
+	else
+		pin_layout "$pins" "$1" || return 1
+		want="map layout $1, this inagg's is $LAYOUT"
+	fi
+	out=$("$INAGG" dev attach eth2 --netns "$NS" --switch "$SW" 2>&1) && return 1
+	echo "$out"
+	[[ $out == *"$want"*"systemctl restart 'inagg-attach@*'"* ]] || return 1
+	[ -z "$(xdp_id eth2)" ] || { echo "eth2 attached"; return 1; }
+	out=$("$INAGG" dev detach eth1 --netns "$NS" --switch "$SW" 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	[[ $out == *unpinned* ]] && [ -z "$(xdp_id eth1)" ] && [ ! -e "$pins" ] || return 1
+	"$INAGG" dev attach eth1 --netns "$NS" --switch "$SW" >/dev/null &&
+	[ -n "$(xdp_id eth1)" ] && [ -e "$pins/ia_layout" ] &&
+	"$INAGG" dev detach eth1 --netns "$NS" --switch "$SW" >/dev/null && [ ! -e "$pins" ]
+}
+
 # A pinned ia_jobs of the wrong type: switch s2's maps cannot be loaded.
 topo_attach_fails_cleanly() {
 	local out
 	mkdir -p "/sys/fs/bpf/inagg/ia-$TAG-s2" &&
+	pin_layout "/sys/fs/bpf/inagg/ia-$TAG-s2" "$LAYOUT" &&
 	bpftool map create "/sys/fs/bpf/inagg/ia-$TAG-s2/ia_jobs" type array key 4 value 4 \
 		entries 1 name ia_jobs || return 1
 	out=$("$INAGG" net up -t docs/fig1.json -n "$TAG" --attach 2>&1) && return 1
@@ -84,5 +122,8 @@ t "detach with a switch never set up fails and creates nothing" wrong_switch
 t "detach with nothing attached fails, saying so" detach_nothing
 t "two ports of a switch run one program" one_program
 t "another switch's program: kept unless --force" others_program_kept
+t "maps of another layout: refused, saying what to do; detach removes them" \
+	stale $((LAYOUT + 1))
+t "maps of an older package (no ia_layout): likewise" stale none
 t "net up --attach: a switch that cannot load fails cleanly, nothing left" topo_attach_fails_cleanly
 finish

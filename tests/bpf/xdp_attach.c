@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "kselftest_harness.h"
+#include "pinned.h"
 #include "xdp.h"
 #include "../nstest.h"
 #include <net/if.h>
@@ -233,6 +234,146 @@ TEST_F(att, unknown_switch_not_created)
 	ia_xdp_close(x);
 }
 
+/* Pins dir/ia_layout as the loader makes it, recording layout; 0 or -errno. */
+static int pin_layout(const char *dir, __u32 layout)
+{
+	char path[160];
+	__u32 key = 0;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/ia_layout", dir);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ia_layout", 4, 4, 1, NULL);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(fd, &key, &layout, BPF_ANY) || bpf_obj_pin(fd, path))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* The layout a pin set records; 0 if it has none. */
+static __u32 pinned_layout(const char *dir)
+{
+	char path[160];
+	__u32 key = 0, val = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/ia_layout", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	bpf_map_lookup_elem(fd, &key, &val);
+	close(fd);
+	return val;
+}
+
+/*
+ * A new pin set records this build's IA_MAPS_LAYOUT, frozen, and is opened
+ * again; the last detach's unpin removes ia_layout with the rest.
+ */
+TEST_F(att, layout_recorded_and_accepted)
+{
+	char dir[128], path[160];
+	__u32 key = 0, val = 7;
+	struct ia_xdp *x, *y;
+	int fd;
+
+	snprintf(dir, sizeof(dir), IA_BPFFS_ROOT "/%s", self->t.sw);
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY));
+	ASSERT_EQ(IA_MAPS_LAYOUT, pinned_layout(dir));
+	snprintf(path, sizeof(path), "%s/ia_layout", dir);
+	fd = bpf_obj_get(path);
+	ASSERT_LE(0, fd);
+	ASSERT_NE(0, bpf_map_update_elem(fd, &key, &val, BPF_ANY));	/* frozen */
+	close(fd);
+	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, 0, WHY));
+	ASSERT_EQ(0, ia_xdp_open_existing(self->t.sw, &y, WHY)) TH_LOG("%s", why);
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &y, WHY)) TH_LOG("%s", why);
+	ASSERT_EQ(0, ia_pinned_layout(self->t.sw));
+	ASSERT_EQ(0, ia_xdp_detach(y, self->t.a0, 0, WHY));
+	ia_xdp_close(x);
+	ia_xdp_close(y);
+	ASSERT_EQ(0, ia_xdp_unpin(self->t.sw));
+	ASSERT_NE(0, access(dir, F_OK));
+}
+
+/*
+ * An upgrade: the running program's pins carry another layout. Opening them
+ * is refused, saying what to do, and nothing is pinned among them; the
+ * program is detached by its pins alone; then the switch starts anew.
+ */
+TEST_F(att, layout_other_refused)
+{
+	char dir[128], path[160];
+	struct ia_xdp *x, *y = NULL;
+	struct ia_pinned_job *jobs;
+	size_t n;
+	__u32 id;
+
+	snprintf(dir, sizeof(dir), IA_BPFFS_ROOT "/%s", self->t.sw);
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY));
+	ASSERT_EQ(0, ia_xdp_attach(x, self->t.a0, 0, WHY));
+	id = attached(self->t.a0, XDP_FLAGS_DRV_MODE);
+	ia_xdp_close(x);
+	/* As if another version had pinned them. */
+	snprintf(path, sizeof(path), "%s/ia_layout", dir);
+	ASSERT_EQ(0, unlink(path));
+	ASSERT_EQ(0, pin_layout(dir, IA_MAPS_LAYOUT + 1));
+
+	ASSERT_EQ(-ESTALE, ia_xdp_open(self->t.sw, &y, WHY));
+	ASSERT_NE(NULL, strstr(why, "map layout")) TH_LOG("%s", why);
+	ASSERT_NE(NULL, strstr(why, "inagg-attach@")) TH_LOG("%s", why);
+	ASSERT_NE(NULL, strstr(why, "detach")) TH_LOG("%s", why);
+	ASSERT_EQ(NULL, y);
+	ASSERT_EQ(-ESTALE, ia_xdp_open_existing(self->t.sw, &y, WHY));
+	ASSERT_EQ(IA_MAPS_LAYOUT + 1, pinned_layout(dir));
+	/* Its readers refuse it too. */
+	ASSERT_EQ(-ESTALE, ia_pinned_layout(self->t.sw));
+	ASSERT_EQ(-ESTALE, ia_pinned_jobs(self->t.sw, &jobs, &n));
+	ASSERT_EQ(-ESTALE, ia_pinned_port_counters(self->t.sw, self->t.a0,
+						   &(struct ia_counters){}));
+
+	/* A name pinned nothing: nothing detached. The switch's program: by its pins. */
+	ASSERT_EQ(-ENOENT, ia_xdp_detach_pinned("ia-no-such-sw", self->t.a0, 0, WHY));
+	ASSERT_NE(NULL, strstr(why, "not set up here")) TH_LOG("%s", why);
+	ASSERT_EQ(id, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
+	ASSERT_EQ(0, ia_xdp_detach_pinned(self->t.sw, self->t.a0, 0, WHY)) TH_LOG("%s", why);
+	ASSERT_EQ(0u, attached(self->t.a0, XDP_FLAGS_DRV_MODE));
+	ASSERT_EQ(-ENOENT, ia_xdp_detach_pinned(self->t.sw, self->t.a0, 0, WHY));
+	ASSERT_EQ(0, ia_xdp_unpin(self->t.sw));
+
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY)) TH_LOG("%s", why);
+	ASSERT_EQ(IA_MAPS_LAYOUT, pinned_layout(dir));
+	ia_xdp_close(x);
+}
+
+/* Pins of an older package, which had no ia_layout: refused likewise; an empty folder is not. */
+TEST_F(att, layout_missing_refused)
+{
+	char dir[128], path[160];
+	struct ia_xdp *x, *y = NULL;
+
+	snprintf(dir, sizeof(dir), IA_BPFFS_ROOT "/%s", self->t.sw);
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY));
+	ia_xdp_close(x);
+	snprintf(path, sizeof(path), "%s/ia_layout", dir);
+	ASSERT_EQ(0, unlink(path));
+
+	ASSERT_EQ(-ESTALE, ia_xdp_open(self->t.sw, &y, WHY));
+	ASSERT_NE(NULL, strstr(why, "older inagg")) TH_LOG("%s", why);
+	ASSERT_NE(NULL, strstr(why, "inagg-attach@")) TH_LOG("%s", why);
+	ASSERT_EQ(NULL, y);
+	ASSERT_NE(0, access(path, F_OK));	/* not made up for it */
+	ASSERT_EQ(-ESTALE, ia_pinned_layout(self->t.sw));
+	ASSERT_EQ(0, ia_xdp_unpin(self->t.sw));
+
+	/* A folder left empty is a new set. */
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	ASSERT_EQ(0, ia_xdp_open(self->t.sw, &x, WHY)) TH_LOG("%s", why);
+	ASSERT_EQ(IA_MAPS_LAYOUT, pinned_layout(dir));
+	ia_xdp_close(x);
+}
+
 /* A failed load says what libbpf said, though libbpf's messages are silent. */
 TEST_F(att, load_error_says_why)
 {
@@ -247,6 +388,8 @@ TEST_F(att, load_error_says_why)
 	snprintf(path, sizeof(path), "%s/ia_jobs", dir);
 	mkdir(IA_BPFFS_ROOT, 0700);
 	ASSERT_EQ(0, mkdir(dir, 0700));
+	/* This layout's set, so that the load itself fails. */
+	ASSERT_EQ(0, pin_layout(dir, IA_MAPS_LAYOUT));
 	/* Not the hash the datapath expects there. */
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ia_jobs", 4, 4, 1, NULL);
 	ASSERT_LE(0, fd);

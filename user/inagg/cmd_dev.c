@@ -169,15 +169,17 @@ static bool inagg_attached(void)
 
 /*
  * The last port detached: the switch's pinned maps go too (/sys/fs/bpf/inagg/SWITCH), unless
- * a job is still configured in them or a port of this namespace still runs inagg.
+ * a job is still configured in them or a port of this namespace still runs inagg. Maps of
+ * another version (stale) go with the last port whatever they hold: no job in them can run
+ * without a port, and this version can neither read nor use them.
  */
-static bool unpin_unused(const char *sw)
+static bool unpin_unused(const char *sw, bool stale)
 {
 	struct ia_pinned_job *jobs = NULL;
 	size_t n = 0;
 	bool done;
 
-	if (inagg_attached() || ia_pinned_jobs(sw, &jobs, &n) || n) {
+	if (inagg_attached() || (!stale && (ia_pinned_jobs(sw, &jobs, &n) || n))) {
 		free(jobs);
 		return false;
 	}
@@ -188,7 +190,7 @@ static bool unpin_unused(const char *sw)
 
 static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach)
 {
-	bool unpinned = false;
+	bool unpinned = false, stale;
 	const char *path = argv[0];
 	char why[IA_XDP_ERRLEN];
 	struct ia_xdp *x = NULL;
@@ -211,6 +213,10 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 	/* Detaching never creates a switch: a wrong name is an error. */
 	ret = attach ? ia_xdp_open(a.sw, &x, why, sizeof(why)) :
 		       ia_xdp_open_existing(a.sw, &x, why, sizeof(why));
+	/* Another version's pins (an upgrade): its program can still be detached, by its pins. */
+	stale = !attach && ret == -ESTALE;
+	if (stale)
+		ret = 0;
 	if (ret && !attach && !port_has_inagg(ifindex)) {
 		/* As after the last port's detach, which unpinned the switch's maps. */
 		out_err("%s: %s: no inagg program attached (switch %s: maps: %s)", path, a.dev, a.sw,
@@ -224,6 +230,8 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 	if (attach)
 		ret = a.pass ? ia_xdp_attach_pass(x, ifindex, mode, why, sizeof(why)) :
 			       ia_xdp_attach(x, ifindex, mode, why, sizeof(why));
+	else if (stale)
+		ret = ia_xdp_detach_pinned(a.sw, ifindex, mode, why, sizeof(why));
 	else
 		ret = ia_xdp_detach(x, ifindex, mode, why, sizeof(why));
 	if (ret) {
@@ -231,7 +239,7 @@ static int port_op(const struct opt_cmd *cmd, int argc, char **argv, bool attach
 		goto out;
 	}
 	if (!attach)
-		unpinned = unpin_unused(a.sw);
+		unpinned = unpin_unused(a.sw, stale);
 	out_begin();
 	out_str("dev", attach ? "%s: inagg attached" : "%s: inagg detached", a.dev);
 	out_str("switch", " (switch %s)", a.sw);

@@ -18,9 +18,17 @@ struct ia_pinned_job {
 };
 
 /*
+ * 0 if switch sw's maps have this build's layout (IA_MAPS_LAYOUT, in their
+ * ia_layout), -ESTALE if another version pinned them (its layout, or maps but
+ * no ia_layout: an older package), -ENOENT when nothing is pinned. The
+ * readers below check it: another layout's values are not theirs to read.
+ */
+int ia_pinned_layout(const char *sw);
+
+/*
  * The jobs configured at switch sw, sorted by id, into *jobs (malloc'd, free
  * it; NULL when there are none). -ENOENT when the switch has no pinned maps,
- * -EINVAL for a name that cannot be a switch.
+ * -ESTALE when another version's, -EINVAL for a name that cannot be a switch.
  */
 int ia_pinned_jobs(const char *sw, struct ia_pinned_job **jobs, size_t *n);
 

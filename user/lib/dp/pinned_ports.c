@@ -50,7 +50,7 @@ int ia_pinned_port_counters(const char *sw, int ifindex, struct ia_counters *out
 		return -EINVAL;
 	if (ncpus < 0)
 		return ncpus;
-	err = port_index(sw, ifindex, &idx);
+	err = ia_pinned_layout(sw) ?: port_index(sw, ifindex, &idx);
 	if (err)
 		return err;
 	fd = pinned_map(sw, "ia_pstats");

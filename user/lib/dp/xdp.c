@@ -134,6 +134,7 @@ static int open_switch(const char *sw, bool create, struct ia_xdp **out, char *w
 		lock = open(BPF_FS_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		err = lock < 0 || flock(lock, LOCK_EX) ? -errno :
 		      ia_xdp_ensure_bpffs(why, whylen) ?: ia_xdp_pin_mkdir(dir) ?:
+		      ia_xdp_pin_layout(sw, dir, why, whylen) ?:
 		      ia_xdp_pin_maps(x, dir, dports_path, &dports_new);
 		if (err)
 			goto err;

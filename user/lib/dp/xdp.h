@@ -90,7 +90,9 @@ struct ia_xdp_job {
 /*
  * sw: switch name (pinned maps), or NULL for private unpinned maps (tests).
  * Creates and pins what is missing; loads the programs only if they are not
- * pinned yet, after probing the kernel for the features they need.
+ * pinned yet, after probing the kernel for the features they need. Maps
+ * pinned with another IA_MAPS_LAYOUT (by another version: maps.h) are
+ * refused with -ESTALE, why saying what the operator does about it.
  */
 int ia_xdp_open(const char *sw, struct ia_xdp **out, char *why, size_t whylen);
 /* Like ia_xdp_open() for a switch set up before: -ENOENT, and nothing created, if not. */
@@ -116,6 +118,13 @@ int ia_xdp_unpin(const char *sw);
 #define IA_XDP_F_FORCE	(1U << 31)
 int ia_xdp_attach(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, size_t whylen);
 int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, size_t whylen);
+/*
+ * Detaches switch sw's program from ifindex as ia_xdp_detach() does, with
+ * its pins alone: for maps another version pinned, which ia_xdp_open()
+ * refuses (-ESTALE) and which are neither loaded nor written here.
+ */
+int ia_xdp_detach_pinned(const char *sw, int ifindex, __u32 xdp_flags, char *why,
+			 size_t whylen);
 /* Attaches the XDP_PASS program (a host-side veth receiving redirected frames). */
 int ia_xdp_attach_pass(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, size_t whylen);
 /* What attach does besides attaching: port counters and result broadcast set. */

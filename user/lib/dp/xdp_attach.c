@@ -251,8 +251,9 @@ static int detach_prog(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why
 			return err;
 		done++;
 	}
-	/* Its place in the maps goes even if its program was gone already. */
-	ia_xdp_port_del(x, ifindex);
+	/* Its place in the maps goes even if its program was gone already (none: stale pins). */
+	if (x->skel)
+		ia_xdp_port_del(x, ifindex);
 	if (done)
 		return 0;
 	if (kept >= 0)
@@ -266,6 +267,28 @@ int ia_xdp_detach(struct ia_xdp *x, int ifindex, __u32 xdp_flags, char *why, siz
 {
 	ia_xdp_err_start(why, whylen);
 	return ia_xdp_said(why, whylen, detach_prog(x, ifindex, xdp_flags, why, whylen));
+}
+
+/*
+ * A handle without maps (skel NULL), which knows the switch's programs by
+ * their pins and by the ia_jobs they use: enough to tell them on a port.
+ */
+int ia_xdp_detach_pinned(const char *sw, int ifindex, __u32 xdp_flags, char *why,
+			 size_t whylen)
+{
+	struct ia_xdp x = {};
+	char dir[PATH_MAX];
+	int err;
+
+	ia_xdp_err_start(why, whylen);
+	err = ia_xdp_pin_dir(sw, dir, sizeof(dir), why, whylen);
+	if (!err && access(dir, F_OK))
+		err = ia_fail(why, whylen, -ENOENT, "switch %s is not set up here (nothing "
+			      "pinned in %s)", sw, dir);
+	if (err)
+		return ia_xdp_said(why, whylen, err);
+	ia_xdp_pinned_ids(&x, dir);
+	return ia_xdp_said(why, whylen, detach_prog(&x, ifindex, xdp_flags, why, whylen));
 }
 
 int ia_xdp_current(struct ia_xdp *x, const char *sw)

@@ -53,11 +53,19 @@ int ia_xdp_probe_features(char *why, size_t whylen);
 int ia_xdp_pin_dir(const char *sw, char *buf, size_t len, char *why, size_t whylen);
 int ia_xdp_ensure_bpffs(char *why, size_t whylen);
 int ia_xdp_pin_mkdir(const char *dir);
+/*
+ * 0 if the pins in dir have this build's IA_MAPS_LAYOUT (an empty dir gets
+ * its ia_layout); -ESTALE, saying what to do, if another layout's or an
+ * older package's (pins, but no ia_layout). Before anything is pinned there.
+ */
+int ia_xdp_pin_layout(const char *sw, const char *dir, char *why, size_t whylen);
 /* Maps' pin paths; the devmap's own path if it must be pinned after the load. */
 int ia_xdp_pin_maps(struct ia_xdp *x, const char *dir, char *dports_path, bool *dports_new);
 /* 1 if the pinned programs are there and use the switch's maps. */
 int ia_xdp_reuse_progs(struct ia_xdp *x, const char *dir);
 int ia_xdp_pin_progs(struct ia_xdp *x, const char *dir, char *why, size_t whylen);
+/* The ids of the programs and of ia_jobs pinned in dir (0: none), whatever their layout. */
+void ia_xdp_pinned_ids(struct ia_xdp *x, const char *dir);
 /* A map's or program's id. */
 __u32 ia_xdp_obj_id(int fd);
 

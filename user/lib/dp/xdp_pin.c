@@ -54,6 +54,94 @@ int ia_xdp_pin_mkdir(const char *dir)
 	return 0;
 }
 
+/* dir/name, which fits: dir is a ia_xdp_pin_dir() and names are short. */
+static void pin_path(char *buf, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+		buf[0] = '\0';
+}
+
+/* What the operator does about a pin set of another layout (docs/router-vm.md, "Upgrading"). */
+#define LAYOUT_REMEDY "detach the switch's ports and attach them again, between jobs " \
+	"(systemctl restart 'inagg-attach@*', or inagg dev detach then inagg dev attach on " \
+	"each port; with inagg net, net down and net up): the last port's detach removes " \
+	"the old pins"
+
+/* dir holds a pin (anything but . and ..); -errno if it cannot be read. */
+static int dir_has_pins(const char *dir)
+{
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (!n && (e = readdir(d)))
+		n = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* A new set: its ia_layout, frozen (nobody rewrites a set's layout), pinned first. */
+static int layout_create(const char *path, char *why, size_t whylen)
+{
+	__u32 key = 0, val = IA_MAPS_LAYOUT;
+	int fd, err = 0;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ia_layout", sizeof(key), sizeof(val), 1, NULL);
+	if (fd < 0)
+		return ia_fail(why, whylen, -errno, "creating %s: %s", path, strerror(errno));
+	if (bpf_map_update_elem(fd, &key, &val, BPF_ANY) || bpf_map_freeze(fd) ||
+	    bpf_obj_pin(fd, path))
+		err = ia_fail(why, whylen, -errno, "pinning %s: %s", path, strerror(errno));
+	close(fd);
+	return err;
+}
+
+/* The layout recorded in a pinned ia_layout; 0 if it is no map of ours. */
+static __u32 layout_read(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0, val = 0;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_ARRAY ||
+	    info.key_size != sizeof(key) || info.value_size != sizeof(val) ||
+	    bpf_map_lookup_elem(fd, &key, &val))
+		return 0;
+	return val;
+}
+
+int ia_xdp_pin_layout(const char *sw, const char *dir, char *why, size_t whylen)
+{
+	char path[PATH_MAX];
+	__u32 layout;
+	int fd, pins;
+
+	pin_path(path, dir, "ia_layout");
+	fd = bpf_obj_get(path);
+	if (fd < 0 && errno != ENOENT)
+		return ia_fail(why, whylen, -errno, "%s: %s", path, strerror(errno));
+	if (fd < 0) {
+		pins = dir_has_pins(dir);
+		if (pins < 0)
+			return ia_fail(why, whylen, pins, "%s: %s", dir, strerror(-pins));
+		if (!pins)
+			return layout_create(path, why, whylen);
+		return ia_fail(why, whylen, -ESTALE, "switch %s: its maps in %s were pinned by an "
+			       "older inagg (no ia_layout; this inagg's map layout is %u), whose "
+			       "programs may still run on them: %s", sw, dir, IA_MAPS_LAYOUT,
+			       LAYOUT_REMEDY);
+	}
+	layout = layout_read(fd);
+	close(fd);
+	if (layout == IA_MAPS_LAYOUT)
+		return 0;
+	return ia_fail(why, whylen, -ESTALE, "switch %s: its maps in %s have map layout %u, "
+		       "this inagg's is %u (pinned by another version, whose programs may "
+		       "still run on them): %s", sw, dir, layout, IA_MAPS_LAYOUT, LAYOUT_REMEDY);
+}
+
 /*
  * libbpf 1.1 refuses to reuse a pinned devmap: the kernel adds
  * BPF_F_RDONLY_PROG to its flags. Reuse it by hand; 1 if it must be pinned.
@@ -77,13 +165,6 @@ static const char *const prog_pin[IA_PROG__N] = {
 	[IA_PROG_SPARSE] = "prog_ia_sparse",
 	[IA_PROG_HOLD]	 = "prog_ia_hold",
 };
-
-/* dir/name, which fits: dir is a ia_xdp_pin_dir() and names are short. */
-static void pin_path(char *buf, const char *dir, const char *name)
-{
-	if ((size_t)snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
-		buf[0] = '\0';
-}
 
 __u32 ia_xdp_obj_id(int fd)
 {
@@ -140,6 +221,25 @@ int ia_xdp_reuse_progs(struct ia_xdp *x, const char *dir)
 		unlink(path);
 	}
 	return 0;
+}
+
+void ia_xdp_pinned_ids(struct ia_xdp *x, const char *dir)
+{
+	char path[PATH_MAX];
+	int i, fd;
+
+	for (i = 0; i < IA_PROG__N; i++) {
+		pin_path(path, dir, prog_pin[i]);
+		fd = bpf_obj_get(path);
+		x->prog_id[i] = fd < 0 ? 0 : ia_xdp_obj_id(fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	pin_path(path, dir, "ia_jobs");
+	fd = bpf_obj_get(path);
+	x->jobs_map_id = fd < 0 ? 0 : ia_xdp_obj_id(fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Pins the programs loaded here; one another process pinned first wins. */
