@@ -22,49 +22,66 @@ enum blue_verdict {
 	BV_NELEM,
 	BV_EVICT,	/* consumed, and the packet now holds a PS partial from the slot (fl) */
 	BV_TAIL,	/* ia_xdp: a PS job holds the slot; ia_evict takes it from here */
+	BV_NOJOB,	/* the job has no slots (drop_job) */
 };
 
-/* A contribution on its way into a slot; nworkers and flags: the aggregate's, on EMIT/REEMIT. */
+/* A contribution on its way into a sparse slot (dp_sparse.h); flags: the aggregate's, on EMIT/REEMIT. */
 struct contrib {
 	__u32	*pl;		/* payload: nelem elements before end */
 	void	*end;
 	__u32	seq;
 	__u32	nelem;
-	__u32	nworkers;	/* out */
 	__u8	flags;		/* in: the message's; out: the aggregate's */
-	__u8	room;		/* in: the frame can carry a PS partial out (dp_flush.h) */
-	__u8	lost;		/* out: a PS partial was dropped to take the slot back */
+};
+
+/*
+ * A member's message on its way into a head slot, for ia_blue_slot(): scalars
+ * only. A global function's pointer arguments are plain memory to the
+ * verifier, so neither the packet nor a map value can be passed in: it finds
+ * the slot, its lock and the payload again from these and the frame.
+ */
+struct blue_args {
+	__u32	slot;		/* the job's: ia_job_cfg.slot, window, base_seq, expected */
+	__u32	window;
+	__u32	base_seq;
+	__u32	expected;
+	__u32	seq;
+	__u32	nelem;
+	__u32	index;		/* the member's index and nworkers */
+	__u32	mworkers;
+	__u32	evict;		/* 1 in ia_evict: a PS partial in the slot may be flushed */
+	__u32	room;		/* the frame can carry a PS partial out (dp_flush.h) */
+	__u32	nworkers;	/* out: the aggregate's, on EMIT/REEMIT/ANSWER */
+	__u32	flags;		/* in: the message's; out: the aggregate's */
+	__u32	lost;		/* out: a PS partial was dropped to take the slot back */
+	__u32	rsvd;
 	struct flushed fl;	/* out (BV_EVICT) */
 };
+
+/* Where every message's payload starts in the frame (no IP options: dp_parse.h). */
+#define IA_PL_OFF	(sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr) + \
+			 sizeof(struct ia_hdr))
 
 /*
  * Whether chunk seq may start in a slot whose head state (under a PS tag,
  * the state the tag keeps) is st and whose last chunk was s->seq.
  */
-static __always_inline int head_claimable(const struct ia_slot *s, __u32 st,
-					  const struct ia_job_cfg *cfg, __u32 seq)
+static __always_inline int head_claimable(const struct ia_slot *s, __u32 st, __u32 base_seq,
+					  __u32 window, __u32 seq)
 {
-	return (st == IA_SLOT_EMPTY && seq - cfg->base_seq < cfg->window) ||
-	       (st == IA_SLOT_DONE && seq == s->seq + cfg->window);
+	return (st == IA_SLOT_EMPTY && seq - base_seq < window) ||
+	       (st == IA_SLOT_DONE && seq == s->seq + window);
 }
 
-/* evict (a constant): a PS partial in the slot may be flushed (ia_tail), else it is dropped. */
+/* a->evict: a PS partial in the slot may be flushed (ia_evict), else it is dropped. */
 static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lock,
-				     const struct ia_job_cfg *cfg, const struct ia_member *m,
-				     struct contrib *c, const int evict)
+				     struct blue_args *a, __u32 *pl, void *end)
 {
-	__u32 word = m->index / 64, seq = c->seq, n = c->nelem;
-	__u64 bit = 1ULL << (m->index % 64);
-	__u32 *sum = (__u32 *)s->sum;
-	int v, i, swap = 0, op = -1;
-
-/* ia_evict defers the element loop to one place: its verification stays small. */
-#define BLUE_SUM(o) do {						\
-		if (evict)						\
-			op = (o);					\
-		else							\
-			sum_apply(sum, c->pl, c->end, n, (o));		\
-	} while (0)
+	__u32 index = a->index, seq = a->seq, n = a->nelem, expected = a->expected;
+	__u32 window = a->window, base_seq = a->base_seq, evict = a->evict;
+	__u32 word = index / 64, *sum = (__u32 *)s->sum;
+	__u64 bit = 1ULL << (index % 64);
+	int v, i, swap = 0;
 
 	if (word >= IA_MAX_FANIN / 64)
 		return BV_WINDOW;	/* loader guarantees index < expected <= IA_MAX_FANIN */
@@ -75,9 +92,9 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 			v = BV_NELEM;
 			goto out;
 		}
-		BLUE_SUM(OP_OUT);
-		c->nworkers = s->held ? s->hworkers : s->nworkers;
-		c->flags = s->flags;
+		sum_apply(sum, pl, end, n, OP_OUT);
+		a->nworkers = s->held ? s->hworkers : s->nworkers;
+		a->flags = s->flags;
 		v = s->held ? BV_ANSWER : BV_REEMIT;
 		goto out;
 	}
@@ -91,10 +108,10 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 			goto out;
 		}
 	} else if (!evict && s->state == IA_SLOT_TAIL) {
-		v = BV_TAIL;	/* taken meanwhile: ia_evict handles it, this code stays small */
+		v = BV_TAIL;	/* ia_evict handles it, this program stays small */
 		goto out;
-	} else if (s->state == IA_SLOT_TAIL ? head_claimable(s, s->t.hstate, cfg, seq) :
-		   head_claimable(s, s->state, cfg, seq)) {
+	} else if (s->state == IA_SLOT_TAIL ? head_claimable(s, s->t.hstate, base_seq, window, seq) :
+		   head_claimable(s, s->state, base_seq, window, seq)) {
 		/*
 		 * A PS partial lent here goes to its PS in this very frame, unless
 		 * the chunk completes at once, or the frame cannot carry it (another
@@ -102,16 +119,16 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 		 * This chunk never waits.
 		 */
 		if (s->state == IA_SLOT_TAIL) {
-			if (evict && cfg->expected > 1 && s->nelem == n && c->room) {
-				c->fl.job = s->t.job;
-				c->fl.seq = s->t.seq;
-				c->fl.set = s->t.set;
-				c->fl.nelem = s->nelem;
-				c->fl.gen = s->t.gen;
-				c->fl.flags = s->flags;
+			if (expected > 1 && s->nelem == n && a->room) {
+				a->fl.job = s->t.job;
+				a->fl.seq = s->t.seq;
+				a->fl.set = s->t.set;
+				a->fl.nelem = s->nelem;
+				a->fl.gen = s->t.gen;
+				a->fl.flags = s->flags;
 				swap = 1;
 			} else {
-				c->lost = 1;
+				a->lost = 1;
 			}
 		}
 		/* First contribution of this chunk: (re)claim the slot. */
@@ -122,9 +139,9 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 		s->nelem = n;
 		s->flags = 0;
 		s->held = 0;
-		/* Bits beyond expected are never set. */
-		for (i = 0; i < IA_MAX_FANIN / 64 && i < (cfg->expected + 63) / 64; i++)
-			s->seen[i] = 0;
+		/* Bits beyond expected are never set (volatile: not a memset call). */
+		for (i = 0; i < IA_MAX_FANIN / 64 && i < (expected + 63) / 64; i++)
+			*(volatile __u64 *)&s->seen[i] = 0;
 	} else {
 		/* Stale, too far ahead, or the previous chunk here is not done. */
 		v = BV_WINDOW;
@@ -132,29 +149,64 @@ static __always_inline int blue_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 	}
 
 	s->seen[word] |= bit;
-	s->nworkers += m->nworkers;
-	s->flags |= c->flags & IA_F_MARK;
-	v = ++s->nseen >= cfg->expected ? BV_EMIT : BV_ADDED;
-	if (evict && swap) {
-		BLUE_SUM(OP_SWAP);
+	s->nworkers += a->mworkers;
+	s->flags |= a->flags & IA_F_MARK;
+	v = ++s->nseen >= expected ? BV_EMIT : BV_ADDED;
+	if (swap) {
+		sum_apply(sum, pl, end, n, OP_SWAP);
 		v = BV_EVICT;
-	} else if (s->nseen == 1)
-		BLUE_SUM(OP_COPY);	/* packet already holds the sum */
-	else if (v == BV_EMIT)
-		BLUE_SUM(OP_ADD_OUT);
-	else
-		BLUE_SUM(OP_ADD);
+	} else if (s->nseen == 1) {
+		sum_apply(sum, pl, end, n, OP_COPY);	/* packet already holds the sum */
+	} else if (v == BV_EMIT) {
+		sum_apply(sum, pl, end, n, OP_ADD_OUT);
+	} else {
+		sum_apply(sum, pl, end, n, OP_ADD);
+	}
 	if (v == BV_EMIT) {
 		s->state = IA_SLOT_DONE;
-		c->nworkers = s->nworkers;
-		c->flags = s->flags;
+		a->nworkers = s->nworkers;
+		a->flags = s->flags;
 	}
 out:
-	if (evict && op >= 0)
-		sum_apply_any(sum, c->pl, c->end, n, op);
-#undef BLUE_SUM
 	bpf_spin_unlock(lock);
 	return v;
+}
+
+/*
+ * A member's message into its chunk's head slot (a blue_verdict), with the
+ * slot's lock held throughout: a global function, which the verifier checks
+ * once, on its own, instead of once for every path of the program that
+ * reaches it (the element loops made ia_xdp 98 % of 6.1's budget inlined).
+ * BV_NOJOB and BV_WINDOW also say the slot or its lock is missing (no
+ * slots, window 0; not this one), as head_slot() does. The payload is the
+ * frame's at IA_PL_OFF, nelem elements (the caller checked they are there).
+ */
+__noinline int ia_blue_slot(struct xdp_md *ctx, struct blue_args *a)
+{
+	struct ia_slot_lock *l;
+	struct ia_slot *s;
+	__u32 key, idx, w;
+	void *slots, *data;
+
+	if (!a)
+		return BV_NOJOB;
+	key = a->slot;
+	w = a->window;
+	slots = bpf_map_lookup_elem(&ia_slots, &key);
+	if (!slots || !w)
+		return BV_NOJOB;
+	/* A division costs more than the rest of the slot lookup. */
+	if (w & (w - 1))
+		idx = a->seq % w;
+	else
+		idx = a->seq & (w - 1);
+	s = bpf_map_lookup_elem(slots, &idx);
+	idx = ia_lock_index(key, idx);
+	l = bpf_map_lookup_elem(&ia_locks, &idx);
+	if (!s || !l)
+		return BV_WINDOW;
+	data = (void *)(long)ctx->data;
+	return blue_slot(s, &l->lock, a, data + IA_PL_OFF, (void *)(long)ctx->data_end);
 }
 
 /*
@@ -174,6 +226,8 @@ static __always_inline int blue_result(struct ia_pkt *k, int v, __u32 nworkers, 
 		return drop(k->p, k->j, IA_C_DROP_WINDOW);
 	case BV_NELEM:
 		return drop(k->p, k->j, IA_C_DROP_NELEM);
+	case BV_NOJOB:
+		return drop(k->p, k->j, IA_C_DROP_JOB);
 	case BV_EMIT:
 		ctr(k->j, IA_C_AGGREGATED);
 		ctr(k->j, IA_C_EMIT);
@@ -258,35 +312,42 @@ static __always_inline int head_aggregate(struct ia_pkt *k, const struct ia_memb
 {
 	const struct ia_job_cfg *cfg = k->cfg;
 	struct ia_slot_lock *lock;
-	struct contrib c;
+	struct blue_args a;
 	struct ia_slot *s;
 	int v;
 
-	c.seq = bpf_ntohl(HDR32(k->h, seq));
-	c.flags = k->h->flags;
-	if (c.flags & IA_F_SET)
+	/* All of it written: the verifier checks a global function's memory is. */
+	__builtin_memset(&a, 0, sizeof(a));
+	a.seq = bpf_ntohl(HDR32(k->h, seq));
+	a.flags = k->h->flags;
+	if (a.flags & IA_F_SET)
 		return drop(k->p, k->j, IA_C_DROP_SET);	/* a PS job's partial: not ours */
-	s = head_slot(cfg, c.seq, &lock, &v);
-	if (!s)
-		return drop(k->p, k->j, v);
-	/* A PS partial lent here may leave in this frame: room for it first. */
-	c.room = 0;
-	if (!evict && s->state == IA_SLOT_TAIL)
-		bpf_tail_call(k->ctx, &ia_progs, IA_PROGS_EVICT);	/* else BV_TAIL below */
-	if (evict && s->state == IA_SLOT_TAIL && s->nelem == k->nelem) {
-		v = flush_room(k);
-		if (v == -2)
-			return drop(k->p, k->j, IA_C_DROP_SHORT);
-		c.room = !v;
+	/*
+	 * A PS partial lent here may leave in this frame: room for it first
+	 * (helpers cannot run under the lock). ia_xdp finds such a slot under
+	 * the lock (BV_TAIL) and leaves it to ia_evict.
+	 */
+	if (evict) {
+		s = head_slot(cfg, a.seq, &lock, &v);
+		if (!s)
+			return drop(k->p, k->j, v);
+		if (s->state == IA_SLOT_TAIL && s->nelem == k->nelem) {
+			v = flush_room(k);
+			if (v == -2)
+				return drop(k->p, k->j, IA_C_DROP_SHORT);
+			a.room = !v;
+		}
 	}
-
-	c.pl = k->pl;
-	c.end = k->end;
-	c.nelem = k->nelem;
-	c.nworkers = 0;
-	c.lost = 0;
-	v = blue_slot(s, &lock->lock, cfg, m, &c, evict);
-	if (evict && c.lost) {
+	a.slot = cfg->slot;
+	a.window = cfg->window;
+	a.base_seq = cfg->base_seq;
+	a.expected = cfg->expected;
+	a.nelem = k->nelem;
+	a.index = m->index;
+	a.mworkers = m->nworkers;
+	a.evict = evict;
+	v = ia_blue_slot(k->ctx, &a);
+	if (evict && a.lost) {
 		ctr(k->j, IA_C_TAIL_EVICT);
 		ctr(k->j, IA_C_TAIL_DISCARD);
 	}
@@ -301,9 +362,9 @@ static __always_inline int head_aggregate(struct ia_pkt *k, const struct ia_memb
 			return XDP_DROP;
 		ctr(k->j, IA_C_AGGREGATED);
 		ctr(k->j, IA_C_TAIL_EVICT);
-		return send_flush(k, &c.fl);
+		return send_flush(k, &a.fl);
 	default:
-		return blue_result(k, v, c.nworkers, c.flags);
+		return blue_result(k, v, a.nworkers, a.flags);
 	}
 }
 

@@ -26,9 +26,12 @@ enum tail_verdict {
 	TV_NELEM,
 };
 
+/*
+ * A message on its way into a tail slot, for ia_tail_slot(): scalars only
+ * (as struct blue_args, dp_head.h): the slot is found again by key and idx,
+ * the payload is the frame's.
+ */
 struct tail_in {
-	__u32	*pl;
-	void	*end;
 	__u64	set;		/* the message's member set */
 	__u64	full;		/* a complete aggregate here */
 	__u64	now;		/* 0: not read (no claim over a holder) */
@@ -38,6 +41,8 @@ struct tail_in {
 	__u32	gen;		/* the job's (ia_job_cfg.gen) */
 	__u32	nelem;
 	__u32	hseq;		/* lent: the head's DONE chunk that may be taken over */
+	__u32	key;		/* the slot: ia_slots key (IA_TAIL_SLOT or a lending job's) */
+	__u32	idx;		/* and index there */
 	__u8	flags;		/* in: the message's; out (COMPLETE): the aggregate's */
 	__u8	lent;		/* a lent head slot */
 	__u8	head_free;	/* lent and DONE with chunk hseq no sender still needs */
@@ -81,7 +86,7 @@ static __always_inline int tail_mine(const struct ia_slot *s, const struct tail_
 }
 
 static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lock,
-				     struct tail_in *c)
+				     struct tail_in *c, __u32 *pl, void *end)
 {
 	__u32 *sum = (__u32 *)s->sum, n = c->nelem;
 	int v;
@@ -95,12 +100,12 @@ static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 				s->t.set |= c->set;
 				s->flags |= c->flags & TAIL_KEEP;
 				if (s->t.set == c->full) {
-					sum_apply(sum, c->pl, c->end, n, OP_ADD_OUT);
+					sum_apply(sum, pl, end, n, OP_ADD_OUT);
 					c->flags = s->flags;
 					tail_release(s);
 					v = TV_COMPLETE;
 				} else {
-					sum_apply(sum, c->pl, c->end, n, OP_ADD);
+					sum_apply(sum, pl, end, n, OP_ADD);
 					v = TV_HIT;
 				}
 			} else {
@@ -127,10 +132,10 @@ static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 			c->out.nelem = s->nelem;
 			c->out.gen = s->t.gen;
 			c->out.flags = s->flags;
-			sum_apply(sum, c->pl, c->end, n, OP_SWAP);
+			sum_apply(sum, pl, end, n, OP_SWAP);
 			v = TV_FLUSH;
 		} else {
-			sum_apply(sum, c->pl, c->end, n, OP_COPY);
+			sum_apply(sum, pl, end, n, OP_COPY);
 			v = TV_DISCARD;
 		}
 		tail_tag(s, c, s->t.hstate);
@@ -139,7 +144,7 @@ static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 	if (s->state == IA_SLOT_EMPTY ||
 	    (c->head_free && s->state == IA_SLOT_DONE && s->seq == c->hseq)) {
 		tail_tag(s, c, s->state);
-		sum_apply(sum, c->pl, c->end, n, OP_COPY);
+		sum_apply(sum, pl, end, n, OP_COPY);
 		v = TV_CLAIM;
 	} else {
 		v = TV_COLL;	/* a head slot in use by its own job */
@@ -147,6 +152,34 @@ static __always_inline int tail_slot(struct ia_slot *s, struct bpf_spin_lock *lo
 out:
 	bpf_spin_unlock(lock);
 	return v;
+}
+
+/*
+ * A message into the tail slot tail_find() found (c->key, c->idx), under its
+ * lock: a global function, verified once on its own (ia_blue_slot(),
+ * dp_head.h, says why). TV_COLL if the slot or its lock is missing.
+ */
+__noinline int ia_tail_slot(struct xdp_md *ctx, struct tail_in *c)
+{
+	struct ia_slot_lock *l;
+	struct ia_slot *s;
+	__u32 key, idx;
+	void *slots, *data;
+
+	if (!c)
+		return TV_COLL;
+	key = c->key;
+	idx = c->idx;
+	slots = bpf_map_lookup_elem(&ia_slots, &key);
+	if (!slots)
+		return TV_COLL;
+	s = bpf_map_lookup_elem(slots, &idx);
+	idx = ia_lock_index(key, idx);
+	l = bpf_map_lookup_elem(&ia_locks, &idx);
+	if (!s || !l)
+		return TV_COLL;
+	data = (void *)(long)ctx->data;
+	return tail_slot(s, &l->lock, c, data + IA_PL_OFF, (void *)(long)ctx->data_end);
 }
 
 /*
@@ -189,6 +222,8 @@ static __always_inline struct ia_slot *tail_find(const struct ia_tail_dir *d, __
 	slots = bpf_map_lookup_elem(&ia_slots, &key);
 	if (!slots)
 		return NULL;
+	c->key = key;
+	c->idx = idx;
 	s = bpf_map_lookup_elem(slots, &idx);
 	key = ia_lock_index(key, idx);
 	*lock = bpf_map_lookup_elem(&ia_locks, &key);
@@ -227,12 +262,14 @@ static __always_inline int tail_up(struct ia_pkt *k, const struct ia_member *m)
 	const struct ia_job_cfg *cfg = k->cfg;
 	struct ia_tail_dir *d;
 	struct ia_slot_lock *lock = NULL;
-	struct tail_in c = {};
 	struct ia_slot *s;
+	struct tail_in c;
 	__u32 zero = 0, *t;
 	void *dir;
 	int v;
 
+	/* All of it written: the verifier checks a global function's memory is. */
+	__builtin_memset(&c, 0, sizeof(c));
 	c.flags = k->h->flags;
 	c.nelem = k->nelem;
 	if (c.flags & IA_F_SET) {
@@ -287,9 +324,7 @@ static __always_inline int tail_up(struct ia_pkt *k, const struct ia_member *m)
 	} else if (s->state != IA_SLOT_TAIL) {
 		c.now = bpf_ktime_get_ns();
 	}
-	c.pl = k->pl;
-	c.end = k->end;
-	v = tail_slot(s, &lock->lock, &c);
+	v = ia_tail_slot(k->ctx, &c);
 	switch (v) {
 	case TV_CLAIM:
 		ctr(k->j, IA_C_TAIL_CLAIM);
