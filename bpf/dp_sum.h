@@ -60,20 +60,4 @@ static __always_inline void sum_apply(__u32 *sum, __u32 *pl, void *end, __u32 n,
 	}
 }
 
-/*
- * The same with op known only at run time: one loop for every op, which
- * the verifier walks once instead of once per op. For rare paths only
- * (a branch per element).
- */
-static __always_inline void sum_apply_any(__u32 *sum, __u32 *pl, void *end, __u32 n, int op)
-{
-	__u32 i;
-
-	for (i = 0; i < IA_MAX_ELEMS; i++) {
-		if (i >= n || (void *)(pl + i + 1) > end)
-			break;
-		elem_apply(sum, pl, i, op);
-	}
-}
-
 #endif /* INAGG_DP_SUM_H */
