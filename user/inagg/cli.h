@@ -49,6 +49,7 @@ CLI_COMMAND(cmd_net_down, net_down_cmd);
 CLI_COMMAND(cmd_dev_attach, dev_attach_cmd);
 CLI_COMMAND(cmd_dev_detach, dev_detach_cmd);
 CLI_COMMAND(cmd_dev_show, dev_show_cmd);
+CLI_COMMAND(cmd_dev_cleanup, dev_cleanup_cmd);
 CLI_COMMAND(cmd_job_submit, job_submit_cmd);
 CLI_COMMAND(cmd_job_list, job_list_cmd);
 CLI_COMMAND(cmd_job_show, job_show_cmd);

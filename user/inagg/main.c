@@ -36,6 +36,7 @@ static const struct cmd dev_cmds[] = {
 	{ "attach", cmd_dev_attach, &dev_attach_cmd },
 	{ "detach", cmd_dev_detach, &dev_detach_cmd },
 	{ "show", cmd_dev_show, &dev_show_cmd, .flags = CMD_DEFAULT },
+	{ "cleanup", cmd_dev_cleanup, &dev_cleanup_cmd },
 	{ NULL }
 };
 

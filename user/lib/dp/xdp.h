@@ -107,6 +107,22 @@ void ia_xdp_close(struct ia_xdp *x);
 int ia_xdp_unpin(const char *sw);
 
 /*
+ * What switch sw has pinned, whatever its layout: the ids of its programs
+ * and maps (to tell whether any interface still runs them: inagg dev
+ * cleanup). Returns 0, or -errno if the folder cannot be read.
+ */
+#define IA_XDP_PINS_MAX	64
+struct ia_xdp_pins {
+	__u32	prog_ids[IA_XDP_PINS_MAX];
+	__u32	map_ids[IA_XDP_PINS_MAX];
+	int	nprogs, nmaps;
+	bool	xdp_prog;	/* ia_xdp's pin (ia_xdp_pin_progs()) is there and readable */
+	int	unreadable;	/* pins that could not be opened, or of neither kind */
+	char	bad[64];	/* the first of them, and why */
+};
+int ia_xdp_pins_read(const char *sw, struct ia_xdp_pins *p);
+
+/*
  * xdp_flags: XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE or 0 (attach: the mode
  * of what is attached, else the kernel's choice; detach: any mode), ORed with
  * IA_XDP_F_FORCE to replace or remove an XDP program that is not this

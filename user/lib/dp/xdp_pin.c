@@ -317,3 +317,61 @@ int ia_xdp_unpin(const char *sw)
 	return err;
 }
 
+
+/* 1: fd is a program, 0: a map, -1: neither (anon_inode:bpf-prog, bpf-map). */
+static int bpf_fd_kind(int fd)
+{
+	char link[64], target[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return -1;
+	target[n] = '\0';
+	if (!strcmp(target, "anon_inode:bpf-prog"))
+		return 1;
+	return strcmp(target, "anon_inode:bpf-map") ? -1 : 0;
+}
+
+int ia_xdp_pins_read(const char *sw, struct ia_xdp_pins *p)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct dirent *e;
+	int err, fd, kind;
+	__u32 id;
+	DIR *d;
+
+	memset(p, 0, sizeof(*p));
+	err = ia_xdp_pin_dir(sw, dir, sizeof(dir), NULL, 0);
+	if (err)
+		return err;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		pin_path(path, dir, e->d_name);
+		fd = path[0] ? bpf_obj_get(path) : -1;
+		err = fd < 0 ? errno : 0;
+		kind = fd < 0 ? -1 : bpf_fd_kind(fd);
+		id = kind < 0 ? 0 : ia_xdp_obj_id(fd);
+		if (fd >= 0)
+			close(fd);
+		if (!id) {
+			if (!p->unreadable++)
+				snprintf(p->bad, sizeof(p->bad), "%.40s: %s", e->d_name,
+					 err ? strerror(err) : "not a map or program");
+			continue;
+		}
+		if (kind && p->nprogs < IA_XDP_PINS_MAX)
+			p->prog_ids[p->nprogs++] = id;
+		else if (!kind && p->nmaps < IA_XDP_PINS_MAX)
+			p->map_ids[p->nmaps++] = id;
+		if (kind && !strcmp(e->d_name, prog_pin[IA_PROG_XDP]))
+			p->xdp_prog = true;
+	}
+	closedir(d);
+	return 0;
+}
