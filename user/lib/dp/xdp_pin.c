@@ -290,33 +290,51 @@ int ia_xdp_pin_maps(struct ia_xdp *x, const char *dir, char *dports_path, bool *
 	return 0;
 }
 
-int ia_xdp_unpin(const char *sw)
+/*
+ * fn(dir, name, ctx) for every entry of a pin folder; the first error fn
+ * returns is kept and the walk goes on. 0, that error, or -errno.
+ */
+static int pins_walk(const char *dir, int (*fn)(const char *dir, const char *name, void *ctx),
+		     void *ctx)
 {
-	char dir[PATH_MAX], path[PATH_MAX];
 	struct dirent *e;
+	int err, ret = 0;
 	DIR *d;
-	int err;
 
-	err = ia_xdp_pin_dir(sw, dir, sizeof(dir), NULL, 0);
-	if (err)
-		return err;
 	d = opendir(dir);
 	if (!d)
 		return -errno;
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
-			continue;
-		if (unlink(path) && !err)
-			err = -errno;
+		err = fn(dir, e->d_name, ctx);
+		if (err && !ret)
+			ret = err;
 	}
 	closedir(d);
+	return ret;
+}
+
+static int unpin_one(const char *dir, const char *name, void *ctx)
+{
+	char path[PATH_MAX];
+
+	pin_path(path, dir, name);
+	return path[0] && unlink(path) ? -errno : 0;
+}
+
+int ia_xdp_unpin(const char *sw)
+{
+	char dir[PATH_MAX];
+	int err = ia_xdp_pin_dir(sw, dir, sizeof(dir), NULL, 0);
+
+	if (err)
+		return err;
+	err = pins_walk(dir, unpin_one, NULL);
 	if (rmdir(dir) && !err)
 		err = -errno;
 	return err;
 }
-
 
 /* 1: fd is a program, 0: a map, -1: neither (anon_inode:bpf-prog, bpf-map). */
 static int bpf_fd_kind(int fd)
@@ -334,44 +352,41 @@ static int bpf_fd_kind(int fd)
 	return strcmp(target, "anon_inode:bpf-map") ? -1 : 0;
 }
 
-int ia_xdp_pins_read(const char *sw, struct ia_xdp_pins *p)
+static int pin_read(const char *dir, const char *name, void *ctx)
 {
-	char dir[PATH_MAX], path[PATH_MAX];
-	struct dirent *e;
+	struct ia_xdp_pins *p = ctx;
+	char path[PATH_MAX];
 	int err, fd, kind;
 	__u32 id;
-	DIR *d;
+
+	pin_path(path, dir, name);
+	fd = path[0] ? bpf_obj_get(path) : -1;
+	err = fd < 0 ? errno : 0;
+	kind = fd < 0 ? -1 : bpf_fd_kind(fd);
+	id = kind < 0 ? 0 : ia_xdp_obj_id(fd);
+	if (fd >= 0)
+		close(fd);
+	if (!id) {
+		if (!p->unreadable++)
+			snprintf(p->bad, sizeof(p->bad), "%.40s: %s", name,
+				 err ? strerror(err) : "not a map or program");
+		return 0;
+	}
+	if (kind && p->nprogs < IA_XDP_PINS_MAX)
+		p->prog_ids[p->nprogs++] = id;
+	else if (!kind && p->nmaps < IA_XDP_PINS_MAX)
+		p->map_ids[p->nmaps++] = id;
+	if (kind && !strcmp(name, prog_pin[IA_PROG_XDP]))
+		p->xdp_prog = true;
+	return 0;
+}
+
+int ia_xdp_pins_read(const char *sw, struct ia_xdp_pins *p)
+{
+	char dir[PATH_MAX];
+	int err;
 
 	memset(p, 0, sizeof(*p));
 	err = ia_xdp_pin_dir(sw, dir, sizeof(dir), NULL, 0);
-	if (err)
-		return err;
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		pin_path(path, dir, e->d_name);
-		fd = path[0] ? bpf_obj_get(path) : -1;
-		err = fd < 0 ? errno : 0;
-		kind = fd < 0 ? -1 : bpf_fd_kind(fd);
-		id = kind < 0 ? 0 : ia_xdp_obj_id(fd);
-		if (fd >= 0)
-			close(fd);
-		if (!id) {
-			if (!p->unreadable++)
-				snprintf(p->bad, sizeof(p->bad), "%.40s: %s", e->d_name,
-					 err ? strerror(err) : "not a map or program");
-			continue;
-		}
-		if (kind && p->nprogs < IA_XDP_PINS_MAX)
-			p->prog_ids[p->nprogs++] = id;
-		else if (!kind && p->nmaps < IA_XDP_PINS_MAX)
-			p->map_ids[p->nmaps++] = id;
-		if (kind && !strcmp(e->d_name, prog_pin[IA_PROG_XDP]))
-			p->xdp_prog = true;
-	}
-	closedir(d);
-	return 0;
+	return err ? err : pins_walk(dir, pin_read, p);
 }
