@@ -579,15 +579,15 @@ TEST_F(dp, kernel_forward_passes_up)
 
 TEST_F(dp, result_replication)
 {
-	__s32 v[IA_MAX_ELEMS];
+	__s32 v[IA_CHUNK_DEFAULT];	/* sent live: a 1,500-byte MTU */
 	struct frame_spec f, w;
 	int fd[NPORTS], len, e, i, n;
 	__u32 olen;
 
 	ASSERT_EQ(0, add_job(&self->t, 12, IA_ROLE_BLUE, 2, 1, NULL, 4));
-	for (e = 0; e < IA_MAX_ELEMS; e++)
+	for (e = 0; e < IA_CHUNK_DEFAULT; e++)
 		v[e] = e * 3 - 100;
-	f = result_of(12, 0, IA_MAX_ELEMS, v, 2, 0);
+	f = result_of(12, 0, IA_CHUNK_DEFAULT, v, 2, 0);
 	len = build_frame(self->in, &f);
 
 	/* Verdict and bytes through test_run: broadcast, unchanged at ingress. */
