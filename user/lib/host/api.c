@@ -151,9 +151,22 @@ int ia_api_set(struct ia_api *h, enum ia_api_opt opt, uint64_t value, char *err,
 		h->window = value;
 		break;
 	case IA_API_OPT_CAPACITY:
+		if (value / h->chunk > IA_HOST_MAX_CHUNKS)
+			return ia_fail(err, errlen, -EINVAL,
+				       "capacity %llu elements: more than %u chunks of %u",
+				       (unsigned long long)value, IA_HOST_MAX_CHUNKS, h->chunk);
 		h->capacity = value;
+		h->capacity_set = true;
 		break;
 	case IA_API_OPT_CHUNK:
+		if (h->capacity / value > IA_HOST_MAX_CHUNKS) {
+			if (h->capacity_set)
+				return ia_fail(err, errlen, -EINVAL,
+					       "chunk %llu: the capacity of %llu elements would be "
+					       "more than %u chunks", (unsigned long long)value,
+					       (unsigned long long)h->capacity, IA_HOST_MAX_CHUNKS);
+			h->capacity = (uint64_t)IA_HOST_MAX_CHUNKS * value;
+		}
 		h->chunk = value;
 		break;
 	}
