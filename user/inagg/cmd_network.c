@@ -34,7 +34,7 @@ static const struct opt up_opts[] = {
 		 "shape each uplink to rate x R Mbit/s with tc tbf; this paces what the "
 		 "kernel forwards (inagg's XDP forwarding bypasses qdiscs)"),
 	OPT_INT(0, "mtu", "BYTES", struct net_args, mtu, 576, IA_NET_MTU_MAX, OPT_NODEF,
-		"every link's MTU (default the kernel's, 1500): chunks of more than 358 "
+		"every link's MTU (default the kernel's, 1500): chunks of more than 360 "
 		"elements need more, 768 elements 3130 (docs/allreduce.md)"),
 	OPT_FLAG(0, "attach", struct net_args, attach, 0,
 		 "attach the XDP datapath to every switch port (and the pass program to "
