@@ -577,6 +577,21 @@ TEST_F(dp, kernel_forward_passes_up)
 	ASSERT_EQ(1, jctr(self->t.x, 22, IA_C_EMIT));
 }
 
+/*
+ * Chunk lengths on either side of the element loop's blocks of 256 (dp_sum.h):
+ * whole blocks take the fast loop, the rest the per-element one; each sum exact.
+ */
+TEST_F(dp, chunk_lengths_around_the_blocks)
+{
+	static const __u16 lens[] = { 255, 256, 257, 511, 512, 513, 767, IA_MAX_ELEMS };
+	__u32 i;
+
+	ASSERT_EQ(0, add_job(&self->t, 6, IA_ROLE_BLUE, 3, 1000, NULL, 16));
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		chunk(_metadata, self, 6, i, 1000, 3, lens[i]);
+	ASSERT_EQ(sizeof(lens) / sizeof(lens[0]), jctr(self->t.x, 6, IA_C_EMIT));
+}
+
 TEST_F(dp, result_replication)
 {
 	__s32 v[IA_CHUNK_DEFAULT];	/* sent live: a 1,500-byte MTU */
