@@ -21,6 +21,8 @@
  *                  daemon cannot be reached
  *   -EADDRNOTAVAIL this process is not in the worker's (or PS's) namespace
  *   -ENOSPC        the job's sequence space is used up (submit a new job)
+ *   -EMSGSIZE      the route to the PS (or a PS's down address) has a smaller
+ *                  MTU than the chunk needs (IA_API_OPT_CHUNK)
  *   -EPROTO        the workers disagreed on what they all-reduce
  *   -ENOMEM, -EINTR and socket errors as they come.
  *
@@ -58,9 +60,9 @@ enum ia_api_opt {
 	/*
 	 * Elements per message, 1..IA_API_MAX_CHUNK (default IA_API_CHUNK); PS
 	 * and workers alike, before the first use. Fewer, larger frames cost
-	 * less CPU per element; every link of the job's tree must take frames
-	 * of 64 + 4 * chunk + 8 bytes (768: MTU 3,130; the handle's first call
-	 * says -EMSGSIZE if its own route does not).
+	 * less CPU per element; every link of the job's tree needs an MTU of
+	 * 66 + 4 * chunk (768: 3,130; the handle's first call fails with
+	 * -EMSGSIZE if its own route's is smaller).
 	 */
 	IA_API_OPT_CHUNK,
 };
