@@ -16,7 +16,7 @@
  *     here and only from a member whose mask has e; complete when as many
  *     members as announced it are in, each once.
  *
- * Every message is whole (IA_MAX_ELEMS elements, zeros past the key space):
+ * Every message is whole (IA_SPARSE_ELEMS elements, zeros past the key space):
  * with nothing depending on a length, each element loop is verified once per
  * path instead of once per possible length.
  *
@@ -48,10 +48,10 @@ static __always_inline void sparse_add(__u32 *sum, __u32 *pl, void *end)
 {
 	__u32 i;
 
-	if ((void *)(pl + IA_MAX_ELEMS) > end)
+	if ((void *)(pl + IA_SPARSE_ELEMS) > end)
 		return;
 #pragma clang loop unroll_count(8)
-	for (i = 0; i < IA_MAX_ELEMS; i++)
+	for (i = 0; i < IA_SPARSE_ELEMS; i++)
 		sum[i] += pl[i];
 }
 
@@ -59,10 +59,10 @@ static __always_inline void sparse_out(const __u32 *sum, __u32 *pl, void *end)
 {
 	__u32 i;
 
-	if ((void *)(pl + IA_MAX_ELEMS) > end)
+	if ((void *)(pl + IA_SPARSE_ELEMS) > end)
 		return;
 #pragma clang loop unroll_count(8)
-	for (i = 0; i < IA_MAX_ELEMS; i++)
+	for (i = 0; i < IA_SPARSE_ELEMS; i++)
 		pl[i] = sum[i];
 }
 
@@ -76,9 +76,9 @@ static __always_inline void sparse_announce(__u32 *sum, __u64 *mk, __u32 *pl, vo
 	__u32 w, j, i;
 	__u64 bits, t;
 
-	if ((void *)(pl + IA_MAX_ELEMS) > end)
+	if ((void *)(pl + IA_SPARSE_ELEMS) > end)
 		return;
-	for (w = 0; w < IA_MAX_ELEMS / 64; w++) {
+	for (w = 0; w < IA_SPARSE_ELEMS / 64; w++) {
 		bits = 0;
 		for (j = 0; j < 64; j++) {
 			i = w * 64 + j;
@@ -194,14 +194,14 @@ static __always_inline int sparse_up(struct ia_pkt *k, const struct ia_member *m
 	    cfg->window <= nann + masks)
 		return drop(k->p, k->j, IA_C_DROP_JOB);
 	/* Every message is whole: the element loops then have a fixed count. */
-	if (k->nelem != IA_MAX_ELEMS || (void *)(k->pl + IA_MAX_ELEMS) > k->end)
+	if (k->nelem != IA_SPARSE_ELEMS || (void *)(k->pl + IA_SPARSE_ELEMS) > k->end)
 		return drop(k->p, k->j, IA_C_DROP_NELEM);
 	c.seq = bpf_ntohl(HDR32(k->h, seq));
 	rel = c.seq - cfg->base_seq;
 	if (rel >= cfg->window - masks)
 		return drop(k->p, k->j, IA_C_DROP_WINDOW);
-	a = rel < nann ? rel : (rel - nann) / IA_MAX_ELEMS;
-	e = (rel - nann) % IA_MAX_ELEMS;
+	a = rel < nann ? rel : (rel - nann) / IA_SPARSE_ELEMS;
+	e = (rel - nann) % IA_SPARSE_ELEMS;
 	if (a >= nann)
 		return drop(k->p, k->j, IA_C_DROP_WINDOW);
 	/* This member's mask of announcement a. */

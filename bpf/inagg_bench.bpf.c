@@ -180,7 +180,7 @@ int ia_gen(struct xdp_md *ctx)
 	h->ver = IA_VERSION;
 	h->type = IA_MSG_CONTRIB;
 	h->nworkers = bpf_htonl(1);
-	h->nelem = bpf_htons(IA_MAX_ELEMS);
+	h->nelem = bpf_htons(IA_CHUNK_DEFAULT);
 	h->flags = 0;
 	h->job = bpf_htonl(gen_job + bpf_get_smp_processor_id());
 	h->seq = bpf_htonl((__u32)(n / gen_fanin));
@@ -225,12 +225,12 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 128);
 	__type(key, __u32);
-	__type(value, __u32[IA_MAX_ELEMS]);
+	__type(value, __u32[IA_CHUNK_DEFAULT]);
 } floor_sums SEC(".maps");
 
 struct floor_locked {
 	struct bpf_spin_lock lock;
-	__u32 sum[IA_MAX_ELEMS];
+	__u32 sum[IA_CHUNK_DEFAULT];
 };
 
 struct {
@@ -259,7 +259,7 @@ static __always_inline int add_floor(struct xdp_md *ctx, int kind)
 	__u64 *seen;
 
 	sink_inc();
-	if ((void *)(pl + IA_MAX_ELEMS) > end)
+	if ((void *)(pl + IA_CHUNK_DEFAULT) > end)
 		return XDP_DROP;
 	/* As blue's per-CPU jobs: ia_gen on CPU c sends job gen_job + c. */
 	k = bpf_ntohl(*(__be32 *)((void *)h + __builtin_offsetof(struct ia_hdr, seq))) % 64 +
@@ -284,7 +284,7 @@ static __always_inline int add_floor(struct xdp_md *ctx, int kind)
 			__builtin_offsetof(struct ia_hdr, sender)) >> 24) & 63));
 	}
 #pragma clang loop unroll_count(8)
-	for (i = 0; i < IA_MAX_ELEMS; i++)
+	for (i = 0; i < IA_CHUNK_DEFAULT; i++)
 		sum[i] += pl[i];
 	if (l)
 		bpf_spin_unlock(&l->lock);

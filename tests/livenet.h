@@ -229,7 +229,7 @@ static inline int allreduce(struct env *self, json_object *job, int chunks, stru
 			    const struct ia_worker_cfg *wtmpl, during_fn during)
 {
 	json_object *workers = get(job, "workers");
-	const size_t n = (size_t)chunks * IA_MAX_ELEMS;
+	const size_t n = (size_t)chunks * IA_CHUNK_DEFAULT;
 	struct ia_host_faults nofaults = { 0 };
 	pid_t pids[LIVE_MAXW + 1];
 	int ready[2], go[2], nproc = 0;

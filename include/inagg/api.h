@@ -21,11 +21,13 @@
  *                  daemon cannot be reached
  *   -EADDRNOTAVAIL this process is not in the worker's (or PS's) namespace
  *   -ENOSPC        the job's sequence space is used up (submit a new job)
+ *   -EMSGSIZE      the route to the PS (or a PS's down address) has a smaller
+ *                  MTU than the chunk needs (IA_API_OPT_CHUNK)
  *   -EPROTO        the workers disagreed on what they all-reduce
  *   -ENOMEM, -EINTR and socket errors as they come.
  *
  * Stream: every all-reduce of a handle takes the next chunk sequence numbers
- * of the job (each call padded to whole chunks of IA_API_CHUNK elements), so
+ * of the job (each call padded to whole chunks, IA_API_OPT_CHUNK elements), so
  * all workers must make the same calls with the same lengths in the same
  * order, like any collective. A call also carries a hash of its length and
  * position, summed like the data: a worker that makes another call than the
@@ -43,7 +45,8 @@ extern "C" {
 
 #define IA_API_VERSION		2
 #define IA_API_ERRLEN		256
-#define IA_API_CHUNK		256		/* elements per message (IA_MAX_ELEMS) */
+#define IA_API_CHUNK		256		/* default elements per message */
+#define IA_API_MAX_CHUNK	768		/* IA_MAX_ELEMS */
 #define IA_API_CAPACITY		(1ull << 30)	/* default stream length, in elements */
 #define IA_API_I64_MAX_WORKERS	1023		/* int64 sums are exact up to this many */
 
@@ -54,6 +57,14 @@ enum ia_api_opt {
 	IA_API_OPT_TIMEOUT_MS,		/* shortest wait before a resend by timer */
 	IA_API_OPT_WINDOW,		/* chunks in flight (worker; default: the job's) */
 	IA_API_OPT_CAPACITY,		/* stream length in elements; PS and workers alike */
+	/*
+	 * Elements per message, 1..IA_API_MAX_CHUNK (default IA_API_CHUNK); PS
+	 * and workers alike, before the first use. Fewer, larger frames cost
+	 * less CPU per element; every link of the job's tree needs an MTU of
+	 * 66 + 4 * chunk (768: 3,130; the handle's first call fails with
+	 * -EMSGSIZE if its own route's is smaller).
+	 */
+	IA_API_OPT_CHUNK,
 };
 
 /* The API version of the loaded library (IA_API_VERSION it was built with). */

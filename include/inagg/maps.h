@@ -53,11 +53,11 @@
  * IA_MAPS_LAYOUT_SIZES, which tests/unit/maps_layout.c checks against
  * sizeof: a struct changed without a bump fails it.
  */
-#define IA_MAPS_LAYOUT	1u
+#define IA_MAPS_LAYOUT	2u
 #define IA_MAPS_LAYOUT_SIZES(X)						\
 	X(ia_job_cfg, 88) X(ia_job_ent, 96) X(ia_member_key, 8)		\
 	X(ia_member, 24) X(ia_mslot, 32) X(ia_down_key, 8) X(ia_down, 16)	\
-	X(ia_tail_tag, 32) X(ia_slot, 1304) X(ia_tail_seg, 24)		\
+	X(ia_tail_tag, 32) X(ia_slot, 3352) X(ia_tail_seg, 24)		\
 	X(ia_tail_dir, 424) X(ia_slot_lock, 64) X(ia_owner_key, 8)	\
 	X(ia_counters, 256) X(ia_vq, 120) X(bpf_devmap_val, 8)
 
@@ -146,8 +146,14 @@ struct ia_job_ent {
  */
 #define IA_JOB_F_MARK_EARLY	0x4
 #define IA_VQ_EARLY_SHIFT	1
+/*
+ * A sparse job's messages are always whole, IA_SPARSE_ELEMS elements (the
+ * layout of its announcement masks, dp_sparse.h): 256-bit masks, 32 of them
+ * in the first IA_SPARSE_ELEMS sums of a slot.
+ */
+#define IA_SPARSE_ELEMS		256
 #define IA_SPARSE_MASKS_PER_SLOT 32
-#define IA_TAIL_SPARSE		0	/* ia_progs: the sparse datapath, tail-called */	/* 256-bit announcement masks in an ia_slot's sums */
+#define IA_TAIL_SPARSE		0	/* ia_progs: the sparse datapath, tail-called */
 
 /* Slots holding a sparse job's masks: one per announcement and member. */
 static inline __u32 ia_sparse_mask_slots(__u32 nann, __u32 nmembers)

@@ -19,6 +19,7 @@ OPT_RETRIES = 1
 OPT_TIMEOUT_MS = 2
 OPT_WINDOW = 3
 OPT_CAPACITY = 4
+OPT_CHUNK = 5
 # Flags of ia_api_allreduce_f32().
 F32_MEAN = 0x1
 

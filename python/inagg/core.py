@@ -49,12 +49,16 @@ class _Handle:
         check(self._lib.ia_api_set(self._h, opt, value, self._err, _lib.ERRLEN), self._err)
         return self
 
-    def configure(self, retries=None, timeout_ms=None, window=None, capacity=None):
-        """Retries per chunk, shortest resend wait, chunks in flight, stream length."""
+    def configure(self, retries=None, timeout_ms=None, window=None, capacity=None,
+                  chunk=None):
+        """Retries per chunk, shortest resend wait, chunks in flight, stream length,
+        elements per message (the PS's and every worker's the same; 768 needs
+        links of MTU 3130)."""
         for opt, name, v in ((_lib.OPT_RETRIES, "retries", retries),
                              (_lib.OPT_TIMEOUT_MS, "timeout_ms", timeout_ms),
                              (_lib.OPT_WINDOW, "window", window),
-                             (_lib.OPT_CAPACITY, "capacity", capacity)):
+                             (_lib.OPT_CAPACITY, "capacity", capacity),
+                             (_lib.OPT_CHUNK, "chunk", chunk)):
             if v is not None:
                 self.set(opt, v, name)
         return self

@@ -67,9 +67,11 @@ class LiveNet:
     """A topology up in namespaces ia-TAG-* with its daemon; down on exit.
 
     rate_mbit: tbf on every uplink (rate x MBIT); kernel_fwd: inaggd -K, so
-    that upward inagg messages pass those qdiscs too (docs/net.md)."""
+    that upward inagg messages pass those qdiscs too (docs/net.md); mtu:
+    every link's (larger chunks need more than 1500)."""
 
-    def __init__(self, topo, tag=None, rate_mbit=None, kernel_fwd=False, build=None):
+    def __init__(self, topo, tag=None, rate_mbit=None, kernel_fwd=False, build=None,
+                 mtu=None):
         self.build = build or os.environ.get("BUILD") or os.path.join(ROOT, "build")
         self.tag = tag or f"p{os.getpid() % 10000000}"
         self.dir = tempfile.mkdtemp(prefix="inagg-py-")
@@ -77,7 +79,7 @@ class LiveNet:
         self.sock = os.path.join(self.dir, "inaggd.sock")
         with open(self.topo, "w") as f:
             json.dump(topo, f)
-        self.rate_mbit, self.kernel_fwd = rate_mbit, kernel_fwd
+        self.rate_mbit, self.kernel_fwd, self.mtu = rate_mbit, kernel_fwd, mtu
         self.daemon = None
         self.env = dict(os.environ, INAGG_LEDGER="user", INAGG_LEDGER_DIR=self.dir)
 
@@ -97,6 +99,8 @@ class LiveNet:
                "--attach"]
         if self.rate_mbit:
             cmd += ["--rate-mbit", str(self.rate_mbit)]
+        if self.mtu:
+            cmd += ["--mtu", str(self.mtu)]
         subprocess.run(cmd, check=True, env=self.env, stdout=subprocess.DEVNULL)
         self.log = open(os.path.join(self.dir, "inaggd.log"), "w")
         cmd = [os.path.join(self.build, "inaggd"), "-t", self.topo, "-n", self.tag, "-s",

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The PS of an inagg job, until SIGTERM or SIGINT (run in the destination's
-namespace): python3 -m inagg.ps --job J [--sock S] [--capacity ELEMENTS]"""
+namespace): python3 -m inagg.ps --job J [--sock S] [--capacity ELEMENTS]
+[--chunk ELEMENTS]"""
 import argparse
 import signal
 import sys
@@ -15,6 +16,8 @@ def main():
     ap.add_argument("--job", type=int, required=True)
     ap.add_argument("--sock", default=None)
     ap.add_argument("--capacity", type=int, default=None)
+    ap.add_argument("--chunk", type=int, default=None,
+                    help="elements per message, as the workers' (default 256)")
     a = ap.parse_args()
     try:
         serve(a)
@@ -24,7 +27,7 @@ def main():
 
 
 def serve(a):
-    ps = PS.join(a.job, a.sock).configure(capacity=a.capacity)
+    ps = PS.join(a.job, a.sock).configure(capacity=a.capacity, chunk=a.chunk)
 
     done = threading.Event()
     # Python runs signal handlers in the main thread only: serve in another one.

@@ -54,7 +54,7 @@ static void drain(int fd, struct ia_io_rx *rx, int n)
 static void run(bool batched, int rfd, int sfd, const struct sockaddr_in *to, int n, int w,
 		double *cpu, double *wall)
 {
-	static uint8_t msg[IA_HDR_LEN + 4 * IA_MAX_ELEMS];
+	static uint8_t msg[IA_HDR_LEN + 4 * IA_CHUNK_DEFAULT];
 	static struct ia_io_rx rx;
 	static struct ia_io_tx tx;
 	struct ia_host_faults none = { 0 };
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 		ratio[r] = cpu[1][r] / cpu[0][r];
 	}
 	printf("# host_tx_bench: %d messages of %zu bytes in windows of %d over loopback, "
-	       "%d interleaved rounds; median (range)\n", n, (size_t)IA_HDR_LEN + 4 * IA_MAX_ELEMS,
+	       "%d interleaved rounds; median (range)\n", n, (size_t)IA_HDR_LEN + 4 * IA_CHUNK_DEFAULT,
 	       w, rounds);
 	print_row("sendto, CPU us/message", cpu[0], rounds);
 	print_row("sendmmsg, CPU us/message", cpu[1], rounds);

@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	printf("loss_bench: %s, %d chunks of %d int32 per worker, job placed by inaggd (SMC, k=2),\n"
 	       "every host link impaired both ways by tc BPF; %d interleaved rounds\n",
-	       topo_path, chunks, IA_MAX_ELEMS, rounds);
+	       topo_path, chunks, IA_CHUNK_DEFAULT, rounds);
 	if (env_up(&net, topo, 0, false)) {
 		fprintf(stderr, "loss_bench: network setup failed\n");
 		env_down(&net);

@@ -10,8 +10,10 @@ the times and of the per-round ratios to Gloo and to all red.
 Environment: BENCH_SIZES (comma list, default 1048576,4194304,16777216),
 BENCH_LOADS (workers per leaf, default 2,2,2,2),
 BENCH_ROUNDS (3), BENCH_CONFIGS (a comma list such as all-red,k5: only
-these and Gloo), BENCH_MBIT (uplink rate, 200), BENCH_PLOT (directory
-for pytorch_bench.dat/.gp/.png, default build/bench)."""
+these and Gloo), BENCH_MBIT (uplink rate, 200), BENCH_CHUNK (inagg's
+elements per message, default 768: every link's MTU is raised to fit, for
+Gloo's TCP too), BENCH_PLOT (directory for pytorch_bench.dat/.gp/.png,
+default build/bench)."""
 import json
 import os
 import signal
@@ -35,6 +37,10 @@ TOPO = {"switches": [{"name": "s0", "parent": None, "capacity": 16}] + [
 SIZES = [int(x) for x in os.environ.get("BENCH_SIZES", "1048576,4194304,16777216").split(",")]
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 MBIT = float(os.environ.get("BENCH_MBIT", "200"))
+CHUNK = int(os.environ.get("BENCH_CHUNK", "768"))
+# IP packet of a chunk plus a flushed partial's member set (wire.h); never below Ethernet's.
+MTU = max(1500, 20 + 8 + 22 + 4 * CHUNK + 8)
+MSS = MTU - 52	# TCP with timestamps
 PLOT = os.environ.get("BENCH_PLOT", os.path.join(net.ROOT, "build", "bench"))
 PY = "/usr/bin/python3"
 
@@ -43,7 +49,7 @@ def run(live, jobs, out, port=29600):
     info = net.show(next(iter(jobs.values())), live.sock)
     workers = info["workers"]
     cfg = {"jobs": jobs, "sock": live.sock, "sizes": SIZES, "rounds": ROUNDS, "out": out,
-           "capacity": 1 << 30}
+           "capacity": 1 << 30, "chunk": CHUNK}
     env = dict(os.environ, PYTHONPATH=os.path.join(net.ROOT, "python"),
                WORLD_SIZE=str(len(workers) + 1), MASTER_ADDR=workers[0]["address"],
                MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="eth0", OMP_NUM_THREADS="1",
@@ -79,19 +85,20 @@ def link_bound(size, name, model, chunk):
 
     inagg: its model congestion (messages per chunk on the worst uplink, every rate 1) times
     the chunks of one call (the hook's N + 1 slots and the call tag ride along). Gloo's ring:
-    2 (N - 1) / N vectors over a leaf uplink in TCP segments of MSS 1448 (MTU 1500, 66 bytes
-    of Ethernet, IP, TCP with timestamps per segment)."""
+    2 (N - 1) / N vectors over a leaf uplink in TCP segments of MSS (MTU - 52; 66 bytes of
+    Ethernet, IP, TCP with timestamps per segment)."""
     rate = MBIT * 1e6 / 8
     n = sum(LOADS)
     if name == "gloo":
-        return 2 * (n - 1) / n * 4 * size * (1448 + 66) / 1448 / rate
+        return 2 * (n - 1) / n * 4 * size * (MSS + 66) / MSS / rate
     chunks = -(-(size + n + 2) // chunk)
     return model * chunks * frame_bytes(chunk) / rate
 
 
 def report(times, models, names, chunk):
     rows = {(x["size"], x["round"], x["config"]): x for x in times}
-    print(f"# {sum(LOADS)} workers, leaves {LOADS}, uplinks {MBIT:g} Mbit/s (tbf), {ROUNDS} "
+    print(f"# {sum(LOADS)} workers, leaves {LOADS}, uplinks {MBIT:g} Mbit/s (tbf), MTU {MTU}, "
+          f"inagg chunks of {chunk} elements, {ROUNDS} "
           "interleaved rounds; model congestion (messages per chunk on the worst uplink): " +
           ", ".join(f"{k} {v}" for k, v in models.items()))
     print("# bound: bytes over the busiest uplink / its rate; host CPU: workers' and PS "
@@ -170,7 +177,7 @@ def main():
     # BENCH_KFWD=0 (a diagnosis, not a comparison): inagg's frames redirected by XDP,
     # past the tbf qdiscs, so that only Gloo's traffic is shaped.
     kfwd = os.environ.get("BENCH_KFWD", "1") != "0"
-    with net.LiveNet(TOPO, rate_mbit=MBIT, kernel_fwd=kfwd) as live:
+    with net.LiveNet(TOPO, rate_mbit=MBIT, kernel_fwd=kfwd, mtu=MTU) as live:
         jobs, models = {}, {}
         for name, k, algo in (("all-red", 0, "all-red"), ("all-blue", 0, "all-blue")):
             j = live.submit(k, algo)
@@ -190,12 +197,11 @@ def main():
                 live.end(jobs.pop(name))
                 models.pop(name)
         names = ["gloo"] + list(jobs)
-        chunk = net.show(next(iter(jobs.values())), live.sock).get("chunk", 256)
         times = run(live, jobs, out)
         if os.environ.get("BENCH_STATS"):
             link_stats(live, jobs)
     os.unlink(out)
-    plot(report(times, models, names, chunk), names)
+    plot(report(times, models, names, CHUNK), names)
     print(f"# {time.monotonic() - t0:.0f} s in all")
 
 

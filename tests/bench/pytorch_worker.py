@@ -36,7 +36,7 @@ if rank < n:
     for name, job in jobs.items():
         # Many retries: all red, 8 x 16M elements queue at the root uplink's tbf for long.
         w = inagg.Worker.join(job, rank, cfg["sock"]).configure(capacity=cfg["capacity"],
-                                                                retries=500)
+                                                                chunk=cfg["chunk"], retries=500)
         hooks[name] = Hook(w)
 
 
@@ -63,7 +63,7 @@ for size in cfg["sizes"]:
             ps = None
             if rank == n and name != "gloo":
                 ps = inagg.PS.join(jobs[name], cfg["sock"]).configure(
-                    capacity=cfg["capacity"]).start()
+                    capacity=cfg["capacity"], chunk=cfg["chunk"]).start()
             dist.barrier()
             t, phases = 0.0, {}
             m0, c0 = machine_ticks(), cpu_seconds()

@@ -78,7 +78,7 @@ static char ns_gen[32], ns_sw[32], ns_sink[32];
 static struct inagg_bench *gen;
 static struct ia_xdp *sw;
 static int s0, u0, g0;
-static __u8 tmpl[IA_FRAME_LEN(IA_MAX_ELEMS)];
+static __u8 tmpl[IA_FRAME_LEN(IA_CHUNK_DEFAULT)];
 static int tmpl_len;
 static atomic_int stop;
 static volatile sig_atomic_t interrupted;	/* SIGINT or SIGTERM: clean up, stop */
@@ -572,8 +572,8 @@ static int us_fd[NCPU_MAX];
 
 static void *us_thread(void *arg)
 {
-	static __u8 bufs[NCPU_MAX][UDP_BATCH][IA_HDR_LEN + 4 * IA_MAX_ELEMS];
-	static __s32 slots[NCPU_MAX][WINDOW][IA_MAX_ELEMS];
+	static __u8 bufs[NCPU_MAX][UDP_BATCH][IA_HDR_LEN + 4 * IA_CHUNK_DEFAULT];
+	static __s32 slots[NCPU_MAX][WINDOW][IA_CHUNK_DEFAULT];
 	int cpu = (long)arg, fd = us_fd[cpu], n, i, e;
 	struct mmsghdr mm[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
@@ -593,7 +593,7 @@ static void *us_thread(void *arg)
 			struct ia_hdr *h = (void *)bufs[cpu][i];
 			__s32 *v = (void *)(h + 1), *s = slots[cpu][ntohl(h->seq) % WINDOW];
 
-			for (e = 0; e < IA_MAX_ELEMS; e++)
+			for (e = 0; e < IA_CHUNK_DEFAULT; e++)
 				s[e] += v[e];
 		}
 		if (n > 0) {
@@ -873,10 +873,10 @@ int main(int argc, char **argv)
 	double c_sink, c_red, c_blue, r1[D__N], r2[D__N];
 	struct frame_spec f = {
 		.saddr = inet_addr(GEN_SADDR), .daddr = inet_addr("10.88.0.2"),
-		.type = IA_MSG_CONTRIB, .job = JOB, .nworkers = 1, .nelem = IA_MAX_ELEMS,
+		.type = IA_MSG_CONTRIB, .job = JOB, .nworkers = 1, .nelem = IA_CHUNK_DEFAULT,
 		.sport = IA_UDP_PORT,	/* where a bound member sends from */
 	};
-	__s32 vals[IA_MAX_ELEMS];
+	__s32 vals[IA_CHUNK_DEFAULT];
 	struct ia_counters jc;
 	int home = netns_save(), err = 1, pstats_fd = -1, ports_fd = -1, i;
 	__u32 k;
@@ -887,7 +887,7 @@ int main(int argc, char **argv)
 	snprintf(ns_gen, sizeof(ns_gen), "ia-bg-%d", getpid());
 	snprintf(ns_sw, sizeof(ns_sw), "ia-bs-%d", getpid());
 	snprintf(ns_sink, sizeof(ns_sink), "ia-bd-%d", getpid());
-	for (i = 0; i < IA_MAX_ELEMS; i++)
+	for (i = 0; i < IA_CHUNK_DEFAULT; i++)
 		vals[i] = i;
 	parse_mac("02:00:00:00:01:00", f.smac);
 	parse_mac("02:00:00:00:02:00", f.dmac);
@@ -940,7 +940,7 @@ int main(int argc, char **argv)
 		goto out;
 	setns(home, CLONE_NEWNET);
 
-	printf("# payload %d x int32 (%d-byte frames), blue fan-in %d, window %d\n", IA_MAX_ELEMS,
+	printf("# payload %d x int32 (%d-byte frames), blue fan-in %d, window %d\n", IA_CHUNK_DEFAULT,
 	       tmpl_len, FANIN, WINDOW);
 	/* Per-packet cost, BPF_PROG_TEST_RUN, one distinct message per run. */
 	c_sink = tr_cost(bpf_program__fd(dut_sink->progs.ia_sink));

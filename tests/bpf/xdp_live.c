@@ -24,7 +24,8 @@
 
 #define NW		4	/* workers */
 #define NCHUNKS		4000
-#define NELEM		IA_MAX_ELEMS
+#define NELEM		IA_MAX_ELEMS	/* the largest chunk ... */
+#define MTU		(20 + IA_UDP_LEN(NELEM))	/* ... on links that take it */
 #define WIN		32	/* chunks in flight per worker */
 #define SLOTS		64	/* switch window: > WIN */
 #define JOB		7
@@ -93,8 +94,8 @@ static int lv_setup(struct live *l)
 		return -errno;
 	if (sh("ip netns add %s && ip netns add %s", l->sw, l->ps))
 		return -EIO;
-	if (sh("ip -n %s link add u0 address 02:00:00:00:03:00 type veth peer name h "
-	       "address 02:00:00:00:04:00 netns %s", l->sw, l->ps) ||
+	if (sh("ip -n %s link add u0 mtu %d address 02:00:00:00:03:00 type veth peer name h "
+	       "mtu %d address 02:00:00:00:04:00 netns %s", l->sw, MTU, MTU, l->ps) ||
 	    sh("ip -n %s link set dev u0 up && ip -n %s link set dev h up && "
 	       "ip -n %s addr add 10.77.0.1/24 dev h && "
 	       "ip -n %s neigh add 10.77.0.2 lladdr 02:00:00:00:03:00 dev h",
@@ -102,8 +103,9 @@ static int lv_setup(struct live *l)
 		return -EIO;
 	for (i = 0; i < NW; i++) {
 		if (sh("ip netns add %s", l->w[i]) ||
-		    sh("ip -n %s link add s%d address 02:00:00:00:02:%02x type veth peer name h "
-		       "address 02:00:00:00:01:%02x netns %s", l->sw, i, i, i, l->w[i]) ||
+		    sh("ip -n %s link add s%d mtu %d address 02:00:00:00:02:%02x type veth peer "
+		       "name h mtu %d address 02:00:00:00:01:%02x netns %s", l->sw, i, MTU, i, MTU, i,
+		       l->w[i]) ||
 		    sh("ip -n %s link set dev s%d up && ip -n %s link set dev h up && "
 		       "ip -n %s addr add 10.77.0.%d/24 dev h && "
 		       "ip -n %s neigh add 10.77.0.1 lladdr 02:00:00:00:02:%02x dev h",

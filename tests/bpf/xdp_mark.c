@@ -80,7 +80,7 @@ static int contrib(__u8 *buf, __u32 job, __u32 seq, __u32 sender, __u8 tos)
 {
 	struct frame_spec f = {
 		.saddr = IP(10, 9, 0, 10), .daddr = IP(10, 9, 0, 1), .type = IA_MSG_CONTRIB,
-		.job = job, .seq = seq, .sender = sender, .nworkers = 1, .nelem = IA_MAX_ELEMS,
+		.job = job, .seq = seq, .sender = sender, .nworkers = 1, .nelem = IA_CHUNK_DEFAULT,
 	};
 	struct iphdr *ip = (void *)(buf + 14);
 	int len;
@@ -105,7 +105,7 @@ static const struct iphdr *iph(const __u8 *frame)
 
 /* 80 kbit/s: a 1088-byte frame drains in 108.8 ms, so a burst of test runs is never drained. */
 #define SLOW_BPS	80000
-#define FRAME		IA_FRAME_LEN(IA_MAX_ELEMS)
+#define FRAME		IA_FRAME_LEN(IA_CHUNK_DEFAULT)
 
 TEST_F(mk, marks_above_the_rate_only_past_the_threshold)
 {
@@ -137,7 +137,7 @@ TEST_F(mk, marks_above_the_rate_only_past_the_threshold)
 		ASSERT_EQ(0, ((struct udphdr *)(self->out + 34))->check);
 		/* Nothing else changed but the redirect's MACs. */
 		ASSERT_EQ(0, memcmp(self->in + IA_PAYLOAD_OFF, self->out + IA_PAYLOAD_OFF,
-				    4 * IA_MAX_ELEMS));
+				    4 * IA_CHUNK_DEFAULT));
 	}
 	ASSERT_EQ(0, ia_xdp_vq_get(self->x, self->port[0], &vi));
 	ASSERT_EQ(12, vi.msgs);
@@ -492,7 +492,7 @@ static double send_paced(const char *ns, int n, long gap_ns)
 {
 	struct sockaddr_in ps = { .sin_family = AF_INET, .sin_port = htons(IA_UDP_PORT) };
 	struct timespec gap = { 0, gap_ns }, t0, t1;
-	__u8 buf[IA_HDR_LEN + 4 * IA_MAX_ELEMS] = {};
+	__u8 buf[IA_HDR_LEN + 4 * IA_CHUNK_DEFAULT] = {};
 	int tos = ECT0, home = netns_save(), fd, i;
 	double s = 0;
 
@@ -504,7 +504,7 @@ static double send_paced(const char *ns, int n, long gap_ns)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < n; i++) {
 		ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_CONTRIB, LV_JOB, i, LV_SENDER, 1,
-			    IA_MAX_ELEMS, 0);
+			    IA_CHUNK_DEFAULT, 0);
 		sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&ps, sizeof(ps));
 		nanosleep(&gap, NULL);
 	}

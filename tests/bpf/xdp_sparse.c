@@ -63,7 +63,7 @@ static struct frame_spec msg(__u32 seq, __u32 sender, const __s32 *v)
 {
 	struct frame_spec f = {
 		.saddr = IP(10, 9, 0, 10), .daddr = IP(10, 9, 0, 1), .type = IA_MSG_CONTRIB,
-		.job = JOB, .seq = seq, .sender = sender, .nworkers = 1, .nelem = IA_MAX_ELEMS,
+		.job = JOB, .seq = seq, .sender = sender, .nworkers = 1, .nelem = IA_SPARSE_ELEMS,
 		.vals = v,
 	};
 
@@ -159,8 +159,8 @@ TEST_F(sp, loader_refuses_a_window_without_room_for_masks)
  */
 TEST_F(sp, blocks_merge_announced_members_exactly_once)
 {
-	__s32 ann[NMEM][IA_MAX_ELEMS] = {}, cnt[IA_MAX_ELEMS] = {};
-	__s32 b[NMEM][IA_MAX_ELEMS], sum[IA_MAX_ELEMS];
+	__s32 ann[NMEM][IA_SPARSE_ELEMS] = {}, cnt[IA_SPARSE_ELEMS] = {};
+	__s32 b[NMEM][IA_SPARSE_ELEMS], sum[IA_SPARSE_ELEMS];
 	__u32 olen;
 
 	ASSERT_EQ(0, add_sparse(self->x, self->port, 5));	/* 1 + 3 blocks + 1 mask slot */
@@ -169,7 +169,7 @@ TEST_F(sp, blocks_merge_announced_members_exactly_once)
 	ann[2][2] = 1;
 	cnt[0] = 1, cnt[1] = 2, cnt[2] = 1;
 	for (int s = 0; s < NMEM; s++)
-		for (int e = 0; e < IA_MAX_ELEMS; e++)
+		for (int e = 0; e < IA_SPARSE_ELEMS; e++)
 			b[s][e] = contrib_val(s, 0, e);
 
 	ASSERT_EQ(XDP_DROP, send_msg(_metadata, self, BASE, 1, ann[0], &olen));
@@ -187,7 +187,7 @@ TEST_F(sp, blocks_merge_announced_members_exactly_once)
 	/* Block 1: members 2 then 1 (reordered), 2 twice. */
 	ASSERT_EQ(XDP_DROP, send_msg(_metadata, self, BASE + 2, 2, b[1], &olen));
 	ASSERT_EQ(XDP_DROP, send_msg(_metadata, self, BASE + 2, 2, b[1], &olen));
-	for (int e = 0; e < IA_MAX_ELEMS; e++)
+	for (int e = 0; e < IA_SPARSE_ELEMS; e++)
 		sum[e] = (__s32)((__u32)b[0][e] + (__u32)b[1][e]);
 	ASSERT_EQ(XDP_REDIRECT, send_msg(_metadata, self, BASE + 2, 1, b[0], &olen));
 	expect_agg(_metadata, self, BASE + 2, sum, 0, olen);
@@ -209,7 +209,7 @@ TEST_F(sp, blocks_merge_announced_members_exactly_once)
 
 TEST_F(sp, out_of_range_and_short_messages_dropped)
 {
-	__s32 v[IA_MAX_ELEMS] = { 1 };
+	__s32 v[IA_SPARSE_ELEMS] = { 1 };
 	struct frame_spec f = msg(BASE, 1, v);
 	__u32 olen;
 	int len;
@@ -234,7 +234,7 @@ TEST_F(sp, out_of_range_and_short_messages_dropped)
  */
 TEST_F(sp, set_trailer_dropped)
 {
-	__s32 v[IA_MAX_ELEMS] = { 1, 1 };
+	__s32 v[IA_SPARSE_ELEMS] = { 1, 1 };
 	struct frame_spec f = msg(BASE, 1, v);
 	struct iphdr *ip = (void *)(self->in + 14);
 	struct udphdr *udp = (void *)(ip + 1);

@@ -577,17 +577,32 @@ TEST_F(dp, kernel_forward_passes_up)
 	ASSERT_EQ(1, jctr(self->t.x, 22, IA_C_EMIT));
 }
 
+/*
+ * Chunk lengths on either side of the element loop's blocks of 256 (dp_sum.h):
+ * whole blocks take the fast loop, the rest the per-element one; each sum exact.
+ */
+TEST_F(dp, chunk_lengths_around_the_blocks)
+{
+	static const __u16 lens[] = { 255, 256, 257, 511, 512, 513, 767, IA_MAX_ELEMS };
+	__u32 i;
+
+	ASSERT_EQ(0, add_job(&self->t, 6, IA_ROLE_BLUE, 3, 1000, NULL, 16));
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		chunk(_metadata, self, 6, i, 1000, 3, lens[i]);
+	ASSERT_EQ(sizeof(lens) / sizeof(lens[0]), jctr(self->t.x, 6, IA_C_EMIT));
+}
+
 TEST_F(dp, result_replication)
 {
-	__s32 v[IA_MAX_ELEMS];
+	__s32 v[IA_CHUNK_DEFAULT];	/* sent live: a 1,500-byte MTU */
 	struct frame_spec f, w;
 	int fd[NPORTS], len, e, i, n;
 	__u32 olen;
 
 	ASSERT_EQ(0, add_job(&self->t, 12, IA_ROLE_BLUE, 2, 1, NULL, 4));
-	for (e = 0; e < IA_MAX_ELEMS; e++)
+	for (e = 0; e < IA_CHUNK_DEFAULT; e++)
 		v[e] = e * 3 - 100;
-	f = result_of(12, 0, IA_MAX_ELEMS, v, 2, 0);
+	f = result_of(12, 0, IA_CHUNK_DEFAULT, v, 2, 0);
 	len = build_frame(self->in, &f);
 
 	/* Verdict and bytes through test_run: broadcast, unchanged at ingress. */

@@ -72,6 +72,10 @@ static void member_frame(struct gen *g, struct fz_op *op, __u32 job, const struc
 	op->vals = (__u32)rnd(&g->s);
 }
 
+/* Lengths around the element loop's blocks of 256 (bpf/dp_sum.h) and the largest. */
+static const __u32 fz_sizes[] = { 255, 256, 257, 511, 512, 513, 767, IA_MAX_ELEMS };
+#define FZ_NSIZES	(sizeof(fz_sizes) / sizeof(fz_sizes[0]))
+
 /* Every member's message of one chunk, in random order; the lower tail's maybe as two flushes. */
 static long burst(struct gen *g, struct fz_op *ops, long i, long n, __u32 job)
 {
@@ -159,8 +163,8 @@ static void one_frame(struct gen *g, struct fz_op *op)
 	else
 		op->port = r < 45 ? 1 : r < 80 ? 2 : r < 94 ? 3 : r < 97 ? 0 : FZ_NOPORT;
 	r = pick(&g->s, 100);
-	op->nelem = r < 88 ? FZ_NE : r < 96 ? 2 : r < 98 ? 1 + pick(&g->s, 8) :
-		    (r < 99 ? 0 : 257);
+	op->nelem = r < 88 ? FZ_NE : r < 94 ? 2 : r < 96 ? 1 + pick(&g->s, 8) :
+		    r < 98 ? fz_sizes[pick(&g->s, FZ_NSIZES)] : (r < 99 ? 0 : IA_MAX_ELEMS + 1);
 	op->flags = rnd_flags(g, op);
 	if (op->flags & IA_F_SET) {
 		op->set = chance(&g->s, 85) && m[0].set ?
@@ -228,7 +232,7 @@ static void put32(__u8 *p, __u32 v)
 	put16(p + 2, v);
 }
 
-/* op's frame into buf (at least 2048 bytes); its length. */
+/* op's frame into buf (at least M_FRAME_MAX bytes); its length. */
 int fz_frame(const struct fz_op *op, __u8 *buf)
 {
 	__u32 t = op->flags & IA_F_SET ? IA_SET_LEN : 0, n = op->nelem, len, i;

@@ -395,7 +395,7 @@ static int apply(struct fz *z, long at, const struct fz_op *op, struct fz_snap *
 static int apply_op(struct fz *z, long at, const struct fz_op *op, struct fz_snap *snap,
 		    struct fz_diff *d)
 {
-	static __u8 in[M_FRAME_MAX + 64], out[4096];
+	static __u8 in[M_FRAME_MAX + 64], out[M_FRAME_MAX];
 	int len, err, ifindex, b;
 	struct xdp_md md = {};
 	__u64 t;

@@ -29,7 +29,7 @@
 #define M_MAX_WINDOW	16
 #define M_MAX_TAIL	16
 #define M_MAX_LEND	4
-#define M_FRAME_MAX	2048
+#define M_FRAME_MAX	4096
 
 struct m_hop {
 	int	ifindex;

@@ -340,6 +340,44 @@ TEST_F(bridge, exact_unicast)
 }
 
 /*
+ * Chunks of the largest size: refused with the MTU to set while the links
+ * have 1500 (fragments would reach no switch's aggregator), exact once every
+ * link takes them.
+ */
+TEST_F(bridge, largest_chunks_need_the_mtu)
+{
+	const uint32_t mtu = 20 + IA_UDP_LEN(IA_MAX_ELEMS) + IA_SET_LEN;
+	size_t n = 500 * IA_MAX_ELEMS + 5;
+	int i;
+
+	ASSERT_EQ(0, bridge_prepare(&self->s, n, &self->want));
+	self->s.ps.chunk = IA_MAX_ELEMS;
+	for (i = 0; i < NW_MAX; i++)
+		self->s.w[i].chunk = IA_MAX_ELEMS;
+	for (i = 0; i < NW_MAX; i++) {
+		pid_t pid = fork();
+
+		ASSERT_LE(0, pid);
+		if (!pid)
+			worker_child(&self->s, i);
+		ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+		EXPECT_EQ(-EMSGSIZE, self->s.m->w_rc[i]);
+		EXPECT_NE(NULL, strstr(self->s.m->w_err[i], "MTU of 3130"))
+			TH_LOG("%s", self->s.m->w_err[i]);
+	}
+	for (i = 0; i <= NW_MAX; i++)
+		ASSERT_EQ(0, sh("ip -n %s link set eth0 mtu %u && ip -n %s link set p%d mtu %u",
+				i < NW_MAX ? self->w[i] : self->ps, mtu, self->br, i, mtu));
+	for (i = 0; i < NW_MAX; i++)
+		ia_host_fill(w_result(self->s.m, n, i), n, self->s.seed[i]);
+	ASSERT_EQ(0, scen_run(&self->s));
+	EXPECT_EQ(0, check_results(&self->s, self->want));
+	EXPECT_EQ(ia_host_nchunks(n, IA_MAX_ELEMS), self->s.m->ps.done);
+	for (i = 0; i < IA_PS_DROP__COUNT; i++)
+		EXPECT_EQ(0U, self->s.m->ps.drop[i]) TH_LOG("drop %s", ia_ps_drop_name(i));
+}
+
+/*
  * Results sent once per chunk to a "down" address (here the subnet's
  * broadcast: the bridge replicates it like a root switch would).
  */

@@ -240,7 +240,7 @@ TEST_F_TIMEOUT(net, retransmissions_counted_apart_from_model, 300)
 		json_object *w = json_object_array_get_idx(get(resp, "job.workers"), i);
 		struct {
 			struct ia_hdr h;
-			int32_t v[IA_MAX_ELEMS];
+			int32_t v[IA_CHUNK_DEFAULT];
 		} __attribute__((packed)) m = { 0 };
 		struct sockaddr_in ps = { .sin_family = AF_INET, .sin_port = htons(IA_UDP_PORT) };
 		pid_t pid = fork();
@@ -252,7 +252,7 @@ TEST_F_TIMEOUT(net, retransmissions_counted_apart_from_model, 300)
 			inet_pton(AF_INET, json_object_get_string(get(resp, "job.destination.address")),
 				  &ps.sin_addr);
 			ia_hdr_fill(&m.h, IA_MSG_CONTRIB, r->job, CHUNKS - 1,
-				    json_object_get_int64(get(w, "id")), 1, IA_MAX_ELEMS, IA_F_RETX);
+				    json_object_get_int64(get(w, "id")), 1, IA_CHUNK_DEFAULT, IA_F_RETX);
 			if (enter_ns(json_object_get_string(get(w, "netns"))))
 				_exit(1);
 			/*

@@ -38,7 +38,9 @@ def raises(exc, f, *a, **kw):
 
 def in_workers(job, n, body, ps=True, **cfg):
     """body(worker, i) in n threads against a PS thread; results per worker."""
-    p = inagg.PS(job, n, PS_ADDR, port=PORT).start() if ps else None
+    p = None
+    if ps:
+        p = inagg.PS(job, n, PS_ADDR, port=PORT).configure(chunk=cfg.get("chunk")).start()
     out, errs = [None] * n, [None] * n
 
     def one(i):
@@ -131,6 +133,27 @@ def test_int32_and_int64_exact():
     for a, b in out:
         assert np.array_equal(a.view(np.uint32), want32)
         assert np.array_equal(b, want64)
+
+
+def test_exact_at_every_chunk_size():
+    # Loopback's MTU takes the largest chunk; 1 and 300 leave the last chunk partial.
+    n = 3
+    v = [rng.integers(-2 ** 31, 2 ** 31, size=5000, dtype=np.int64).astype(np.int32)
+         for _ in range(n)]
+    want = (sum(x.astype(np.int64) for x in v) % 2 ** 32).astype(np.uint32)
+    for job, chunk in ((20, 1), (21, 300), (22, 768)):
+        def body(w, i):
+            a = v[i].copy()
+            w.allreduce(a)
+            return a
+        out, errs = in_workers(job, n, body, chunk=chunk)
+        assert errs == [None] * n, (chunk, errs)
+        for a in out:
+            assert np.array_equal(a.view(np.uint32), want), chunk
+    with inagg.Worker(1, 0, 1, "127.0.0.1", "127.0.0.1") as w:
+        for bad in (0, 769):
+            e = raises(ValueError, w.configure, chunk=bad)
+            assert "chunk" in str(e) and "1..768" in str(e), e
 
 
 def test_hook_agrees_on_a_scale_and_resends_once():
@@ -419,6 +442,7 @@ sys.exit(run([test_frac_for_is_the_largest_safe_scale, test_unsafe_scales_refuse
               test_float_allreduce_refuses_non_finite_and_bad_arrays,
               test_hook_returns_at_once_and_completes_in_bucket_order,
               test_hook_refuses_non_finite_gradients, test_errors_as_exceptions,
+              test_exact_at_every_chunk_size,
               test_out_of_range_integers_refused, test_entry_points_fail_in_one_line,
               test_request_without_an_answer,
               test_library_exports_only_the_api]))

@@ -61,7 +61,7 @@ static int forge(const struct forger *f, const char *daddr, uint8_t type, uint32
 		struct iphdr *ip = (void *)buf;
 		struct udphdr *udp = (void *)(ip + 1);
 		size_t off = f->saddr ? sizeof(*ip) + sizeof(*udp) : 0;
-		size_t len = IA_HDR_LEN + 4 * IA_MAX_ELEMS;
+		size_t len = IA_HDR_LEN + 4 * IA_CHUNK_DEFAULT;
 		int fd, one = 1, k = 0;
 
 		close(p[0]);
@@ -88,7 +88,7 @@ static int forge(const struct forger *f, const char *daddr, uint8_t type, uint32
 		}
 		for (int i = 0; i < n; i++) {
 			ia_hdr_fill((struct ia_hdr *)(buf + off), type, job, seq + i, sender, nworkers,
-				    IA_MAX_ELEMS, 0);
+				    IA_CHUNK_DEFAULT, 0);
 			k += sendto(fd, buf, off + len, 0, (struct sockaddr *)&to, sizeof(to)) ==
 			     (ssize_t)(off + len);
 		}

@@ -40,7 +40,7 @@ TEST(config_errors)
 	pc.nelem = 0;
 	EXPECT_EQ(-EINVAL, ia_ps_open(&pc, &ps, err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, ia_worker_open(&wc, &w, err, sizeof(err)));
-	EXPECT_NE(NULL, strstr(err, "at most 256"));
+	EXPECT_NE(NULL, strstr(err, "at most 768"));
 	wc.chunk = 0;
 	wc.ps.s_addr = 0;
 	EXPECT_EQ(-EINVAL, ia_worker_open(&wc, &w, err, sizeof(err)));

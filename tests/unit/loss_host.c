@@ -79,7 +79,7 @@ static int lossy_allreduce(struct __test_metadata *_metadata, int nw, int nchunk
 			   uint32_t loss_ppm, uint32_t dup_ppm, uint64_t seed,
 			   struct shared *sh)
 {
-	size_t n = (size_t)nchunks * IA_MAX_ELEMS;
+	size_t n = (size_t)nchunks * IA_CHUNK_DEFAULT;
 	uint16_t port = PORT;
 	int32_t *sum = calloc(n, sizeof(*sum)), *v = malloc(n * sizeof(*v));
 	pid_t rep, ps, w[MAXW];

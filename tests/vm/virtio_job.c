@@ -71,6 +71,8 @@
 #define WORKER_TIMEOUT_MS 3000
 /* Slots per blue switch; workers keep half of it in flight. Small: TCG is slow. */
 #define WINDOW	32
+/* Every NIC's MTU: frames of the largest chunk, a flushed partial's member set included. */
+#define MTU	(20 + IA_UDP_LEN(IA_MAX_ELEMS) + IA_SET_LEN)
 
 static const char topo_json[] =
 	"{\"switches\": ["
@@ -122,9 +124,9 @@ static int place_nic(int link, int end, const char *ns, const char *ifname, stru
 		return -1;
 	}
 	inet_ntop(AF_INET, &addr, a, sizeof(a));
-	if (sh("ip link set dev %s netns %s && ip -n %s link set dev %s name %s && "
+	if (sh("ip link set dev %s netns %s && ip -n %s link set dev %s name %s mtu %d && "
 	       "ip -n %s addr add %s/30 dev %s && ip -n %s link set dev %s up",
-	       cur, ns, ns, cur, ifname, ns, a, ifname, ns, ifname)) {
+	       cur, ns, ns, cur, ifname, MTU, ns, a, ifname, ns, ifname)) {
 		snprintf(setup_err, sizeof(setup_err), "%s: cannot set up %s", ns, ifname);
 		return -1;
 	}
@@ -364,6 +366,7 @@ struct job_case {
 	int k;
 	double congestion;
 	const char *blue;	/* the blue switches, space-separated */
+	int chunk;		/* elements per message; 0: the default */
 };
 
 /* Starts "inagg ARGS" in ns with stdout and stderr to DIR/name.{out,err}. */
@@ -416,6 +419,7 @@ static void run_job(struct __test_metadata *_metadata, const struct job_case *c)
 {
 	json_object *job, *workers, *st, *links, *blue, *out;
 	char args[512], members[256] = "", name[32], file[160], ns[128];
+	int chunk = c->chunk ? c->chunk : IA_CHUNK_DEFAULT;
 	pid_t ps, w[64];
 	const char *checksum;
 	uint32_t id;
@@ -458,8 +462,8 @@ static void run_job(struct __test_metadata *_metadata, const struct job_case *c)
 	snprintf(file, sizeof(file), DIR "/ps%u.ready", id);
 	unlink(file);
 	snprintf(args, sizeof(args),
-		 "ps --job %u --nworkers %zu --elems %d --addr %s --down %s --linger 1000 "
-		 "--ready %s --expect %s", id, nw, CHUNKS * IA_MAX_ELEMS,
+		 "ps --job %u --nworkers %zu --elems %d --chunk %d --addr %s --down %s "
+		 "--linger 1000 --ready %s --expect %s", id, nw, CHUNKS * chunk, chunk,
 		 sget(job, "destination.address"), sget(job, "destination.down"), file, members);
 	snprintf(name, sizeof(name), "ps%u", id);
 	ps = spawn(sget(job, "destination.netns"), name, args);
@@ -470,9 +474,9 @@ static void run_job(struct __test_metadata *_metadata, const struct job_case *c)
 		json_object *wk = json_object_array_get_idx(workers, i);
 
 		snprintf(args, sizeof(args),
-			 "worker --job %u --id %s --ps %s --addr %s --elems %d --window %s "
-			 "--timeout %d --nworkers %zu", id, sget(wk, "id"),
-			 sget(job, "destination.address"), sget(wk, "address"), CHUNKS * IA_MAX_ELEMS,
+			 "worker --job %u --id %s --ps %s --addr %s --elems %d --chunk %d "
+			 "--window %s --timeout %d --nworkers %zu", id, sget(wk, "id"),
+			 sget(job, "destination.address"), sget(wk, "address"), CHUNKS * chunk, chunk,
 			 sget(job, "worker_window"), WORKER_TIMEOUT_MS, nw);
 		snprintf(name, sizeof(name), "w%u.%zu", id, i);
 		w[i] = spawn(sget(wk, "netns"), name, args);
@@ -553,10 +557,10 @@ TEST_F_TIMEOUT(vt, job_blue_at_one_switch, 300)
 	run_job(_metadata, &c);
 }
 
-/* Blue over blue: s1's aggregate is aggregated again at s0. */
+/* Blue over blue: s1's aggregate is aggregated again at s0; the largest chunks. */
 TEST_F_TIMEOUT(vt, job_blue_at_two_levels, 300)
 {
-	static const struct job_case c = { "smc", 2, 1, "s0 s1" };
+	static const struct job_case c = { "smc", 2, 1, "s0 s1", IA_MAX_ELEMS };
 
 	run_job(_metadata, &c);
 }

@@ -81,7 +81,7 @@ static int compare(const struct tenants_args *a, const struct point *p, struct f
 	enum { S_RATIO, S_UP, S_WASTE, S_COLL, S_FLUSH, S_DISCARD, S_RETX, S_TMO, S_FIRST, S__N };
 	static const int live_m[S__N] = { M_RATIO, M_UP, M_WASTE, M_COLL, M_FLUSH, M_DISCARD,
 					  M_RETX, M_TMO, M_FIRST };
-	const double frame = IA_FRAME_LEN(IA_MAX_ELEMS);	/* bytes the tbf counts */
+	const double frame = IA_FRAME_LEN(IA_CHUNK_DEFAULT);	/* bytes the tbf counts */
 	double v[IA_SIM__COUNT][S__N][TENANTS_MAX_ROUNDS], med[IA_SIM__COUNT], worst = 0, fl, dc;
 	struct ia_sim_mixjob mix[IA_LIVE_MAX_JOBS];
 	struct ia_live_mixjob lm[IA_LIVE_MAX_JOBS];

@@ -20,6 +20,7 @@ struct net_args {
 	double rate_mbit;
 	bool attach;
 	int mark_kb;
+	int mtu;
 };
 
 static const struct net_args net_defaults = { .net = "ia" };
@@ -32,6 +33,9 @@ static const struct opt up_opts[] = {
 	OPT_REAL(0, "rate-mbit", "R", struct net_args, rate_mbit, 0, 1.0 / 0.0, OPT_NODEF,
 		 "shape each uplink to rate x R Mbit/s with tc tbf; this paces what the "
 		 "kernel forwards (inagg's XDP forwarding bypasses qdiscs)"),
+	OPT_INT(0, "mtu", "BYTES", struct net_args, mtu, 576, IA_NET_MTU_MAX, OPT_NODEF,
+		"every link's MTU (default the kernel's, 1500): chunks of more than 360 "
+		"elements need more, 768 elements 3130 (docs/allreduce.md)"),
 	OPT_FLAG(0, "attach", struct net_args, attach, 0,
 		 "attach the XDP datapath to every switch port (and the pass program to "
 		 "every host's eth0)"),
@@ -245,7 +249,7 @@ int cmd_net_up(int argc, char **argv)
 		return out_err("%s: --mark-kb needs --attach and --rate-mbit", argv[0]);
 	if (load_topo(a.topo, &t))
 		return 1;
-	o = (struct ia_net_opts){ .tag = a.net, .rate_mbit = a.rate_mbit };
+	o = (struct ia_net_opts){ .tag = a.net, .rate_mbit = a.rate_mbit, .mtu = a.mtu };
 	ret = ia_net_up(t, &o, err, sizeof(err));
 	if (ret) {
 		ia_topo_free(t);

@@ -23,7 +23,7 @@ struct ps_args {
 };
 
 static const struct ps_args ps_defaults = {
-	.cfg = { .chunk = IA_MAX_ELEMS, .linger_ms = IA_HOST_LINGER_MS },
+	.cfg = { .chunk = IA_CHUNK_DEFAULT, .linger_ms = IA_HOST_LINGER_MS },
 	.frac = -1,
 };
 

@@ -19,7 +19,7 @@ struct worker_args {
 };
 
 static const struct worker_args worker_defaults = {
-	.cfg = { .chunk = IA_MAX_ELEMS, .window = IA_HOST_WINDOW,
+	.cfg = { .chunk = IA_CHUNK_DEFAULT, .window = IA_HOST_WINDOW,
 		 .timeout_ms = IA_HOST_TIMEOUT_MS, .retries = IA_HOST_RETRIES },
 	.frac = -1, .cc = -1, .jclass = -1, .sock = IA_CTL_SOCK,
 };

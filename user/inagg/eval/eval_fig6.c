@@ -37,7 +37,7 @@ void ia_fig6_defaults(struct ia_fig6_opts *o)
 	o->nk = e.nk;
 	o->wc_keys = 1;
 	o->ps_features = IA_FIG6_PS_FEATURES;
-	o->ps_elems = IA_MAX_ELEMS;
+	o->ps_elems = IA_CHUNK_DEFAULT;
 }
 
 int ia_ps_volume(const struct ia_topo *t, uint32_t nfeat, uint32_t elems, uint32_t *load,

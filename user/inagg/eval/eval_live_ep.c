@@ -48,7 +48,7 @@ static const char *str(json_object *o, const char *path)
 /* The PS's process: serves until ps_stop. */
 static void ps_main(struct ia_live *L, json_object *job, struct live_j *lj, int ready_fd)
 {
-	const size_t n = (size_t)L->c.iters * lj->chunks * IA_MAX_ELEMS;
+	const size_t n = (size_t)L->c.iters * lj->chunks * IA_CHUNK_DEFAULT;
 	struct ia_ps_cfg cfg = {
 		.job = lj->id, .id = IA_SENDER_DEST, .nworkers = lj->nworkers, .nelem = n,
 		.linger_ms = -1, .stop = &lj->ps_stop,
@@ -135,7 +135,7 @@ static void worker_main(struct ia_live *L, json_object *job, int i, const struct
 			struct live_j *lj, int ready_fd, int go_fd)
 {
 	json_object *w = json_object_array_get_idx(ia_live_get(job, "workers"), i);
-	const size_t n = (size_t)lj->chunks * IA_MAX_ELEMS;
+	const size_t n = (size_t)lj->chunks * IA_CHUNK_DEFAULT;
 	struct live_w *lw = &lj->w[i];
 	struct ia_worker_cfg cfg = {
 		.job = lj->id, .id = json_object_get_int64(ia_live_get(w, "id")),

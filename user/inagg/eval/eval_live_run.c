@@ -133,7 +133,7 @@ static int submit(struct ia_live *L, enum ia_sim_scheme s, uint32_t k,
 /* The expected sums: the PS's whole vector, each iteration's slice for the workers. */
 static int expect(const struct ia_live *L, json_object *job, struct live_j *lj)
 {
-	const size_t n = (size_t)lj->chunks * IA_MAX_ELEMS, tot = n * L->c.iters;
+	const size_t n = (size_t)lj->chunks * IA_CHUNK_DEFAULT, tot = n * L->c.iters;
 	json_object *ws = ia_live_get(job, "workers");
 	int32_t *sum = calloc(tot, sizeof(*sum)), *v = malloc(tot * sizeof(*v));
 
@@ -242,7 +242,7 @@ static void tput_all(struct ia_live *L, struct live_shm *sh, uint64_t t_go, stru
 	}
 	r->t_all = first;
 	r->batch = result_batch(L, sh);
-	r->tput_all = ia_live_tput_all(d, nd, IA_MAX_ELEMS * 4, t_go,
+	r->tput_all = ia_live_tput_all(d, nd, IA_CHUNK_DEFAULT * 4, t_go,
 				       t_go + (uint64_t)(first * 1e9));
 }
 
@@ -299,7 +299,7 @@ static void summarise(struct ia_live *L, struct live_shm *sh, json_object **job,
 			ps_sends += (uint64_t)lj->chunks * L->c.iters * lj->nworkers;
 		}
 		o->jct = t_last > t_go ? (t_last - t_go) / 1e9 : 0;
-		o->bytes = (double)lj->nworkers * lj->chunks * L->c.iters * IA_MAX_ELEMS * 4;
+		o->bytes = (double)lj->nworkers * lj->chunks * L->c.iters * IA_CHUNK_DEFAULT * 4;
 		st = ia_live_request(L, NULL, 0, "{\"cmd\": \"stats\", \"job\": %u}", lj->id);
 		if (st && lj->ps) {
 			o->tail_colls = num(st, "tail.tail_collisions");

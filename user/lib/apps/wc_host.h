@@ -6,7 +6,7 @@
  *
  * Keys are word ids (wordcount.h), cut into blocks of IA_WC_KEYS; a data
  * message carries one block as a dense vector of counts (zero where the
- * sender has no record). Every message is whole, IA_MAX_ELEMS elements,
+ * sender has no record). Every message is whole, IA_SPARSE_ELEMS elements,
  * zero past the key space (ia_wc_chunk_len() says how many count): a
  * switch's element loops then have a fixed count. A job's chunks:
  *   announcements  seq base .. base + nann - 1: element b of announcement a
@@ -30,7 +30,7 @@
 #include "host.h"
 #include "inagg/maps.h"
 
-#define IA_WC_KEYS		IA_MAX_ELEMS	/* keys per data message */
+#define IA_WC_KEYS		IA_SPARSE_ELEMS	/* keys per data message */
 #define IA_WC_TIMEOUT_MS	300	/* default wait for a result before a resend */
 #define IA_WC_RETRIES		50
 #define IA_WC_WINDOW		32	/* default data messages in flight per mapper */
@@ -42,7 +42,7 @@ static inline uint32_t ia_wc_nblocks(uint32_t nvocab)
 
 static inline uint32_t ia_wc_nann(uint32_t nvocab)
 {
-	return (ia_wc_nblocks(nvocab) + IA_MAX_ELEMS - 1) / IA_MAX_ELEMS;
+	return (ia_wc_nblocks(nvocab) + IA_SPARSE_ELEMS - 1) / IA_SPARSE_ELEMS;
 }
 
 /* Chunks of a job over nvocab keys: announcements, then blocks. */
@@ -68,7 +68,7 @@ static inline uint32_t ia_wc_chunk_len(uint32_t nvocab, uint32_t i)
 		total = nvocab;
 		i -= nann;
 	}
-	return total - i * IA_MAX_ELEMS < IA_MAX_ELEMS ? total - i * IA_MAX_ELEMS : IA_MAX_ELEMS;
+	return total - i * IA_SPARSE_ELEMS < IA_SPARSE_ELEMS ? total - i * IA_SPARSE_ELEMS : IA_SPARSE_ELEMS;
 }
 
 struct ia_wc_mapper_cfg {

@@ -35,7 +35,7 @@ struct mapper {
 static int send_msg(struct mapper *mp, struct omsg *m, uint64_t now)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
-	uint32_t len = IA_MAX_ELEMS;	/* whole: zeros past the key space */
+	uint32_t len = IA_SPARSE_ELEMS;	/* whole: zeros past the key space */
 	uint8_t flags = m->sent_at ? IA_F_RETX : 0;
 
 	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_CONTRIB, mp->cfg.job,
@@ -58,9 +58,9 @@ static void on_result(struct mapper *mp, struct omsg *m, const uint8_t *buf, siz
 	int32_t i;
 
 	/* Whole, as every message of the job: a switch drops anything else. */
-	if (len != IA_HDR_LEN + 4 * IA_MAX_ELEMS || h->ver != IA_VERSION ||
+	if (len != IA_HDR_LEN + 4 * IA_SPARSE_ELEMS || h->ver != IA_VERSION ||
 	    h->type != IA_MSG_RESULT || ntohl(h->job) != mp->cfg.job ||
-	    ntohs(h->nelem) != IA_MAX_ELEMS)
+	    ntohs(h->nelem) != IA_SPARSE_ELEMS)
 		return;
 	chunk = ntohl(h->seq) - mp->cfg.base_seq;
 	if (chunk >= ia_wc_chunks(mp->cfg.nvocab))
@@ -134,7 +134,7 @@ static int prepare(struct mapper *mp, const uint32_t *words, size_t n, int32_t *
 	uint32_t nvocab = mp->cfg.nvocab, nblocks = ia_wc_nblocks(nvocab), b;
 
 	*counts = calloc((size_t)nblocks * IA_WC_KEYS, sizeof(**counts));
-	*ann = calloc((size_t)mp->nann * IA_MAX_ELEMS, sizeof(**ann));
+	*ann = calloc((size_t)mp->nann * IA_SPARSE_ELEMS, sizeof(**ann));
 	*msgs = calloc(mp->nann + nblocks, sizeof(**msgs));
 	if (!*counts || !*ann || !*msgs)
 		return ia_fail(err, errlen, -ENOMEM, "out of memory");
@@ -150,7 +150,7 @@ static int prepare(struct mapper *mp, const uint32_t *words, size_t n, int32_t *
 	/* Announcements first (every mapper sends them all), then its blocks. */
 	for (uint32_t a = 0; a < mp->nann; a++)
 		(*msgs)[(*nmsgs)++] = (struct omsg){ .chunk = a,
-						     .payload = *ann + (size_t)a * IA_MAX_ELEMS };
+						     .payload = *ann + (size_t)a * IA_SPARSE_ELEMS };
 	for (b = 0; b < nblocks; b++)
 		if ((*ann)[b])
 			(*msgs)[(*nmsgs)++] = (struct omsg){

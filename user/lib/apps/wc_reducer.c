@@ -53,23 +53,23 @@ static int send_result(struct reducer *r, uint32_t chunk, bool again)
 {
 	uint8_t buf[IA_IO_MSG_MAX] __attribute__((aligned(4)));
 	uint32_t len = ia_wc_chunk_len(r->cfg.nvocab, chunk);
-	int32_t pl[IA_MAX_ELEMS] = { 0 };
+	int32_t pl[IA_SPARSE_ELEMS] = { 0 };
 
-	memcpy(pl, chunk < r->nann ? r->ann + (size_t)chunk * IA_MAX_ELEMS :
+	memcpy(pl, chunk < r->nann ? r->ann + (size_t)chunk * IA_SPARSE_ELEMS :
 		   (const int32_t *)r->counts + (size_t)(chunk - r->nann) * IA_WC_KEYS,
 	       len * sizeof(*pl));
 	ia_hdr_fill((struct ia_hdr *)buf, IA_MSG_RESULT, r->cfg.job, r->cfg.base_seq + chunk,
-		    IA_SENDER_DEST, r->nworkers, IA_MAX_ELEMS, again ? IA_F_RETX : 0);
-	ia_io_payload_put(buf + IA_HDR_LEN, pl, IA_MAX_ELEMS);
+		    IA_SENDER_DEST, r->nworkers, IA_SPARSE_ELEMS, again ? IA_F_RETX : 0);
+	ia_io_payload_put(buf + IA_HDR_LEN, pl, IA_SPARSE_ELEMS);
 	r->st->results++;
-	return ia_io_tx_send(&r->tx, buf, IA_HDR_LEN + 4 * IA_MAX_ELEMS, &r->down);
+	return ia_io_tx_send(&r->tx, buf, IA_HDR_LEN + 4 * IA_SPARSE_ELEMS, &r->down);
 }
 
 /* An announcement is complete: each block expects the members that announced it. */
 static void announced(struct reducer *r, uint32_t a)
 {
 	for (uint32_t e = 0; e < ia_wc_chunk_len(r->cfg.nvocab, a); e++) {
-		uint32_t b = a * IA_MAX_ELEMS + e, n = 0;
+		uint32_t b = a * IA_SPARSE_ELEMS + e, n = 0;
 
 		for (uint32_t w = 0; w < r->words; w++)
 			n += __builtin_popcountll(r->announced[(size_t)b * r->words + w]);
@@ -95,7 +95,7 @@ static int recv_one(struct reducer *r, const uint8_t *buf, size_t len)
 		goto drop;
 	chunk = ntohl(h->seq) - r->cfg.base_seq;
 	nelem = ntohs(h->nelem);
-	if (chunk >= r->nchunks || nelem != IA_MAX_ELEMS || len != IA_HDR_LEN + 4 * nelem)
+	if (chunk >= r->nchunks || nelem != IA_SPARSE_ELEMS || len != IA_HDR_LEN + 4 * nelem)
 		goto drop;
 	m = member_index(r, ntohl(h->sender), ntohl(h->nworkers));
 	if (m < 0)
@@ -106,7 +106,7 @@ static int recv_one(struct reducer *r, const uint8_t *buf, size_t len)
 	if (chunk >= r->nann) {
 		b = chunk - r->nann;
 		/* Blocks only after their announcement, and only from who announced them. */
-		if (!r->ch[b / IA_MAX_ELEMS].done ||
+		if (!r->ch[b / IA_SPARSE_ELEMS].done ||
 		    !(r->announced[(size_t)b * r->words + m / 64] & bit))
 			goto drop;
 	}
@@ -126,9 +126,9 @@ static int recv_one(struct reducer *r, const uint8_t *buf, size_t len)
 		uint32_t v = ia_io_payload_get(buf + IA_HDR_LEN, e);
 
 		if (chunk < r->nann) {
-			r->ann[(size_t)chunk * IA_MAX_ELEMS + e] += v;
+			r->ann[(size_t)chunk * IA_SPARSE_ELEMS + e] += v;
 			if (v)
-				r->announced[((size_t)chunk * IA_MAX_ELEMS + e) * r->words + m / 64] |=
+				r->announced[((size_t)chunk * IA_SPARSE_ELEMS + e) * r->words + m / 64] |=
 					bit;
 		} else {
 			r->counts[(size_t)(chunk - r->nann) * IA_WC_KEYS + e] += v;
@@ -169,8 +169,8 @@ static int setup(struct reducer *r, char *err, size_t errlen)
 		r->nworkers += cfg->members[i].nworkers;
 	r->ch = calloc(r->nchunks, sizeof(*r->ch));
 	r->seen = calloc((size_t)r->nchunks * r->words, sizeof(*r->seen));
-	r->announced = calloc((size_t)r->nann * IA_MAX_ELEMS * r->words, sizeof(*r->announced));
-	r->ann = calloc((size_t)r->nann * IA_MAX_ELEMS, sizeof(*r->ann));
+	r->announced = calloc((size_t)r->nann * IA_SPARSE_ELEMS * r->words, sizeof(*r->announced));
+	r->ann = calloc((size_t)r->nann * IA_SPARSE_ELEMS, sizeof(*r->ann));
 	if (!r->ch || !r->seen || !r->announced || !r->ann)
 		return ia_fail(err, errlen, -ENOMEM, "out of memory");
 	for (uint32_t a = 0; a < r->nann; a++)

@@ -226,12 +226,16 @@ static int enable_forwarding(const struct ia_topo *t, const char *tag, char *err
 }
 
 /* Namespaces and veth pairs, created directly inside the namespaces. */
-static int build_links(const struct ia_topo *t, const char *tag, char *err, size_t errlen)
+static int build_links(const struct ia_topo *t, const struct ia_net_opts *o, char *err,
+		       size_t errlen)
 {
-	char ns[128], peer[128], port[IFNAMSIZ], hport[IFNAMSIZ];
+	const char *tag = o->tag;
+	char ns[128], peer[128], port[IFNAMSIZ], hport[IFNAMSIZ], mtu[24] = "";
 	struct sbuf sb = { 0 };
 	int ret;
 
+	if (o->mtu)
+		snprintf(mtu, sizeof(mtu), " mtu %u", o->mtu);
 	ia_net_dest_ns(tag, ns, sizeof(ns));
 	sb_printf(&sb, "netns add %s\n", ns);
 	for (int v = 0; v < t->n; v++) {
@@ -251,12 +255,13 @@ static int build_links(const struct ia_topo *t, const char *tag, char *err, size
 			ia_net_switch_ns(tag, t->sw[t->sw[v].parent].name, peer, sizeof(peer));
 			ia_port_name(IA_PORT_CHILD, ia_topo_child_pos(t, v), port);
 		}
-		sb_printf(&sb, "link add name %s netns %s type veth peer name %s netns %s\n",
-			  IA_PORT_UP, ns, port, peer);
+		sb_printf(&sb, "link add name %s netns %s%s type veth peer name %s netns %s%s\n",
+			  IA_PORT_UP, ns, mtu, port, peer, mtu);
 		for (uint32_t j = 0; j < t->sw[v].load; j++) {
 			ia_net_worker_ns(tag, t->sw[v].name, j, peer, sizeof(peer));
-			sb_printf(&sb, "link add name %s netns %s type veth peer name %s netns %s\n",
-				  ia_port_name(IA_PORT_HOST, j, hport), ns, IA_HOST_PORT, peer);
+			sb_printf(&sb, "link add name %s netns %s%s type veth peer name %s netns %s%s\n",
+				  ia_port_name(IA_PORT_HOST, j, hport), ns, mtu, IA_HOST_PORT, peer,
+				  mtu);
 		}
 	}
 	ret = ip_batch(NULL, "ip", &sb, err, errlen);
@@ -292,7 +297,7 @@ static int build(const struct ia_topo *t, const struct ia_net_opts *o, char *err
 	struct sbuf sb = { 0 };
 	int ret;
 
-	ret = build_links(t, tag, err, errlen);
+	ret = build_links(t, o, err, errlen);
 	if (ret)
 		return ret;
 

@@ -11,9 +11,16 @@
 #include "netns.h"
 #include "netplan.h"
 
+/*
+ * The largest MTU XDP takes on a veth without multi-buffer, as on Debian
+ * 12's 6.1: a frame and the XDP headroom in a page.
+ */
+#define IA_NET_MTU_MAX	3506
+
 struct ia_net_opts {
 	const char *tag;	/* short name of this network, [a-z0-9]{1,8} */
 	double rate_mbit;	/* > 0: each uplink shaped to rate * rate_mbit Mbit/s */
+	unsigned int mtu;	/* > 0: every link's MTU (larger chunks, wire.h) */
 };
 
 /* Builds the network; on failure nothing of it is left. 0 or -errno. */

@@ -18,6 +18,9 @@
 #define API_CAPACITY_DEFAULT	(1ull << 28)
 #define API_RETRIES_DEFAULT	IA_HOST_RETRIES
 
+_Static_assert(IA_API_MAX_CHUNK == IA_MAX_ELEMS && IA_API_CHUNK == IA_CHUNK_DEFAULT,
+	       "api.h restates wire.h's chunk sizes");
+
 int ia_api_version(void)
 {
 	return IA_API_VERSION;
@@ -34,6 +37,7 @@ struct ia_api *ia_handle_alloc(uint32_t job, uint32_t nworkers)
 	h->index = -1;
 	h->retries = API_RETRIES_DEFAULT;
 	h->capacity = API_CAPACITY_DEFAULT;
+	h->chunk = IA_API_CHUNK;
 	return h;
 }
 
@@ -117,6 +121,7 @@ static const struct api_opt {
 	/* The PS keeps the whole stream: IA_HOST_MAX_CHUNKS chunks at most. */
 	[IA_API_OPT_CAPACITY] = { "capacity", " elements", IA_API_CHUNK,
 				  (uint64_t)IA_HOST_MAX_CHUNKS * IA_API_CHUNK },
+	[IA_API_OPT_CHUNK] = { "chunk", " elements", 1, IA_API_MAX_CHUNK },
 };
 
 int ia_api_set(struct ia_api *h, enum ia_api_opt opt, uint64_t value, char *err,
@@ -133,8 +138,8 @@ int ia_api_set(struct ia_api *h, enum ia_api_opt opt, uint64_t value, char *err,
 		return ia_fail(err, errlen, -EINVAL, "%s %llu%s: use %llu..%llu%s", o->name,
 			       (unsigned long long)value, o->unit, (unsigned long long)o->min,
 			       (unsigned long long)o->max, o->unit);
-	if (opt == IA_API_OPT_CAPACITY && (h->next_seq || h->serving))
-		return ia_fail(err, errlen, -EINVAL, "capacity: set before the first use");
+	if ((opt == IA_API_OPT_CAPACITY || opt == IA_API_OPT_CHUNK) && (h->next_seq || h->serving))
+		return ia_fail(err, errlen, -EINVAL, "%s: set before the first use", o->name);
 	switch (opt) {
 	case IA_API_OPT_RETRIES:
 		h->retries = value;
@@ -146,7 +151,23 @@ int ia_api_set(struct ia_api *h, enum ia_api_opt opt, uint64_t value, char *err,
 		h->window = value;
 		break;
 	case IA_API_OPT_CAPACITY:
+		if (value / h->chunk > IA_HOST_MAX_CHUNKS)
+			return ia_fail(err, errlen, -EINVAL,
+				       "capacity %llu elements: more than %u chunks of %u",
+				       (unsigned long long)value, IA_HOST_MAX_CHUNKS, h->chunk);
 		h->capacity = value;
+		h->capacity_set = true;
+		break;
+	case IA_API_OPT_CHUNK:
+		if (h->capacity / value > IA_HOST_MAX_CHUNKS) {
+			if (h->capacity_set)
+				return ia_fail(err, errlen, -EINVAL,
+					       "chunk %llu: the capacity of %llu elements would be "
+					       "more than %u chunks", (unsigned long long)value,
+					       (unsigned long long)h->capacity, IA_HOST_MAX_CHUNKS);
+			h->capacity = (uint64_t)IA_HOST_MAX_CHUNKS * value;
+		}
+		h->chunk = value;
 		break;
 	}
 	return 0;
@@ -176,10 +197,10 @@ static uint32_t call_tag(uint64_t n, uint64_t seq, uint32_t kind)
  */
 int ia_api_stream(struct ia_api *h, uint64_t n, uint32_t kind, char *err, size_t errlen)
 {
-	uint64_t words = n + 1, nchunks = ia_host_nchunks(words, IA_API_CHUNK);
+	uint64_t words = n + 1, nchunks = ia_host_nchunks(words, h->chunk);
 	struct ia_worker_cfg cfg = {
 		.job = h->job, .id = h->id, .addr = h->addr, .ps = h->ps, .port = h->port,
-		.base_seq = (uint32_t)h->next_seq, .chunk = IA_API_CHUNK, .window = h->window,
+		.base_seq = (uint32_t)h->next_seq, .chunk = h->chunk, .window = h->window,
 		.timeout_ms = h->timeout_ms, .retries = h->retries, .nworkers = h->nworkers,
 		.cc = h->cc, .ps_job = h->ps_job, .report_sock = h->sock[0] ? h->sock : NULL,
 		.path = &h->path,
@@ -189,13 +210,13 @@ int ia_api_stream(struct ia_api *h, uint64_t n, uint32_t kind, char *err, size_t
 	char addr[INET_ADDRSTRLEN];
 	int ret;
 
-	if (h->next_seq + nchunks > h->capacity / IA_API_CHUNK)
+	if (h->next_seq + nchunks > h->capacity / h->chunk)
 		return ia_fail(err, errlen, -ENOSPC,
 			       "job %u: its stream of %llu elements is used up (at chunk %llu); "
 			       "end it and submit a new job", h->job,
 			       (unsigned long long)h->capacity, (unsigned long long)h->next_seq);
 	h->buf[0] = (int32_t)tag;
-	memset(h->buf + words, 0, (nchunks * IA_API_CHUNK - words) * sizeof(*h->buf));
+	memset(h->buf + words, 0, (nchunks * h->chunk - words) * sizeof(*h->buf));
 	ret = ia_worker_open(&cfg, &w, err, errlen);
 	if (ret == -EADDRNOTAVAIL) {
 		inet_ntop(AF_INET, &h->addr, addr, sizeof(addr));
@@ -204,7 +225,7 @@ int ia_api_stream(struct ia_api *h, uint64_t n, uint32_t kind, char *err, size_t
 	}
 	if (ret)
 		return ret;
-	ret = ia_worker_run(w, h->buf, h->buf, nchunks * IA_API_CHUNK, err, errlen);
+	ret = ia_worker_run(w, h->buf, h->buf, nchunks * h->chunk, err, errlen);
 	ia_worker_close(w);
 	if (ret == -ETIMEDOUT) {
 		char why[IA_ERRLEN];
@@ -239,7 +260,7 @@ int ia_api_worker_ready(struct ia_api *h, uint64_t n, uint64_t lanes, char *err,
 	if (n > h->capacity / lanes)
 		return ia_fail(err, errlen, -EINVAL, "%llu elements: more than the stream holds",
 			       (unsigned long long)n);
-	need = (n * lanes + 1 + IA_API_CHUNK - 1) / IA_API_CHUNK * IA_API_CHUNK;
+	need = (n * lanes + 1 + h->chunk - 1) / h->chunk * h->chunk;
 	if (need > h->bufcap) {
 		int32_t *b = realloc(h->buf, need * sizeof(*b));
 
@@ -314,7 +335,7 @@ int ia_api_ps_serve(struct ia_api *h, volatile int *stop, char *err, size_t errl
 		return ia_fail(err, errlen, -EINVAL, "not a PS handle");
 	cfg = (struct ia_ps_cfg){
 		.job = h->job, .id = IA_SENDER_DEST, .nworkers = h->nworkers,
-		.nelem = h->capacity, .addr = h->addr, .port = h->port, .chunk = IA_API_CHUNK,
+		.nelem = h->capacity, .addr = h->addr, .port = h->port, .chunk = h->chunk,
 		.down_mode = h->unicast ? IA_PS_DOWN_UNICAST : IA_PS_DOWN_ADDR, .down = h->down,
 		.linger_ms = -1, .stop = stop, .nack = true,
 	};

@@ -26,6 +26,8 @@ struct ia_api {
 				 * job: the link window is reported to it */
 	struct ia_worker_path path;	/* window and round trips, from call to call */
 	uint64_t capacity;	/* stream length in elements */
+	bool capacity_set;	/* by the user (else the default, fitted to the chunk) */
+	uint32_t chunk;		/* elements per message */
 	uint64_t next_seq;	/* first chunk of the next call */
 	uint64_t calls;
 	int32_t *buf;		/* tag + data, padded to whole chunks */

@@ -76,7 +76,7 @@ struct ia_worker_cfg {
 	struct in_addr ps;		/* the job's destination */
 	uint16_t port;			/* UDP port at both ends; 0: IA_UDP_PORT */
 	uint32_t base_seq;		/* first chunk's sequence number */
-	uint32_t chunk;			/* elements per chunk, 1..IA_MAX_ELEMS; 0: max */
+	uint32_t chunk;			/* elements per chunk, 1..IA_MAX_ELEMS; 0: IA_CHUNK_DEFAULT */
 	uint32_t window;		/* chunks in flight; 0: IA_HOST_WINDOW */
 	uint32_t timeout_ms;		/* shortest wait for a result before a chunk is
 					 * resent by timer (more if the RTT says so); 0:
@@ -169,7 +169,7 @@ struct ia_ps_cfg {
 	struct in_addr addr;		/* own address (0: any) */
 	uint16_t port;			/* 0: IA_UDP_PORT */
 	uint32_t base_seq;
-	uint32_t chunk;			/* as the workers'; 0: IA_MAX_ELEMS */
+	uint32_t chunk;			/* as the workers'; 0: IA_CHUNK_DEFAULT */
 	enum ia_ps_down down_mode;
 	struct in_addr down;		/* IA_PS_DOWN_ADDR: where results go */
 	/* Optional membership: senders not listed (or with another nworkers) are dropped. */

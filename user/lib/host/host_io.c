@@ -117,6 +117,36 @@ int ia_io_udp_open(struct in_addr addr, uint16_t port, char *err, size_t errlen)
 	return fd;
 }
 
+/*
+ * A message larger than the route's MTU would leave in IP fragments, which
+ * no switch aggregates: say so at the start instead of timing out.
+ */
+int ia_io_mtu_check(struct in_addr to, uint32_t chunk, char *err, size_t errlen)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(IA_UDP_PORT),
+				  .sin_addr = to };
+	uint32_t need = 20 + IA_UDP_LEN(chunk) + IA_SET_LEN;
+	int fd, mtu = 0;
+	socklen_t len = sizeof(mtu);
+	char ip[INET_ADDRSTRLEN];
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	/* No route, or a broadcast address: the sends will say, not this check. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len))
+		mtu = 0;
+	close(fd);
+	if (!mtu || need <= (uint32_t)mtu)
+		return 0;
+	inet_ntop(AF_INET, &to, ip, sizeof(ip));
+	return ia_fail(err, errlen, -EMSGSIZE,
+		       "chunks of %u elements need an MTU of %u bytes, the route to %s has %d: "
+		       "raise every link's MTU (ip link set DEV mtu %u) or use chunks of at most %u elements",
+		       chunk, need, ip, mtu, need, (mtu - 20 - IA_UDP_LEN(0) - IA_SET_LEN) / 4);
+}
+
 void ia_io_tx_init(struct ia_io_tx *t, int fd, const struct ia_host_faults *f)
 {
 	t->fd = fd;

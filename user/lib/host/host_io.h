@@ -80,6 +80,8 @@ extern bool ia_io_reuseport;
  * (docs/cc.md), and receives each datagram's TOS (ia_io_rx.tos).
  */
 int ia_io_udp_open(struct in_addr addr, uint16_t port, char *err, size_t errlen);
+/* -EMSGSIZE (and why) if messages of chunk elements exceed the MTU of the route to to. */
+int ia_io_mtu_check(struct in_addr to, uint32_t chunk, char *err, size_t errlen);
 void ia_io_tx_init(struct ia_io_tx *t, int fd, const struct ia_host_faults *f);
 /* Queues (or, impaired, drops, duplicates or holds back) one message. */
 int ia_io_tx_send(struct ia_io_tx *t, const void *buf, size_t len, const struct sockaddr_in *to);

@@ -30,7 +30,7 @@ const char *ia_ps_drop_name(enum ia_ps_drop d)
 int ia_ps_open(const struct ia_ps_cfg *cfg, struct ia_ps **out, char *err, size_t errlen)
 {
 	struct ia_ps *ps;
-	uint32_t chunk = cfg->chunk ? cfg->chunk : IA_MAX_ELEMS;
+	uint32_t chunk = cfg->chunk ? cfg->chunk : IA_CHUNK_DEFAULT;
 	uint64_t nchunks;
 	int fd, ret;
 	uint32_t i;
@@ -48,6 +48,11 @@ int ia_ps_open(const struct ia_ps_cfg *cfg, struct ia_ps **out, char *err, size_
 			    (unsigned long long)nchunks, IA_HOST_MAX_CHUNKS);
 	if (cfg->down_mode == IA_PS_DOWN_ADDR && !cfg->down.s_addr)
 		return ia_fail(err, errlen, -EINVAL, "no down address for results (or use unicast)");
+	if (cfg->down_mode == IA_PS_DOWN_ADDR) {
+		ret = ia_io_mtu_check(cfg->down, chunk, err, errlen);
+		if (ret)
+			return ret;
+	}
 	ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return ia_fail(err, errlen, -ENOMEM, "out of memory");

@@ -73,11 +73,17 @@ int ia_ps_nack_heard(struct ia_ps *ps, uint64_t idx, uint32_t sender, uint64_t n
 	return 0;
 }
 
-/* NACKs being gathered: (chunk, sender) pairs for one message. */
+/*
+ * NACKs being gathered: (chunk, sender) pairs for one message, as many as a
+ * default chunk holds, so that a NACK passes any link a default chunk does
+ * whatever the job's chunk.
+ */
+#define NACK_PAIRS	(IA_CHUNK_DEFAULT / 2)
+
 struct nack_msg {
 	uint32_t n;		/* pairs */
 	uint32_t first;		/* the first pair's chunk sequence number */
-	uint8_t buf[IA_HDR_LEN + 4 * IA_MAX_ELEMS] __attribute__((aligned(4)));
+	uint8_t buf[IA_HDR_LEN + 8 * NACK_PAIRS] __attribute__((aligned(4)));
 };
 
 static int nack_flush(struct ia_ps *ps, struct nack_msg *m)
@@ -114,7 +120,7 @@ static int nack_chunk(struct ia_ps *ps, struct nack_msg *m, uint64_t idx)
 
 		if (ps->src[i].top <= idx || ps_has(c, ps->src[i].id))
 			continue;
-		if (m->n == IA_MAX_ELEMS / 2) {
+		if (m->n == NACK_PAIRS) {
 			ret = nack_flush(ps, m);
 			if (ret)
 				return ret;

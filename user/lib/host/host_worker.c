@@ -58,13 +58,16 @@ int ia_worker_open(const struct ia_worker_cfg *cfg, struct ia_worker **out, char
 		   size_t errlen)
 {
 	struct ia_worker *w;
-	int fd;
+	int fd, ret;
 
 	if (cfg->chunk > IA_MAX_ELEMS)
 		return ia_fail(err, errlen, -EINVAL, "chunk of %u elements: at most %u", cfg->chunk,
 			       IA_MAX_ELEMS);
 	if (!cfg->ps.s_addr)
 		return ia_fail(err, errlen, -EINVAL, "no destination (PS) address");
+	ret = ia_io_mtu_check(cfg->ps, cfg->chunk ? cfg->chunk : IA_CHUNK_DEFAULT, err, errlen);
+	if (ret)
+		return ret;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return ia_fail(err, errlen, -ENOMEM, "out of memory");
@@ -72,7 +75,7 @@ int ia_worker_open(const struct ia_worker_cfg *cfg, struct ia_worker **out, char
 	if (!w->cfg.port)
 		w->cfg.port = IA_UDP_PORT;
 	if (!w->cfg.chunk)
-		w->cfg.chunk = IA_MAX_ELEMS;
+		w->cfg.chunk = IA_CHUNK_DEFAULT;
 	if (!w->cfg.window)
 		w->cfg.window = IA_HOST_WINDOW;
 	if (!w->cfg.timeout_ms)
