@@ -95,6 +95,8 @@ struct ia_set {
 } __attribute__((packed));
 
 #define IA_SET_LEN	8
+/* The IP MTU a message of nelem elements needs: IPv4, UDP, header, payload, set. */
+#define IA_MTU(nelem)	(20 + IA_UDP_LEN(nelem) + IA_SET_LEN)
 #define IA_MAX_RANKS	64	/* workers of a PS job the tail can aggregate */
 
 /* The same on every switch and host: murmur3's finaliser. */

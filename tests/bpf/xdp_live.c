@@ -25,7 +25,7 @@
 #define NW		4	/* workers */
 #define NCHUNKS		4000
 #define NELEM		IA_MAX_ELEMS	/* the largest chunk ... */
-#define MTU		(20 + IA_UDP_LEN(NELEM))	/* ... on links that take it */
+#define MTU		IA_MTU(NELEM)	/* ... on links that take it */
 #define WIN		32	/* chunks in flight per worker */
 #define SLOTS		64	/* switch window: > WIN */
 #define JOB		7

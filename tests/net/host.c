@@ -346,7 +346,7 @@ TEST_F(bridge, exact_unicast)
  */
 TEST_F(bridge, largest_chunks_need_the_mtu)
 {
-	const uint32_t mtu = 20 + IA_UDP_LEN(IA_MAX_ELEMS) + IA_SET_LEN;
+	const uint32_t mtu = IA_MTU(IA_MAX_ELEMS);
 	size_t n = 500 * IA_MAX_ELEMS + 5;
 	int i;
 

@@ -11,6 +11,7 @@
 
 #include "kselftest_harness.h"
 #include "host.h"
+#include "host_io.h"
 
 #define ERRLEN	256
 
@@ -20,6 +21,22 @@ static struct in_addr ip4(const char *s)
 
 	inet_pton(AF_INET, s, &a);
 	return a;
+}
+
+/* A payload is little-endian on the wire, whatever the host; put and take invert each other. */
+TEST(payload_byte_order)
+{
+	const int32_t v[3] = { 0x01020304, -2, INT32_MIN };
+	const uint8_t want[12] = { 4, 3, 2, 1, 0xfe, 0xff, 0xff, 0xff, 0, 0, 0, 0x80 };
+	uint8_t wire[12 + 1] = { [12] = 0xaa };
+	int32_t back[3] = { 0 };
+
+	ia_io_payload_put(wire, v, 3);
+	EXPECT_EQ(0, memcmp(wire, want, sizeof(want)));
+	EXPECT_EQ(0xaa, wire[12]);	/* nothing past n elements */
+	EXPECT_EQ((uint32_t)-2, ia_io_payload_get(wire, 1));
+	ia_io_payload_take(back, wire, 3);
+	EXPECT_EQ(0, memcmp(back, v, sizeof(v)));
 }
 
 /* Bad configurations are refused with a reason. */

@@ -72,7 +72,7 @@
 /* Slots per blue switch; workers keep half of it in flight. Small: TCG is slow. */
 #define WINDOW	32
 /* Every NIC's MTU: frames of the largest chunk, a flushed partial's member set included. */
-#define MTU	(20 + IA_UDP_LEN(IA_MAX_ELEMS) + IA_SET_LEN)
+#define MTU	IA_MTU(IA_MAX_ELEMS)
 
 static const char topo_json[] =
 	"{\"switches\": ["

@@ -203,7 +203,7 @@ int ia_api_stream(struct ia_api *h, uint64_t n, uint32_t kind, char *err, size_t
 		.base_seq = (uint32_t)h->next_seq, .chunk = h->chunk, .window = h->window,
 		.timeout_ms = h->timeout_ms, .retries = h->retries, .nworkers = h->nworkers,
 		.cc = h->cc, .ps_job = h->ps_job, .report_sock = h->sock[0] ? h->sock : NULL,
-		.path = &h->path,
+		.path = &h->path, .mtu_checked = h->mtu_chunk == h->chunk,
 	};
 	uint32_t tag = call_tag(n, h->next_seq, kind);
 	struct ia_worker *w;
@@ -218,6 +218,9 @@ int ia_api_stream(struct ia_api *h, uint64_t n, uint32_t kind, char *err, size_t
 	h->buf[0] = (int32_t)tag;
 	memset(h->buf + words, 0, (nchunks * h->chunk - words) * sizeof(*h->buf));
 	ret = ia_worker_open(&cfg, &w, err, errlen);
+	/* The route's MTU: checked once per handle and chunk, not on every call. */
+	if (!ret)
+		h->mtu_chunk = h->chunk;
 	if (ret == -EADDRNOTAVAIL) {
 		inet_ntop(AF_INET, &h->addr, addr, sizeof(addr));
 		return ia_fail(err, errlen, ret, "worker address %s is not on this host: run in %s",

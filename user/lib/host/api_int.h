@@ -28,6 +28,7 @@ struct ia_api {
 	uint64_t capacity;	/* stream length in elements */
 	bool capacity_set;	/* by the user (else the default, fitted to the chunk) */
 	uint32_t chunk;		/* elements per message */
+	uint32_t mtu_chunk;	/* the chunk the route's MTU was found to fit (0: none yet) */
 	uint64_t next_seq;	/* first chunk of the next call */
 	uint64_t calls;
 	int32_t *buf;		/* tag + data, padded to whole chunks */

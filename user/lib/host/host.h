@@ -86,6 +86,7 @@ struct ia_worker_cfg {
 	uint32_t nworkers;		/* if non-zero, a result must carry this nworkers */
 	enum ia_cc_policy cc;		/* window policy (cc.h, docs/cc.md); 0: fixed */
 	bool ps_job;			/* a PS job (flexina cuts its window harder) */
+	bool mtu_checked;		/* the caller ran ia_io_mtu_check() for ps and chunk */
 	/*
 	 * Optional: where a run starts and leaves its window and round trips
 	 * (above); ignored when its window policy's settings are not this

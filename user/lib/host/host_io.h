@@ -127,6 +127,8 @@ int ia_io_unreach_check(const struct ia_io_rx *r, const struct ia_io_tx *t,
 /* Payload elements in wire order (little-endian int32). */
 void ia_io_payload_put(uint8_t *p, const int32_t *v, size_t n);
 uint32_t ia_io_payload_get(const uint8_t *p, size_t i);
+/* n elements of a payload into v: one pass (a copy on little-endian hosts), no call per element. */
+void ia_io_payload_take(int32_t *v, const uint8_t *p, size_t n);
 
 uint64_t ia_io_now_ns(void);
 /* Nanoseconds from now until t, at most IA_IO_POLL_MAX_MS (a stop flag's period). */

@@ -65,9 +65,12 @@ int ia_worker_open(const struct ia_worker_cfg *cfg, struct ia_worker **out, char
 			       IA_MAX_ELEMS);
 	if (!cfg->ps.s_addr)
 		return ia_fail(err, errlen, -EINVAL, "no destination (PS) address");
-	ret = ia_io_mtu_check(cfg->ps, cfg->chunk ? cfg->chunk : IA_CHUNK_DEFAULT, err, errlen);
-	if (ret)
-		return ret;
+	if (!cfg->mtu_checked) {
+		ret = ia_io_mtu_check(cfg->ps, cfg->chunk ? cfg->chunk : IA_CHUNK_DEFAULT, err,
+				      errlen);
+		if (ret)
+			return ret;
+	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return ia_fail(err, errlen, -ENOMEM, "out of memory");
@@ -193,7 +196,6 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce,
 	uint32_t seq, nelem, i;
 	struct wchunk *c;
 	uint64_t idx;
-	int32_t *dst;
 
 	if (len < IA_HDR_LEN || h->ver != IA_VERSION || h->type != IA_MSG_RESULT ||
 	    ntohl(h->job) != w->cfg.job)
@@ -224,9 +226,7 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce,
 		w->st.early++;
 		return;
 	}
-	dst = r->out + idx * w->cfg.chunk;
-	for (i = 0; i < nelem; i++)
-		dst[i] = (int32_t)ia_io_payload_get(buf + IA_HDR_LEN, i);
+	ia_io_payload_take(r->out + idx * w->cfg.chunk, buf + IA_HDR_LEN, nelem);
 	c->state = CH_DONE;
 	if (w->cfg.t_done)
 		w->cfg.t_done[idx] = now;
