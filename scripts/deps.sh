@@ -11,7 +11,7 @@ check) need="$need qemu-system-x86 busybox-static linux-headers-amd64 cpio kmod 
 	debhelper dh-dkms dh-python lintian python3-venv python3-numpy" ;;
 demo) need="$need graphviz gnuplot-nox" ;;
 # The PyTorch comparison (docs/pytorch.md) uses Debian's /usr/bin/python3.
-bench) need="$need python3-torch python3-sklearn gnuplot-nox" ;;
+bench) need="$need python3-torch python3-sklearn gnuplot-nox linux-perf" ;;
 esac
 missing=
 for p in $need; do

@@ -76,6 +76,10 @@ for size in cfg["sizes"]:
                     hooks[name].reduce_into(g.copy())
                     phases = hooks[name].phases
                 t = time.monotonic() - t0
+                if rank == 0 and r >= 0 and os.environ.get("BENCH_STAMPS"):
+                    # When each timed call ran (CLOCK_MONOTONIC, perf's clock): cpu_split.py.
+                    with open(os.environ["BENCH_STAMPS"], "a") as f:
+                        print(name, size, f"{t0:.6f}", f"{t0 + t:.6f}", file=f)
             if os.environ.get("BENCH_DEBUG") and name in hooks:
                 print(f"# rank {rank} {name}: {t:.3f} s {phases}, resends "
                       f"{hooks[name].resends}", file=sys.stderr, flush=True)
