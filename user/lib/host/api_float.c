@@ -77,6 +77,12 @@ static void decode(const int32_t *q, float *x, uint64_t n, int frac, uint32_t di
 	const double scale = ldexp(1.0, -frac);
 	uint64_t i;
 
+	/* A sum divides by 1: the same values without a division per element. */
+	if (div == 1) {
+		for (i = 0; i < n; i++)
+			x[i] = (float)((double)q[i] * scale);
+		return;
+	}
 	for (i = 0; i < n; i++)
 		x[i] = (float)((double)q[i] * scale / div);
 }
