@@ -80,6 +80,10 @@ $(LIB): $(LIB_OBJS)
 
 # The library's objects are position-independent, so the shared one can reuse them.
 $(LIB_OBJS): private CFLAGS += -fPIC
+# The float codec's loops are written for the vectoriser; it needs the dynamic cost model and
+# compares free of traps (inagg never reads floating-point exceptions).
+$(BUILD)/user/lib/host/api_float.o: private CFLAGS += -ftree-vectorize -fvect-cost-model=dynamic \
+	-fno-trapping-math
 $(SO): $(SO_OBJS) user/lib/host/api.map
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,--version-script=user/lib/host/api.map -Wl,-soname,libinagg.so.1 \
 		-o $@ $(SO_OBJS) -ljson-c -lm

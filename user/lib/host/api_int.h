@@ -46,6 +46,11 @@ enum ia_api_kind {
 struct ia_api *ia_handle_alloc(uint32_t job, uint32_t nworkers);
 /* A worker handle with room for n * lanes elements (and the tag), or why not. */
 int ia_api_worker_ready(struct ia_api *h, uint64_t n, uint64_t lanes, char *err, size_t errlen);
+/*
+ * x[0..n) * 2^frac rounded half to even into q, saturated to int32 (NaN: 0);
+ * returns the largest |x[i]|'s float32 bits (>= 0x7f800000: not finite).
+ */
+uint32_t ia_api_f32_encode(const float *x, int32_t *q, uint64_t n, int frac);
 /* One all-reduce of h->buf[1 .. 1 + n) as the stream's next chunks. */
 int ia_api_stream(struct ia_api *h, uint64_t n, uint32_t kind, char *err, size_t errlen);
 
