@@ -187,7 +187,7 @@ static size_t run_tcp(int a, int b, const int32_t *vec, int32_t *out, size_t n)
 	size_t bytes = 4 * n, wr = 0, rd = 0;
 
 	while (rd < bytes) {
-		ssize_t k;
+		ssize_t k = 0;
 
 		while (wr < bytes) {
 			k = write(a, src + wr, bytes - wr < TCP_IO ? bytes - wr : TCP_IO);
