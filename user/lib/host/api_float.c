@@ -49,10 +49,9 @@ static int exponent_of(float m)
 
 /*
  * round(x * 2^frac), saturated to int32, into q; returns the largest |x|'s
- * bits (at or above F32_INF_BITS when some x is not finite). The scale is a
- * double: 2^frac may be beyond float's range for tiny gradients.
+ * bits (at or above F32_INF_BITS when some x is not finite). In double, the
+ * scale of any frac: 2^frac may be beyond float's range for tiny gradients.
  */
-/* Any scale: in double, where x * 2^frac is exact for every float32 and frac. */
 static uint32_t encode_f64(const float *x, int32_t *q, uint64_t n, int frac)
 {
 	const double scale = ldexp(1.0, frac), round = 0x1.8p52;

@@ -50,7 +50,7 @@ void ia_io_payload_put(uint8_t *p, const int32_t *v, size_t n)
 {
 	size_t i;
 
-	/* The wire's order is the host's here: one copy, not a loop (docs/allreduce.md §4). */
+	/* The wire's order is the host's: one copy, not a loop. */
 	if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
 		memcpy(p, v, 4 * n);
 		return;
