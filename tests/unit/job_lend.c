@@ -233,14 +233,17 @@ TEST_F(lend, idle_job_lends_after_hold)
 	EXPECT_EQ(1, self->f.published[1]);
 }
 
-/* Without a live window the workers' own (window / 2) bounds the lend; a larger report too. */
+/*
+ * A report above the workers' own window (window / 2) counts as that window:
+ * the senders run their full window, so nothing is lent (issue 33).
+ */
 TEST_F(lend, worker_window_bounds_the_lend)
 {
 	self->j.live_window = 1000;
+	EXPECT_EQ(64u, ia_lender_window(&self->L, &self->j, NULL));
 	for (int i = 0; i < 5; i++)
 		ASSERT_EQ(0, ia_lender_sample(&self->L, &self->j, 1, 0));
-	/* need 64 + 16: 48 lent. */
-	EXPECT_EQ(48u, self->f.lent[1][1]);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
 }
 
 TEST_F(lend, growth_reclaims_at_the_first_sample)
@@ -257,10 +260,10 @@ TEST_F(lend, growth_reclaims_at_the_first_sample)
 	EXPECT_EQ(52u, self->f.dir[1][1]);
 	EXPECT_EQ(2, self->f.published[1]);
 	EXPECT_EQ(1u, self->L.reclaims[1]);
-	/* The window grows to the whole worker window: everything but 48 back. */
+	/* The window grows to the whole worker window: not slowed, everything back. */
 	self->j.live_window = 0;
 	ASSERT_EQ(0, ia_lender_sample(&self->L, &self->j, 1, 0));
-	EXPECT_EQ(48u, self->f.lent[1][1]);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
 	self->j.live_window = 64;
 	ASSERT_EQ(0, ia_lender_sample(&self->L, &self->j, 1, 120));
 	EXPECT_EQ(0u, self->f.lent[1][1]);
@@ -427,7 +430,8 @@ TEST_F(lend, window_is_the_largest_report)
 /*
  * A job whose reporting workers' runs all ended lends all but its margin
  * (and what is open) after hold samples; expired, those reports no longer
- * say so and the worker window comes back at the next sample.
+ * say so: the worker window (full, nothing lent) comes back at the next
+ * sample.
  */
 TEST_F(lend, ended_runs_lend_the_head)
 {
@@ -439,7 +443,7 @@ TEST_F(lend, ended_runs_lend_the_head)
 	EXPECT_EQ(112u, self->f.lent[1][1]);
 	self->f.now += IA_LEND_REPORT_TTL_MS + 1;
 	samples(self, 1);
-	EXPECT_EQ(48u, self->f.lent[1][1]);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
 }
 
 /* A report counts IA_LEND_REPORT_TTL_MS after it arrived; the same again renews it. */
@@ -525,6 +529,42 @@ TEST_F(lend, lends_follow_the_largest_report)
 	ASSERT_EQ(0, ia_lender_reclaim_all(&self->L, 1));
 	ia_lender_forget(&self->L, 1);
 	EXPECT_EQ(64u, senders(self, NULL));
+}
+
+/*
+ * No congestion, no lend (issue 33): a job with no report, or whose workers
+ * report their full worker window (64 of window 128: no mark shrank it),
+ * lends nothing however many quiet samples pass; once congestion shrinks
+ * the reports to 16 the job lends 128 - (16 + 16) after hold samples, and
+ * the first sample back at full window takes it all back.
+ */
+TEST_F(lend, full_window_lends_nothing)
+{
+	samples(self, 20);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	ASSERT_EQ(0, rep(self, 1, 64));
+	ASSERT_EQ(0, rep(self, 2, 64));
+	samples(self, 20);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	EXPECT_EQ(0u, lent(self, 1));
+	ASSERT_EQ(0, rep(self, 1, 16));
+	ASSERT_EQ(0, rep(self, 2, 16));
+	samples(self, 5);
+	EXPECT_EQ(96u, self->f.lent[1][1]);
+	ASSERT_EQ(0, rep(self, 2, 64));
+	samples(self, 1);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	/* The job's own report at the full window counts the same. */
+	ASSERT_EQ(0, rep(self, 1, 0));
+	ASSERT_EQ(0, rep(self, 2, 0));
+	self->j.live_window = 64;
+	samples(self, 20);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	/* No report at all (expired): the worker window, nothing lent. */
+	self->j.live_window = 0;
+	self->f.now += IA_LEND_REPORT_TTL_MS + 1;
+	samples(self, 20);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
 }
 
 TEST_HARNESS_MAIN

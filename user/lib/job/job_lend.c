@@ -248,6 +248,13 @@ int ia_lender_sample(struct ia_lender *L, const struct ia_job *j, int v, uint32_
 		return 0;
 	/* The senders' window now, never above what the job was admitted with. */
 	window = ia_lender_window(L, j, NULL);
+	/*
+	 * Senders at their full worker window (reported, or no report: they may
+	 * start at full rate any moment) are not slowed: their chunks cycle
+	 * through the whole head, so a lent slot is taken back within a round
+	 * and the PS chunks put there collide. Such a sample needs the whole head.
+	 */
+	window = ia_lend_window(j->head, window, window >= ia_job_worker_window(j->window));
 	lj = job_of(L, j->id, true);
 	if (!lj)
 		return -ENOMEM;

@@ -14,6 +14,9 @@
  *   (peak: the largest need of those samples, step = max(1, H / 16))
  *                           -> lend up to L = H - peak (else the next hold
  *                              samples are judged afresh).
+ * A sample whose senders' window is their full worker window (uncongested,
+ * or no report) counts with window = H (ia_lend_window()): nothing is lent,
+ * a lend is taken back.
  * So a job never has fewer than need slots of its own, lends only what it
  * has not needed for a while, and takes it back on the first sample that
  * needs it. At most IA_TDIR_SEGS jobs lend at one switch (a directory's
@@ -60,6 +63,19 @@ struct ia_lend_state {
 uint32_t ia_lend_decide(const struct ia_lend_policy *p, struct ia_lend_state *s, uint32_t head,
 			uint32_t window, uint32_t open);
 void ia_lend_commit(struct ia_lend_state *s, uint32_t lent);
+/*
+ * The window a sample hands ia_lend_decide(): the senders' window, or the
+ * whole head when they run at their full worker window (no mark shrank it,
+ * or no report says it is smaller). Lending is for a window congestion
+ * shrank, or a run that ended (window 0): at full window an INA job's
+ * chunks cycle through its whole head, a lent slot is retaken within a
+ * round, and PS chunks sent there mostly collide (issue 33: 0.73 of the
+ * tail's tries without congestion).
+ */
+static inline uint32_t ia_lend_window(uint32_t head, uint32_t window, bool full)
+{
+	return full ? head : window;
+}
 
 struct ia_lend_ops {
 	int (*lend)(void *ctx, int v, uint32_t id, uint32_t count, char *why, size_t whylen);

@@ -256,6 +256,8 @@ void ia_sim_lend_sample(struct sim *s)
 			 */
 			if (!ij->running && !ij->iter && !ij->next)
 				win = ia_job_worker_window(h);
+			/* At its full worker window (or before its first run): lends nothing. */
+			win = ia_lend_window(h, win, win >= ia_job_worker_window(h));
 			ia_lend_commit(&hd->lend, ia_lend_decide(&pol, &hd->lend, h, win, open));
 		}
 	}
