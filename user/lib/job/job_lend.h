@@ -16,7 +16,8 @@
  *                              samples are judged afresh).
  * A sample whose senders' window is their full worker window (uncongested,
  * or no report) counts with window = H (ia_lend_window()): nothing is lent,
- * a lend is taken back.
+ * a lend is taken back. Before its first report a job lends from its worker
+ * window where congestion was seen lately (ia_lend_full()).
  * So a job never has fewer than need slots of its own, lends only what it
  * has not needed for a while, and takes it back on the first sample that
  * needs it. At most IA_TDIR_SEGS jobs lend at one switch (a directory's
@@ -38,7 +39,8 @@
  * A worker's window report counts this long after it arrived; its reporter
  * sends it again at least every IA_HOST_REPORT_REFRESH_MS (host_report.h)
  * while the worker runs, so only a worker that died or lost the daemon
- * stops counting.
+ * stops counting. A report of a run's end (window 0) counts until the
+ * worker's next report.
  */
 #define IA_LEND_REPORT_TTL_MS 2000
 
@@ -75,6 +77,34 @@ void ia_lend_commit(struct ia_lend_state *s, uint32_t lent);
 static inline uint32_t ia_lend_window(uint32_t head, uint32_t window, bool full)
 {
 	return full ? head : window;
+}
+
+/*
+ * A switch saw congestion lately: an INA job there reported a window below
+ * half its worker window (cut more than once: one stray mark halves it at
+ * most) within this long.
+ */
+#define IA_LEND_CONGESTED_MS 10000
+
+static inline bool ia_lend_congested(uint32_t window, uint32_t wmax)
+{
+	return window && window < wmax / 2;
+}
+
+/*
+ * Whether a sample counts as the full worker window (ia_lend_window()):
+ * a window at wmax that a report says (told), or no report yet where the
+ * switch saw no congestion lately. With no report where it did, the job
+ * lends from its worker window before its senders start: all jobs start
+ * at once into a congested bottleneck, and the PS jobs' first messages
+ * aggregate in the lent slots instead of overflowing it (issue 33: without
+ * that lend, 0.06 of the results came by timer against 0.01, and the
+ * congested headline fell from 1.73x to 1.26-1.39x). Its senders' first
+ * report at the full window takes the lend back.
+ */
+static inline bool ia_lend_full(uint32_t window, uint32_t wmax, bool told, bool congested)
+{
+	return window >= wmax && (told || !congested);
 }
 
 struct ia_lend_ops {
@@ -114,6 +144,7 @@ struct ia_lender {
 	struct ia_lend_job jobs[IA_MAX_JOBS];
 	bool *dirty;			/* per switch: lends changed, not yet published */
 	uint64_t *lends, *reclaims;	/* per switch, every job's (ended ones too) */
+	uint64_t *congested_ms;		/* per switch: the last ia_lend_congested() report (0: none) */
 };
 
 int ia_lender_init(struct ia_lender *L, const struct ia_topo *t, const struct ia_lend_ops *ops,
@@ -123,7 +154,7 @@ void ia_lender_free(struct ia_lender *L);
  * Worker `worker` (its sender id) of INA job j keeps window chunks in
  * flight now; 0: its run ended (nothing in flight until its next run
  * reports). Each worker's latest report counts until IA_LEND_REPORT_TTL_MS
- * after it arrived. Refused (why says so, nothing changes): -EINVAL for a
+ * after it arrived, a run's end until the worker's next report. Refused (why says so, nothing changes): -EINVAL for a
  * job that is not INA or a window above its worker window, -ENOENT for a
  * worker that is not one of j's.
  */
@@ -132,9 +163,9 @@ int ia_lender_report(struct ia_lender *L, const struct ia_job *j, uint32_t worke
 /*
  * The window j's senders keep in flight now, which its lends follow: the
  * largest of j->live_window (the job's own report, e.g. an operator's; 0:
- * none) and its workers' live reports (expired ones are dropped; 0 when
- * every reporting worker's run ended), the worker window when there is no
- * report at all, never above it. *nrep (optional): the workers' live
+ * none) and its workers' live reports (expired ones are dropped, never a
+ * run's end; 0 when every reporting worker's run ended), the worker window
+ * when there is no report at all, never above it. *nrep (optional): the workers' live
  * reports.
  */
 uint32_t ia_lender_window(struct ia_lender *L, const struct ia_job *j, uint32_t *nrep);
