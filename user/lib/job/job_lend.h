@@ -154,9 +154,11 @@ void ia_lender_free(struct ia_lender *L);
  * Worker `worker` (its sender id) of INA job j keeps window chunks in
  * flight now; 0: its run ended (nothing in flight until its next run
  * reports). Each worker's latest report counts until IA_LEND_REPORT_TTL_MS
- * after it arrived, a run's end until the worker's next report. Refused (why says so, nothing changes): -EINVAL for a
- * job that is not INA or a window above its worker window, -ENOENT for a
- * worker that is not one of j's.
+ * after it arrived, a run's end until the worker's next report. A window
+ * below half the worker window marks j's switches congested
+ * (ia_lend_congested()). Refused (why says so, nothing changes): -EINVAL
+ * for a job that is not INA or a window above its worker window, -ENOENT
+ * for a worker that is not one of j's.
  */
 int ia_lender_report(struct ia_lender *L, const struct ia_job *j, uint32_t worker,
 		     uint32_t window, char *why, size_t whylen);
