@@ -12,10 +12,10 @@
  *    jobs emitted, flushed and forwarded there, and what arrived at the
  *    other end of the link.
  * The INA job lends part of its head while its senders' window is small
- * and takes it back when it grows, so the run also draws the memory
- * picture of docs/memory.md: its history is written to
- * $INAGG_MEMORY_HISTORY (default build/test-logs/memory-history.json) for
- * `make memory-plot`.
+ * and takes it all back when it grows to its full worker window, so the
+ * run also draws the memory picture of docs/memory.md: its history is
+ * written to $INAGG_MEMORY_HISTORY (default
+ * build/test-logs/memory-history.json) for `make memory-plot`.
  *
  * A host runs one job at a time (one UDP port per address, and a job uses
  * the first workers of each switch): the four jobs are admitted at once and
@@ -219,10 +219,13 @@ TEST_F_TIMEOUT(mt, ina_and_ps_jobs_share_half_the_memory_exactly, 1200)
 	for (int i = 1; i < 4; i++)
 		run_job(_metadata, &self->e, get(job[i], "job"), 0, 10 + i);
 	run_job(_metadata, &self->e, get(job[0], "job"), 4, 20);
-	/* Its window grows to all 32: it takes 28 back at once, then runs at full window. */
-	ASSERT_TRUE(window_lends(&self->e, id[0], 32, 24));
+	/*
+	 * Its window grows to all 32, its full worker window (not slowed, issue
+	 * 33): it takes all 52 back at once, then runs at full window.
+	 */
+	ASSERT_TRUE(window_lends(&self->e, id[0], 32, 0));
 	run_job(_metadata, &self->e, get(job[0], "job"), 32, 21);
-	/* And a PS job once more, with the smaller lend. */
+	/* And a PS job once more, with nothing lent. */
 	run_job(_metadata, &self->e, get(job[1], "job"), 0, 30);
 	usleep(500000);	/* a few more samples of the quiet end */
 
@@ -273,10 +276,10 @@ TEST_F_TIMEOUT(mt, ina_and_ps_jobs_share_half_the_memory_exactly, 1200)
 			TH_LOG("link s%d -> s%d", v, parent[v]);
 	}
 	/* The INA job lent on both its switches, and took back. */
-	EXPECT_EQ(2, num(st, "memory.switches.2.tail.lends"));
+	EXPECT_EQ(1, num(st, "memory.switches.2.tail.lends"));
 	EXPECT_EQ(1, num(st, "memory.switches.2.tail.reclaims"));
-	EXPECT_EQ(2, num(st, "memory.switches.4.tail.lends"));
-	EXPECT_EQ(24, num(st, "memory.switches.4.lent_slots"));
+	EXPECT_EQ(1, num(st, "memory.switches.4.tail.lends"));
+	EXPECT_EQ(0, num(st, "memory.switches.4.lent_slots"));
 	json_object_put(st);
 	save_history(&self->e);
 	for (int i = 0; i < 4; i++) {

@@ -233,14 +233,17 @@ TEST_F(lend, idle_job_lends_after_hold)
 	EXPECT_EQ(1, self->f.published[1]);
 }
 
-/* Without a live window the workers' own (window / 2) bounds the lend; a larger report too. */
+/*
+ * A report above the workers' own window (window / 2) counts as that window:
+ * the senders run their full window, so nothing is lent (issue 33).
+ */
 TEST_F(lend, worker_window_bounds_the_lend)
 {
 	self->j.live_window = 1000;
+	EXPECT_EQ(64u, ia_lender_window(&self->L, &self->j, NULL));
 	for (int i = 0; i < 5; i++)
 		ASSERT_EQ(0, ia_lender_sample(&self->L, &self->j, 1, 0));
-	/* need 64 + 16: 48 lent. */
-	EXPECT_EQ(48u, self->f.lent[1][1]);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
 }
 
 TEST_F(lend, growth_reclaims_at_the_first_sample)
@@ -257,10 +260,10 @@ TEST_F(lend, growth_reclaims_at_the_first_sample)
 	EXPECT_EQ(52u, self->f.dir[1][1]);
 	EXPECT_EQ(2, self->f.published[1]);
 	EXPECT_EQ(1u, self->L.reclaims[1]);
-	/* The window grows to the whole worker window: everything but 48 back. */
+	/* The window grows to the whole worker window: not slowed, everything back. */
 	self->j.live_window = 0;
 	ASSERT_EQ(0, ia_lender_sample(&self->L, &self->j, 1, 0));
-	EXPECT_EQ(48u, self->f.lent[1][1]);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
 	self->j.live_window = 64;
 	ASSERT_EQ(0, ia_lender_sample(&self->L, &self->j, 1, 120));
 	EXPECT_EQ(0u, self->f.lent[1][1]);
@@ -409,7 +412,14 @@ TEST_F(lend, window_is_the_largest_report)
 	/* A next run's first report. */
 	ASSERT_EQ(0, rep(self, 2, 32));
 	EXPECT_EQ(32u, senders(self, &n));
-	/* Forgotten, every report: nobody says, the worker window. */
+	/* Expired, worker 2's 32: workers 1 and 3's ends stay (0 in flight). */
+	self->f.now += IA_LEND_REPORT_TTL_MS + 1;
+	EXPECT_EQ(0u, senders(self, &n));
+	EXPECT_EQ(2u, n);
+	/* Their next runs' reports, forgotten in turn: nobody says, the worker window. */
+	ASSERT_EQ(0, rep(self, 1, 4));
+	ASSERT_EQ(0, rep(self, 3, 4));
+	EXPECT_EQ(4u, senders(self, &n));
 	self->f.now += IA_LEND_REPORT_TTL_MS + 1;
 	EXPECT_EQ(64u, senders(self, &n));
 	EXPECT_EQ(0u, n);
@@ -426,8 +436,8 @@ TEST_F(lend, window_is_the_largest_report)
 
 /*
  * A job whose reporting workers' runs all ended lends all but its margin
- * (and what is open) after hold samples; expired, those reports no longer
- * say so and the worker window comes back at the next sample.
+ * (and what is open) after hold samples, for as long as no run reports
+ * again.
  */
 TEST_F(lend, ended_runs_lend_the_head)
 {
@@ -437,9 +447,27 @@ TEST_F(lend, ended_runs_lend_the_head)
 	ASSERT_EQ(0, rep(self, 2, 0));
 	samples(self, 5);
 	EXPECT_EQ(112u, self->f.lent[1][1]);
-	self->f.now += IA_LEND_REPORT_TTL_MS + 1;
+	/*
+	 * Ended runs' reports do not expire (issue 33): long after them the
+	 * head stays lent, to PS jobs still running; the next run's report
+	 * (full window) takes it back at once.
+	 */
+	self->f.now += 10 * IA_LEND_REPORT_TTL_MS;
 	samples(self, 1);
-	EXPECT_EQ(48u, self->f.lent[1][1]);
+	EXPECT_EQ(112u, self->f.lent[1][1]);
+	EXPECT_EQ(0u, senders(self, NULL));
+	ASSERT_EQ(0, rep(self, 2, 64));
+	samples(self, 1);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	/*
+	 * A running worker that goes silent does expire: worker 2's 64 leaves
+	 * worker 1's end (0); worker 1's 8 gone too, no report: the worker window.
+	 */
+	self->f.now += IA_LEND_REPORT_TTL_MS + 1;
+	EXPECT_EQ(0u, senders(self, NULL));
+	ASSERT_EQ(0, rep(self, 1, 8));
+	self->f.now += IA_LEND_REPORT_TTL_MS + 1;
+	EXPECT_EQ(64u, senders(self, NULL));
 }
 
 /* A report counts IA_LEND_REPORT_TTL_MS after it arrived; the same again renews it. */
@@ -525,6 +553,92 @@ TEST_F(lend, lends_follow_the_largest_report)
 	ASSERT_EQ(0, ia_lender_reclaim_all(&self->L, 1));
 	ia_lender_forget(&self->L, 1);
 	EXPECT_EQ(64u, senders(self, NULL));
+}
+
+/*
+ * No congestion, no lend (issue 33): a job with no report, or whose workers
+ * report their full worker window (64 of window 128: no mark shrank it),
+ * lends nothing however many quiet samples pass; once congestion shrinks
+ * the reports to 16 the job lends 128 - (16 + 16) after hold samples, and
+ * the first sample back at full window takes it all back.
+ */
+TEST_F(lend, full_window_lends_nothing)
+{
+	samples(self, 20);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	ASSERT_EQ(0, rep(self, 1, 64));
+	ASSERT_EQ(0, rep(self, 2, 64));
+	samples(self, 20);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	EXPECT_EQ(0u, lent(self, 1));
+	ASSERT_EQ(0, rep(self, 1, 16));
+	ASSERT_EQ(0, rep(self, 2, 16));
+	samples(self, 5);
+	EXPECT_EQ(96u, self->f.lent[1][1]);
+	ASSERT_EQ(0, rep(self, 2, 64));
+	samples(self, 1);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	/* The job's own report at the full window counts the same. */
+	ASSERT_EQ(0, rep(self, 1, 0));
+	ASSERT_EQ(0, rep(self, 2, 0));
+	self->j.live_window = 64;
+	samples(self, 20);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	/*
+	 * No report at all (expired), and the reports of 16 (congestion) long
+	 * past: the worker window, nothing lent.
+	 */
+	self->j.live_window = 0;
+	ASSERT_EQ(0, rep(self, 1, 8));
+	ASSERT_EQ(0, rep(self, 2, 8));
+	self->f.now += IA_LEND_CONGESTED_MS + 1;
+	samples(self, 20);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+}
+
+/*
+ * Congestion seen lately at a switch (issue 33): once an INA job there
+ * reported a window below half its worker window, a job with no report yet
+ * lends from its worker window (the start of a congested run); its first
+ * report at the full window takes it back. Without such a report, or once
+ * IA_LEND_CONGESTED_MS passed, or with one cut (half the worker window: a
+ * stray mark), a job with no report lends nothing.
+ */
+TEST_F(lend, congestion_lately_lends_before_reports)
+{
+	struct ia_job j2 = self->j, j3 = self->j;
+
+	j2.id = 2;
+	j3.id = 3;
+	samples(self, 20);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	ASSERT_EQ(0, ia_lender_report(&self->L, &j2, 1, 32, self->err, sizeof(self->err)));
+	samples(self, 20);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	ASSERT_EQ(0, ia_lender_report(&self->L, &j2, 1, 31, self->err, sizeof(self->err)));
+	samples(self, 4);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	samples(self, 1);
+	EXPECT_EQ(128u - 80, self->f.lent[1][1]);
+	/* Not on s0 (red for these jobs), and s2 saw it too (j2 is blue there). */
+	EXPECT_EQ(0u, self->L.congested_ms[0]);
+	EXPECT_EQ(self->f.now, self->L.congested_ms[2]);
+	ASSERT_EQ(0, rep(self, 1, 64));
+	samples(self, 1);
+	EXPECT_EQ(0u, self->f.lent[1][1]);
+	/* Long after the congested report: a new job with no report lends nothing. */
+	self->f.now += IA_LEND_CONGESTED_MS + 1;
+	for (int i = 0; i < 20; i++)
+		ASSERT_EQ(0, ia_lender_sample(&self->L, &j3, 1, 0));
+	EXPECT_EQ(0u, self->f.lent[1][3]);
+	/* The rule alone. */
+	EXPECT_TRUE(ia_lend_congested(31, 64));
+	EXPECT_FALSE(ia_lend_congested(32, 64));
+	EXPECT_FALSE(ia_lend_congested(0, 64));
+	EXPECT_FALSE(ia_lend_full(64, 64, false, true));
+	EXPECT_TRUE(ia_lend_full(64, 64, false, false));
+	EXPECT_TRUE(ia_lend_full(64, 64, true, true));
+	EXPECT_FALSE(ia_lend_full(63, 64, true, false));
 }
 
 TEST_HARNESS_MAIN

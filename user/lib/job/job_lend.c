@@ -71,7 +71,8 @@ int ia_lender_init(struct ia_lender *L, const struct ia_topo *t, const struct ia
 	L->dirty = calloc(t->n, sizeof(*L->dirty));
 	L->lends = calloc(t->n, sizeof(*L->lends));
 	L->reclaims = calloc(t->n, sizeof(*L->reclaims));
-	if (!L->dirty || !L->lends || !L->reclaims) {
+	L->congested_ms = calloc(t->n, sizeof(*L->congested_ms));
+	if (!L->dirty || !L->lends || !L->reclaims || !L->congested_ms) {
 		ia_lender_free(L);
 		return -ENOMEM;
 	}
@@ -87,6 +88,7 @@ void ia_lender_free(struct ia_lender *L)
 	free(L->dirty);
 	free(L->lends);
 	free(L->reclaims);
+	free(L->congested_ms);
 	memset(L, 0, sizeof(*L));
 }
 
@@ -203,6 +205,10 @@ int ia_lender_report(struct ia_lender *L, const struct ia_job *j, uint32_t worke
 	lj->rep[i] = (struct ia_lend_report){ .worker = worker, .window = window,
 					      .at_ms = now_ms(L) };
 	lj->nreports++;
+	/* Congestion seen at the job's switches: the next jobs there lend before reporting. */
+	for (int v = 0; ia_lend_congested(window, wmax) && j->blue && v < L->t->n; v++)
+		if (j->blue[v])
+			L->congested_ms[v] = lj->rep[i].at_ms;
 	return 0;
 }
 
@@ -222,8 +228,14 @@ uint32_t ia_lender_window(struct ia_lender *L, const struct ia_job *j, uint32_t 
 	bool told;
 
 	for (uint32_t i = 0; lj && i < lj->nrep;) {
-		/* Stale: its worker died or lost the daemon (a live one refreshes it). */
-		if (now - lj->rep[i].at_ms > IA_LEND_REPORT_TTL_MS) {
+		/*
+		 * Stale: its worker died or lost the daemon (a live one refreshes
+		 * it). A run's end (0) stays: nothing is in flight until the next
+		 * run reports, however long that takes; forgotten, it would count
+		 * as no report (the full worker window) and take the lend back
+		 * from the PS jobs still running (issue 33).
+		 */
+		if (lj->rep[i].window && now - lj->rep[i].at_ms > IA_LEND_REPORT_TTL_MS) {
 			lj->rep[i] = lj->rep[--lj->nrep];
 			continue;
 		}
@@ -242,12 +254,22 @@ int ia_lender_sample(struct ia_lender *L, const struct ia_job *j, int v, uint32_
 {
 	struct ia_lend_job *lj;
 	struct ia_lend_state probe;
-	uint32_t window;
+	uint32_t window, nrep, wmax = ia_job_worker_window(j->window);
+	bool congested;
 
 	if (j->class != IA_JOB_INA || !j->blue[v] || j->state != IA_JOB_ACTIVE)
 		return 0;
 	/* The senders' window now, never above what the job was admitted with. */
-	window = ia_lender_window(L, j, NULL);
+	window = ia_lender_window(L, j, &nrep);
+	congested = L->congested_ms[v] && now_ms(L) - L->congested_ms[v] <= IA_LEND_CONGESTED_MS;
+	/*
+	 * Senders at their full worker window (reported, or no report where
+	 * nothing was congested lately) are not slowed: their chunks cycle
+	 * through the whole head, so a lent slot is taken back within a round
+	 * and the PS chunks put there collide. Such a sample needs the whole head.
+	 */
+	window = ia_lend_window(j->head, window,
+				ia_lend_full(window, wmax, nrep || j->live_window, congested));
 	lj = job_of(L, j->id, true);
 	if (!lj)
 		return -ENOMEM;

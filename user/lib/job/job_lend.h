@@ -14,6 +14,10 @@
  *   (peak: the largest need of those samples, step = max(1, H / 16))
  *                           -> lend up to L = H - peak (else the next hold
  *                              samples are judged afresh).
+ * A sample whose senders' window is their full worker window (uncongested,
+ * or no report) counts with window = H (ia_lend_window()): nothing is lent,
+ * a lend is taken back. Before its first report a job lends from its worker
+ * window where congestion was seen lately (ia_lend_full()).
  * So a job never has fewer than need slots of its own, lends only what it
  * has not needed for a while, and takes it back on the first sample that
  * needs it. At most IA_TDIR_SEGS jobs lend at one switch (a directory's
@@ -35,7 +39,8 @@
  * A worker's window report counts this long after it arrived; its reporter
  * sends it again at least every IA_HOST_REPORT_REFRESH_MS (host_report.h)
  * while the worker runs, so only a worker that died or lost the daemon
- * stops counting.
+ * stops counting. A report of a run's end (window 0) counts until the
+ * worker's next report.
  */
 #define IA_LEND_REPORT_TTL_MS 2000
 
@@ -60,6 +65,47 @@ struct ia_lend_state {
 uint32_t ia_lend_decide(const struct ia_lend_policy *p, struct ia_lend_state *s, uint32_t head,
 			uint32_t window, uint32_t open);
 void ia_lend_commit(struct ia_lend_state *s, uint32_t lent);
+/*
+ * The window a sample hands ia_lend_decide(): the senders' window, or the
+ * whole head when they run at their full worker window (no mark shrank it,
+ * or no report says it is smaller). Lending is for a window congestion
+ * shrank, or a run that ended (window 0): at full window an INA job's
+ * chunks cycle through its whole head, a lent slot is retaken within a
+ * round, and PS chunks sent there mostly collide (issue 33: 0.73 of the
+ * tail's tries without congestion).
+ */
+static inline uint32_t ia_lend_window(uint32_t head, uint32_t window, bool full)
+{
+	return full ? head : window;
+}
+
+/*
+ * A switch saw congestion lately: an INA job there reported a window below
+ * half its worker window (cut more than once: one stray mark halves it at
+ * most) within this long.
+ */
+#define IA_LEND_CONGESTED_MS 10000
+
+static inline bool ia_lend_congested(uint32_t window, uint32_t wmax)
+{
+	return window && window < wmax / 2;
+}
+
+/*
+ * Whether a sample counts as the full worker window (ia_lend_window()):
+ * a window at wmax that a report says (told), or no report yet where the
+ * switch saw no congestion lately. With no report where it did, the job
+ * lends from its worker window before its senders start: all jobs start
+ * at once into a congested bottleneck, and the PS jobs' first messages
+ * aggregate in the lent slots instead of overflowing it (issue 33: without
+ * that lend, 0.06 of the results came by timer against 0.01, and the
+ * congested headline fell from 1.73x to 1.26-1.39x). Its senders' first
+ * report at the full window takes the lend back.
+ */
+static inline bool ia_lend_full(uint32_t window, uint32_t wmax, bool told, bool congested)
+{
+	return window >= wmax && (told || !congested);
+}
 
 struct ia_lend_ops {
 	int (*lend)(void *ctx, int v, uint32_t id, uint32_t count, char *why, size_t whylen);
@@ -98,6 +144,7 @@ struct ia_lender {
 	struct ia_lend_job jobs[IA_MAX_JOBS];
 	bool *dirty;			/* per switch: lends changed, not yet published */
 	uint64_t *lends, *reclaims;	/* per switch, every job's (ended ones too) */
+	uint64_t *congested_ms;		/* per switch: the last ia_lend_congested() report (0: none) */
 };
 
 int ia_lender_init(struct ia_lender *L, const struct ia_topo *t, const struct ia_lend_ops *ops,
@@ -107,18 +154,20 @@ void ia_lender_free(struct ia_lender *L);
  * Worker `worker` (its sender id) of INA job j keeps window chunks in
  * flight now; 0: its run ended (nothing in flight until its next run
  * reports). Each worker's latest report counts until IA_LEND_REPORT_TTL_MS
- * after it arrived. Refused (why says so, nothing changes): -EINVAL for a
- * job that is not INA or a window above its worker window, -ENOENT for a
- * worker that is not one of j's.
+ * after it arrived, a run's end until the worker's next report. A window
+ * below half the worker window marks j's switches congested
+ * (ia_lend_congested()). Refused (why says so, nothing changes): -EINVAL
+ * for a job that is not INA or a window above its worker window, -ENOENT
+ * for a worker that is not one of j's.
  */
 int ia_lender_report(struct ia_lender *L, const struct ia_job *j, uint32_t worker,
 		     uint32_t window, char *why, size_t whylen);
 /*
  * The window j's senders keep in flight now, which its lends follow: the
  * largest of j->live_window (the job's own report, e.g. an operator's; 0:
- * none) and its workers' live reports (expired ones are dropped; 0 when
- * every reporting worker's run ended), the worker window when there is no
- * report at all, never above it. *nrep (optional): the workers' live
+ * none) and its workers' live reports (expired ones are dropped, never a
+ * run's end; 0 when every reporting worker's run ended), the worker window
+ * when there is no report at all, never above it. *nrep (optional): the workers' live
  * reports.
  */
 uint32_t ia_lender_window(struct ia_lender *L, const struct ia_job *j, uint32_t *nrep);

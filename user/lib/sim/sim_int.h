@@ -91,6 +91,7 @@ struct leaf {
 	uint32_t *own;		/* each slot's head: job + 1, 0: none */
 	uint32_t npool, *pool;	/* slots in no head, in order: the tail pool */
 	struct slot *slot;
+	double congested;	/* the last ia_lend_congested() window of a job here (< 0: none) */
 };
 
 /* A switch's uplink: a FIFO of rate messages/s. */

@@ -254,8 +254,21 @@ void ia_sim_lend_sample(struct sim *s)
 			 * The senders' window: each worker reports its own, 0 once
 			 * its run ended; before any report, the worker window.
 			 */
-			if (!ij->running && !ij->iter && !ij->next)
-				win = ia_job_worker_window(h);
+			bool told = ij->running || ij->iter || ij->next;
+			uint32_t wmax = ia_job_worker_window(h);
+
+			if (!told)
+				win = wmax;
+			if (ij->running && ia_lend_congested(win, wmax))
+				l->congested = s->now;
+			/*
+			 * At its full worker window lends nothing; before its first run
+			 * too, unless a job here was congested lately.
+			 */
+			win = ia_lend_window(h, win, ia_lend_full(win, wmax, told,
+								  l->congested >= 0 &&
+								  s->now - l->congested <=
+								  IA_LEND_CONGESTED_MS / 1e3));
 			ia_lend_commit(&hd->lend, ia_lend_decide(&pol, &hd->lend, h, win, open));
 		}
 	}

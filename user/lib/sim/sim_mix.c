@@ -263,6 +263,7 @@ out:
 
 int ia_sim_switch_alloc(struct leaf *l, uint32_t jobs)
 {
+	l->congested = -1;
 	l->slot = calloc(l->slots ? l->slots : 1, sizeof(*l->slot));
 	l->own = calloc(l->slots ? l->slots : 1, sizeof(*l->own));
 	l->pool = calloc(l->slots ? l->slots : 1, sizeof(*l->pool));
