@@ -350,8 +350,7 @@ static int ps_recv(struct ia_ps *ps, const uint8_t *buf, size_t len,
 			return 0;
 		return ia_ps_send_result(ps, idx, h->type == IA_MSG_CONTRIB ? from : NULL);
 	}
-	for (i = 0; i < nelem; i++)
-		val[i] = (int32_t)ia_io_payload_get(buf + IA_HDR_LEN, i);
+	ia_io_payload_take(val, buf + IA_HDR_LEN, nelem);
 	if (ps->sets) {
 		/*
 		 * Exactly once by member set: a piece is merged only for members
