@@ -162,6 +162,17 @@ def link_stats(live, jobs):
         q = subprocess.run(["ip", "netns", "exec", ns, "tc", "-s", "qdisc", "show", "dev", "up"],
                            capture_output=True, text=True).stdout
         print(f"# {sw['name']} up: " + " ".join(q.split()))
+    # A host that drops a datagram for want of socket buffer (a PS or worker descheduled)
+    # recovers it only by the resend timer.
+    info = net.show(next(iter(jobs.values())), live.sock)
+    for ns in sorted({w["netns"] for w in info["workers"]} | {info["destination"]["netns"]}):
+        snmp = subprocess.run(["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"],
+                              capture_output=True, text=True).stdout.split("\n")
+        udp = [x.split()[1:] for x in snmp if x.startswith("Udp:")]
+        if len(udp) == 2:
+            print(f"# {ns} udp: " + " ".join(f"{k} {v}" for k, v in zip(*udp)
+                                             if k in ("InDatagrams", "InErrors",
+                                                      "RcvbufErrors", "SndbufErrors")))
     for name, job in jobs.items():
         st = subprocess.run([os.path.join(live.build, "inagg"), "stats", "show", "-J", str(job),
                              "-S", live.sock], capture_output=True, text=True, env=live.env)

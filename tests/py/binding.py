@@ -426,6 +426,30 @@ def test_request_without_an_answer():
         os.unlink(path)
 
 
+def test_debug_prints_a_line_per_call():
+    # INAGG_DEBUG=1: each call's counters on stderr (why was it slow?); unset: silence.
+    pypath = os.path.join(os.path.dirname(__file__), "..", "..", "python")
+    code = (
+        "import numpy as np, inagg\n"
+        f"p = inagg.PS(40, 1, '{PS_ADDR}', port={PORT + 1}).start()\n"
+        f"with inagg.Worker(40, 0, 1, '{waddr(0)}', '{PS_ADDR}', port={PORT + 1}) as w:\n"
+        "    a = np.arange(2000, dtype=np.int32)\n"
+        "    w.allreduce(a)\n"
+        "    w.allreduce(a)\n"
+        "    assert a[1999] == 1999\n"
+        "p.stop()\n")
+    for debug, want in (("1", 2), ("0", 0), ("", 0)):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=pypath, INAGG_DEBUG=debug),
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+        lines = [x for x in r.stderr.splitlines() if x.startswith("inagg: job 40 worker 0")]
+        assert len(lines) == want, (debug, r.stderr)
+        for i, x in enumerate(lines):
+            # 2,000 elements and the tag in chunks of 256: 8 results.
+            assert f"call {i}: ret 0" in x and "results 8 (dup 0)" in x, x
+
+
 def test_library_exports_only_the_api():
     from inagg import _lib
     syms = subprocess.run(["nm", "-D", "--defined-only", _lib._find_library()],
@@ -444,5 +468,5 @@ sys.exit(run([test_frac_for_is_the_largest_safe_scale, test_unsafe_scales_refuse
               test_hook_refuses_non_finite_gradients, test_errors_as_exceptions,
               test_exact_at_every_chunk_size,
               test_out_of_range_integers_refused, test_entry_points_fail_in_one_line,
-              test_request_without_an_answer,
+              test_request_without_an_answer, test_debug_prints_a_line_per_call,
               test_library_exports_only_the_api]))

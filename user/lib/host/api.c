@@ -192,6 +192,30 @@ static uint32_t call_tag(uint64_t n, uint64_t seq, uint32_t kind)
 }
 
 /*
+ * INAGG_DEBUG=1 in the environment (as NCCL_DEBUG): a line per call on
+ * stderr with the worker's counters, to see why a call was slow.
+ */
+static void debug_stats(const struct ia_api *h, const struct ia_worker *w, int ret)
+{
+	const char *env = getenv("INAGG_DEBUG");
+	struct ia_worker_stats st;
+
+	if (!env || !*env || !strcmp(env, "0"))
+		return;
+	ia_worker_stats(w, &st);
+	fprintf(stderr, "inagg: job %u worker %u call %llu: ret %d, %.3f s, sent %llu (retx %llu, "
+		"by timer %llu, bypassed %llu), results %llu (dup %llu), marks %llu (ce %llu), "
+		"colls %llu, nacks %llu, srtt %u us (min %u), rto %u us, cwnd %u (min %u), "
+		"cuts %llu\n", h->job, h->id, (unsigned long long)h->calls, ret, st.elapsed,
+		(unsigned long long)st.sent, (unsigned long long)st.retx,
+		(unsigned long long)st.timeouts, (unsigned long long)st.bypassed,
+		(unsigned long long)st.results, (unsigned long long)st.dup,
+		(unsigned long long)st.marks, (unsigned long long)st.ce,
+		(unsigned long long)st.colls, (unsigned long long)st.nacks, st.srtt_us,
+		st.min_rtt_us, st.rto_us, st.cwnd, st.min_cwnd, (unsigned long long)st.cuts);
+}
+
+/*
  * One all-reduce of words[1..1 + n) as chunks base .. base + C - 1; words[0]
  * carries the call's tag. The buffer is padded to whole chunks.
  */
@@ -229,6 +253,7 @@ int ia_api_stream(struct ia_api *h, uint64_t n, uint32_t kind, char *err, size_t
 	if (ret)
 		return ret;
 	ret = ia_worker_run(w, h->buf, h->buf, nchunks * h->chunk, err, errlen);
+	debug_stats(h, w, ret);
 	ia_worker_close(w);
 	if (ret == -ETIMEDOUT) {
 		char why[IA_ERRLEN];
