@@ -445,6 +445,8 @@ def test_debug_prints_a_line_per_call():
         assert r.returncode == 0, r.stderr
         lines = [x for x in r.stderr.splitlines() if x.startswith("inagg: job 40 worker 0")]
         assert len(lines) == want, (debug, r.stderr)
+        ps = [x for x in r.stderr.splitlines() if x.startswith("inagg: job 40 PS: ret 0")]
+        assert len(ps) == (want > 0) and (not ps or "results 16" in ps[0]), (debug, r.stderr)
         for i, x in enumerate(lines):
             # 2,000 elements and the tag in chunks of 256: 8 results.
             assert f"call {i}: ret 0" in x and "results 8 (dup 0)" in x, x

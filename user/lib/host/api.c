@@ -195,12 +195,18 @@ static uint32_t call_tag(uint64_t n, uint64_t seq, uint32_t kind)
  * INAGG_DEBUG=1 in the environment (as NCCL_DEBUG): a line per call on
  * stderr with the worker's counters, to see why a call was slow.
  */
-static void debug_stats(const struct ia_api *h, const struct ia_worker *w, int ret)
+static bool debug_on(void)
 {
 	const char *env = getenv("INAGG_DEBUG");
+
+	return env && *env && strcmp(env, "0");
+}
+
+static void debug_stats(const struct ia_api *h, const struct ia_worker *w, int ret)
+{
 	struct ia_worker_stats st;
 
-	if (!env || !*env || !strcmp(env, "0"))
+	if (!debug_on())
 		return;
 	ia_worker_stats(w, &st);
 	fprintf(stderr, "inagg: job %u worker %u call %llu: ret %d, %.3f s, sent %llu (retx %llu, "
@@ -376,10 +382,23 @@ int ia_api_ps_serve(struct ia_api *h, volatile int *stop, char *err, size_t errl
 	}
 	if (ret)
 		return ret;
-	ret = ia_ps_run(ps, err, errlen);
-	ia_ps_close(ps);
 	/* A stream never completes: being stopped is the normal end. */
-	return ret == -EINTR ? 0 : ret;
+	ret = ia_ps_run(ps, err, errlen);
+	if (ret == -EINTR)
+		ret = 0;
+	if (debug_on()) {
+		struct ia_ps_stats st;
+
+		ia_ps_stats(ps, &st);
+		fprintf(stderr, "inagg: job %u PS: ret %d, received %llu (dup %llu, late %llu: "
+			"quiet %llu, deferred %llu), nacks %llu for %llu pieces, results %llu\n",
+			h->job, ret, (unsigned long long)st.rx, (unsigned long long)st.dup,
+			(unsigned long long)st.late, (unsigned long long)st.late_quiet,
+			(unsigned long long)st.late_deferred, (unsigned long long)st.nacks,
+			(unsigned long long)st.nacked, (unsigned long long)st.results);
+	}
+	ia_ps_close(ps);
+	return ret;
 }
 
 void ia_api_close(struct ia_api *h)
