@@ -370,4 +370,55 @@ TEST(worker_resent_wait_follows_answers)
 	close(ps);
 }
 
+/*
+ * A resend answered after its chunk was done says how long resends wait in
+ * the path's queue (all red's 64 ms tbf queue, docs/allreduce.md 6a): the
+ * worker keeps it (late_answer), and its timers stay above it. Window 1:
+ * chunk 0's result after 15 ms (srtt 15 ms), chunk 1 resent by its timer,
+ * its result at once (not flagged), the answer to the resend (RETX) 15 ms
+ * after the resend, chunk 2's at once.
+ */
+TEST(worker_keeps_late_answers_to_resends)
+{
+	struct ia_worker_cfg cfg = {
+		.job = JOB, .id = 7, .addr = lo(5), .ps = lo(4), .chunk = NE, .window = 1,
+		.timeout_ms = 2,
+	};
+	struct ia_worker_stats st;
+	struct ia_hdr h;
+	int32_t vec[NE * NCH] = { 0 };
+	struct worker_run r = { .vec = vec, .n = NE * NCH };
+	pthread_t th;
+	uint16_t port = 20000 + (getpid() + 5) % 20000;
+	int ps;
+
+	cfg.port = port;
+	ps = worker_start(&cfg, &r, &th);
+	ASSERT_LE(0, ps) TH_LOG("%s", r.err);
+	ASSERT_LT(0, recv_msg(ps, 1000, &h));
+	ASSERT_EQ(0, ntohl(h.seq));
+	usleep(15000);
+	ASSERT_EQ(0, send_msg(ps, 5, port, IA_MSG_RESULT, 0, IA_SENDER_DEST, 1, 0, 9));
+	ASSERT_LT(0, recv_msg(ps, 1000, &h));
+	ASSERT_EQ(1, ntohl(h.seq));
+	ASSERT_LT(0, recv_msg(ps, 1000, &h)) TH_LOG("chunk 1 never resent");
+	ASSERT_EQ(1, ntohl(h.seq));
+	ASSERT_EQ(IA_F_RETX, h.flags & IA_F_RETX);
+	ASSERT_EQ(0, send_msg(ps, 5, port, IA_MSG_RESULT, 1, IA_SENDER_DEST, 1, 0, 9));
+	ASSERT_LT(0, recv_msg(ps, 1000, &h));
+	ASSERT_EQ(2, ntohl(h.seq));
+	usleep(15000);
+	ASSERT_EQ(0, send_msg(ps, 5, port, IA_MSG_RESULT, 1, IA_SENDER_DEST, 1, IA_F_RETX, 9));
+	usleep(2000);
+	ASSERT_EQ(0, send_msg(ps, 5, port, IA_MSG_RESULT, 2, IA_SENDER_DEST, 1, 0, 9));
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, r.ret) TH_LOG("%s", r.err);
+	ia_worker_stats(r.w, &st);
+	EXPECT_EQ(1, st.dup);
+	EXPECT_LE(15000, st.late_answer_us);
+	EXPECT_GE(30000, st.late_answer_us);	/* at most 2 srtt */
+	ia_worker_close(r.w);
+	close(ps);
+}
+
 TEST_HARNESS_MAIN
