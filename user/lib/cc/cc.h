@@ -91,8 +91,8 @@ static inline uint32_t ia_cc_agg_window(const struct ia_cc *cc)
 
 /*
  * flexina's PS jobs decide a chunk's use of switch memory by the chunk alone,
- * so that all the job's workers decide alike (docs/cc.md "One decision per
- * chunk"): each chunk has a rank, its sequence number's low
+ * so that all the job's workers decide alike (docs/cc.md "Aggregator-window
+ * bypass"): each chunk has a rank, its sequence number's low
  * IA_CC_RANK_BITS bits reversed, and a first send uses memory iff
  * rank / 2^IA_CC_RANK_BITS < agg window / window. Of any 2^IA_CC_RANK_BITS
  * consecutive chunks, ceil(2^IA_CC_RANK_BITS * agg window / window) use
