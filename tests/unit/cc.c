@@ -269,6 +269,52 @@ TEST(flexina_ps_jobs_cut_harder)
 	ASSERT_EQ(30u, ps.awnd);
 }
 
+/*
+ * One decision per chunk (docs/cc.md): two workers of a flexina PS job with
+ * different histories (one has every chunk's result back, the other a full
+ * aggregator window in memory) and windows 20 / 21 with aggregator window
+ * 15 decide every chunk alike: ceil(16 * 15 / 20) = 12 = ceil(16 * 15 / 21) ranks
+ * of 16 use memory for both. The rule that counts chunks in flight in
+ * memory (a2tp's) decides the same chunks apart.
+ */
+TEST(flexina_one_decision_per_chunk)
+{
+	struct ia_cc a, b, c;
+	uint32_t in = 0;
+
+	make(_metadata, &a, IA_CC_FLEXINA, true, 20, 32);
+	make(_metadata, &b, IA_CC_FLEXINA, true, 21, 32);
+	a.awnd = b.awnd = 15;
+	for (uint32_t seq = 1000; seq < 1000 + 256; seq++) {
+		bool ma = ia_cc_in_memory(&a, seq, 0), mb = ia_cc_in_memory(&b, seq, 15);
+
+		ASSERT_EQ(ma, mb) TH_LOG("chunk %u", seq);
+		in += ma;
+	}
+	EXPECT_EQ(256u / 16 * 12, in);
+	/* Of any 16 consecutive chunks, 12 use memory: at most the window's 15 of 20. */
+	for (uint32_t s0 = 0; s0 < 32; s0++) {
+		in = 0;
+		for (uint32_t seq = s0; seq < s0 + 16; seq++)
+			in += ia_cc_in_memory(&a, seq, 0);
+		EXPECT_EQ(12u, in);
+	}
+	/* A full aggregator window: every chunk uses memory, whatever is in flight. */
+	a.awnd = 32;
+	for (uint32_t seq = 0; seq < 64; seq++)
+		ASSERT_TRUE(ia_cc_in_memory(&a, seq, 1000));
+	/* The smallest aggregator window still puts one chunk of 16 in memory (rank 0). */
+	a.awnd = 1;
+	a.cwnd = 32;
+	EXPECT_TRUE(ia_cc_in_memory(&a, 16, 0));
+	EXPECT_FALSE(ia_cc_in_memory(&a, 8, 0));
+	/* a2tp counts its chunks in flight in memory (A2TP's client). */
+	make(_metadata, &c, IA_CC_A2TP, true, 20, 32);
+	c.awnd = 15;
+	EXPECT_TRUE(ia_cc_in_memory(&c, 1, 14));
+	EXPECT_FALSE(ia_cc_in_memory(&c, 1, 15));
+}
+
 TEST(config_checked)
 {
 	struct ia_cc_cfg cfg = { .policy = IA_CC_ATP, .wmax = 8 };

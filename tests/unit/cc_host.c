@@ -132,6 +132,7 @@ struct fake_ps {
 	uint32_t coll_lo, coll_hi, nchunks;
 	bool ce;
 	uint32_t answered, ect, bypass;
+	uint64_t bypassed;	/* chunks (seq < 64) that came flagged IA_F_BYPASS */
 };
 
 static void *fake_thread(void *arg)
@@ -163,6 +164,8 @@ static void *fake_thread(void *arg)
 				ect = (*CMSG_DATA(c) & IA_IO_ECN_MASK) == IA_IO_ECT0;
 		f->ect += ect;
 		f->bypass += !!(h->flags & IA_F_BYPASS);
+		if (h->flags & IA_F_BYPASS && ntohl(h->seq) < 64)
+			f->bypassed |= 1ull << ntohl(h->seq);
 		in = ntohl(h->seq) >= f->coll_lo && ntohl(h->seq) < f->coll_hi;
 		h->type = IA_MSG_RESULT;
 		h->flags = in && !f->ce ? IA_F_COLL : 0;
@@ -268,6 +271,28 @@ TEST_F(wk, ps_job_bypasses_beyond_the_aggregator_window)
 	EXPECT_LT(0, self->st.bypassed);
 	EXPECT_GT(64 - 24, self->st.bypassed);	/* the first 24 went before any cut */
 	EXPECT_EQ(self->st.bypassed, self->f.bypass);
+}
+
+/*
+ * One decision per chunk (docs/cc.md): flexina's PS job with window 8 and
+ * its aggregator window cut to 2-6 by the collisions of chunks 16-31 puts
+ * in memory at least ceil(16 * 2 / 8) = 4 ranks of 16: the chunks whose
+ * sequence number is a multiple of 4 never bypass, whatever the worker has
+ * in flight, so its other workers (same windows) put them in the tail too.
+ * By the count of chunks in flight in memory (the rule before) they did.
+ */
+TEST_F(wk, flexina_ps_job_bypasses_by_chunk)
+{
+	char err[128] = "";
+
+	self->cfg.cc = IA_CC_FLEXINA;
+	self->cfg.ps_job = true;
+	ASSERT_EQ(0, run_worker(self, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(2, self->st.min_awnd);
+	EXPECT_LT(0, self->st.bypassed);
+	EXPECT_EQ(self->st.bypassed, self->f.bypass);
+	EXPECT_EQ(0, self->f.bypassed & 0x1111111111111111ull)
+		TH_LOG("bypassed %#llx", (unsigned long long)self->f.bypassed);
 }
 
 /* flexina's PS job follows the same aggregator window; its INA job ignores collisions. */

@@ -90,6 +90,42 @@ static inline uint32_t ia_cc_agg_window(const struct ia_cc *cc)
 }
 
 /*
+ * flexina's PS jobs decide a chunk's use of switch memory by the chunk alone,
+ * so that all the job's workers decide alike (docs/cc.md "Aggregator-window
+ * bypass"): each chunk has a rank, its sequence number's low
+ * IA_CC_RANK_BITS bits reversed, and a first send uses memory iff
+ * rank / 2^IA_CC_RANK_BITS < agg window / window. Of any 2^IA_CC_RANK_BITS
+ * consecutive chunks, ceil(2^IA_CC_RANK_BITS * agg window / window) use
+ * memory; workers whose windows give the same ceiling decide every chunk
+ * alike, whatever they have in flight. A chunk one worker puts in a tail
+ * and another sends past it waits in the tail for the resend timer.
+ */
+#define IA_CC_RANK_BITS	4
+
+static inline uint32_t ia_cc_rank(uint32_t seq)
+{
+	uint32_t r = 0;
+
+	for (int i = 0; i < IA_CC_RANK_BITS; i++)
+		r |= ((seq >> i) & 1u) << (IA_CC_RANK_BITS - 1 - i);
+	return r;
+}
+
+/*
+ * Whether a PS job's first send of chunk seq may use switch memory, inmem of
+ * its chunks in flight using it: flexina by the chunk's rank (above), the
+ * other policies while fewer than the aggregator window are (A2TP's client).
+ */
+static inline bool ia_cc_in_memory(const struct ia_cc *cc, uint32_t seq, uint32_t inmem)
+{
+	uint32_t aw = ia_cc_agg_window(cc);
+
+	if (cc->cfg.policy == IA_CC_FLEXINA)
+		return (uint64_t)ia_cc_rank(seq) * cc->cwnd < (uint64_t)aw << IA_CC_RANK_BITS;
+	return inmem < aw;
+}
+
+/*
  * The switches mark this job's messages at their lower threshold
  * (IA_JOB_F_MARK_EARLY, docs/cc.md): flexina's PS jobs, so that they yield
  * before the queue builds up to the INA jobs' threshold.

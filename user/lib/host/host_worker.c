@@ -275,14 +275,16 @@ bad:
 }
 
 /*
- * A first send's flags: a PS job's chunk beyond its aggregator window (more
- * chunks in flight in switch memory than ia_cc_agg_window()) bypasses the
- * tails' memory (docs/cc.md). INA jobs never bypass: their head slot would
- * wait for the contribution.
+ * A first send's flags: a PS job's chunk beyond its aggregator window
+ * (ia_cc_in_memory(): flexina's by the chunk's rank, the same for all the
+ * job's workers; the others' by the chunks in flight in switch memory)
+ * bypasses the tails' memory (docs/cc.md). INA jobs never bypass: their
+ * head slot would wait for the contribution.
  */
 static uint8_t fresh_flags(struct wrun *r, uint64_t idx)
 {
-	if (r->w->cfg.ps_job && r->inmem >= ia_cc_agg_window(&r->cc)) {
+	if (r->w->cfg.ps_job &&
+	    !ia_cc_in_memory(&r->cc, r->w->cfg.base_seq + (uint32_t)idx, r->inmem)) {
 		r->w->st.bypassed++;
 		return IA_F_BYPASS;
 	}

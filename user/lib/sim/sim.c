@@ -170,7 +170,8 @@ static void try_send(struct sim *s, uint32_t job)
 		c->first = j->order + 1;	/* send_chunk()'s order */
 		/* As the worker: beyond its aggregator window a chunk bypasses shared memory. */
 		if (j->pub->ps ? ia_sim_scheme_tail(s->scheme) : ia_sim_scheme_shared(s->scheme)) {
-			if (j->agg_inflight >= ia_cc_agg_window(&j->cc)) {
+			if (!ia_cc_in_memory(&j->cc, j->iter * j->pub->chunks + j->next,
+					     j->agg_inflight)) {
 				flags = IA_F_BYPASS;
 			} else {
 				c->agg = 1;
