@@ -184,44 +184,4 @@ TEST(answers_to_resends_shorten_the_resent_wait)
 	EXPECT_EQ(RTO_INIT_NS, ia_wt_resent_base(&r));
 }
 
-/*
- * All red's standing queue (docs/allreduce.md 6a): srtt 64 ms, min_rtt
- * 1.5 ms from the empty queue at the start. Before any late answer a
- * fresh chunk waits 8 min_rtt (12 ms) and a resent one 2 min_rtt, so a
- * host's 12 ms stall set off resends that each waited 64 ms in the queue
- * while their timers fired again. An answer to a resend that comes after
- * the chunk was done says how long resends wait there: timers stay above it.
- */
-TEST(late_answers_to_resends_keep_timers_above_the_queue)
-{
-	struct wrun r;
-	struct wchunk ch[4];
-
-	state(&r, ch, 4);
-	r.srtt = 64 * MS;
-	r.rttvar = 1 * MS;
-	r.rto = 68 * MS;
-	r.min_rtt = 1500 * US;
-	r.floor = 10 * MS;
-	EXPECT_EQ(12 * MS, ia_wt_fresh_base(&r));
-	EXPECT_EQ(10 * MS, ia_wt_resent_base(&r));
-	/* A resend answered 60 ms after it, its chunk done meanwhile. */
-	ia_wt_late_answer(&r, 60 * MS);
-	EXPECT_EQ(60 * MS, r.late_answer);
-	EXPECT_EQ(68 * MS, ia_wt_fresh_base(&r));	/* the RTO: 8 x 60 ms is more */
-	EXPECT_EQ(120 * MS, ia_wt_resent_base(&r));
-	/* ...even where an earlier answer came fast (the queue was empty then). */
-	r.answer_rtt = 1 * MS;
-	EXPECT_EQ(120 * MS, ia_wt_resent_base(&r));
-	/* A shorter late answer does not lower it; one of long ago counts 2 srtt. */
-	ia_wt_late_answer(&r, 30 * MS);
-	EXPECT_EQ(60 * MS, r.late_answer);
-	ia_wt_late_answer(&r, 900 * MS);
-	EXPECT_EQ(128 * MS, r.late_answer);
-	/* A chunk sent once, done in 5 ms: the queue has drained, min_rtt rules again. */
-	ia_wt_rtt_sample(&r, 5 * MS);
-	EXPECT_EQ(5 * MS, r.late_answer);
-	EXPECT_EQ(10 * MS, ia_wt_resent_base(&r));
-}
-
 TEST_HARNESS_MAIN

@@ -211,14 +211,14 @@ static void debug_stats(const struct ia_api *h, const struct ia_worker *w, int r
 	ia_worker_stats(w, &st);
 	fprintf(stderr, "inagg: job %u worker %u call %llu: ret %d, %.3f s, sent %llu (retx %llu, "
 		"by timer %llu, bypassed %llu), results %llu (dup %llu), marks %llu (ce %llu), "
-		"colls %llu, nacks %llu, srtt %u us (min %u, late answer %u), rto %u us, "
-		"cwnd %u (min %u), cuts %llu\n", h->job, h->id, (unsigned long long)h->calls, ret, st.elapsed,
+		"colls %llu, nacks %llu, srtt %u us (min %u), rto %u us, cwnd %u (min %u), "
+		"cuts %llu\n", h->job, h->id, (unsigned long long)h->calls, ret, st.elapsed,
 		(unsigned long long)st.sent, (unsigned long long)st.retx,
 		(unsigned long long)st.timeouts, (unsigned long long)st.bypassed,
 		(unsigned long long)st.results, (unsigned long long)st.dup,
 		(unsigned long long)st.marks, (unsigned long long)st.ce,
 		(unsigned long long)st.colls, (unsigned long long)st.nacks, st.srtt_us,
-		st.min_rtt_us, st.late_answer_us, st.rto_us, st.cwnd, st.min_cwnd, (unsigned long long)st.cuts);
+		st.min_rtt_us, st.rto_us, st.cwnd, st.min_cwnd, (unsigned long long)st.cuts);
 }
 
 /*

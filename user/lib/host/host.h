@@ -66,7 +66,7 @@ struct ia_host_faults {
 struct ia_worker_path {
 	bool valid;			/* set by a run; zero it to start afresh */
 	struct ia_cc cc;
-	uint64_t srtt, rttvar, min_rtt, rto, answer_rtt, late_answer;
+	uint64_t srtt, rttvar, min_rtt, rto, answer_rtt;
 };
 
 struct ia_worker_cfg {
@@ -132,7 +132,6 @@ struct ia_worker_stats {
 	uint32_t srtt_us;		/* smoothed round-trip time at the end */
 	uint32_t min_rtt_us;		/* shortest round trip */
 	uint32_t answer_rtt_us;		/* shortest answer to a resend (0: none) */
-	uint32_t late_answer_us;	/* a resend's answer after its chunk was done */
 	uint32_t rto_us;		/* retransmission timeout at the end */
 	/* The window policy (cc.h): windows at the end, their smallest, and cuts. */
 	uint32_t cwnd, awnd, min_cwnd, min_awnd;

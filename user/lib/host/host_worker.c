@@ -219,8 +219,6 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce,
 	c = &r->ch[idx];
 	if (c->state == CH_DONE) {
 		w->st.dup++;
-		if ((h->flags & IA_F_RETX) && c->sends > 1 && now > c->sent)
-			ia_wt_late_answer(r, now - c->sent);
 		return;
 	}
 	if (c->state == CH_UNSENT) {
@@ -375,7 +373,6 @@ static void path_load(struct wrun *r)
 	r->rttvar = p->rttvar;
 	r->min_rtt = p->min_rtt;
 	r->answer_rtt = p->answer_rtt;
-	r->late_answer = p->late_answer;
 	r->rto = p->rto > r->floor ? p->rto : r->floor;
 }
 
@@ -388,7 +385,6 @@ static void path_save(const struct wrun *r)
 	*p = (struct ia_worker_path){
 		.valid = true, .cc = r->cc, .srtt = r->srtt, .rttvar = r->rttvar,
 		.min_rtt = r->min_rtt, .rto = r->rto, .answer_rtt = r->answer_rtt,
-		.late_answer = r->late_answer,
 	};
 }
 
@@ -466,7 +462,6 @@ int ia_worker_run(struct ia_worker *w, const int32_t *in, int32_t *out, size_t n
 	w->st.srtt_us = r.srtt / 1000;
 	w->st.min_rtt_us = r.min_rtt / 1000;
 	w->st.answer_rtt_us = r.answer_rtt / 1000;
-	w->st.late_answer_us = r.late_answer / 1000;
 	w->st.rto_us = r.rto / 1000;
 out:
 	/* Messages of the last round may still be queued (host_io.h). */

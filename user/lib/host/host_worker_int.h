@@ -74,13 +74,6 @@ struct wrun {
 	 * slowest worker, an answer from a held result does not.
 	 */
 	uint64_t answer_rtt;
-	/*
-	 * How long a resend took to be answered after its chunk was done
-	 * anyway (the latest such, at most 2 srtt; lowered by each shorter
-	 * round trip of a chunk sent once): behind a standing queue every
-	 * resend waits that long, and shorter timers only lengthen the queue.
-	 */
-	uint64_t late_answer;
 	uint64_t sends;			/* messages sent so far: the order of the next */
 	/* RACK: the latest first send among chunks with a result, and when. */
 	uint64_t rack_order, rack_time;
@@ -95,8 +88,6 @@ struct wrun {
 
 /* A round-trip sample (RFC 6298: srtt, rttvar, rto; and the shortest). */
 void ia_wt_rtt_sample(struct wrun *r, uint64_t rtt);
-/* A resend answered took after its chunk was done: raises late_answer. */
-void ia_wt_late_answer(struct wrun *r, uint64_t took);
 /* The wait of a chunk sent once, from the latest result of such a chunk. */
 uint64_t ia_wt_fresh_base(const struct wrun *r);
 /* The wait of a resent chunk, before its backoff. */

@@ -22,9 +22,6 @@ void ia_wt_rtt_sample(struct wrun *r, uint64_t rtt)
 		if (rtt < r->min_rtt)
 			r->min_rtt = rtt;
 	}
-	/* The path is no longer than a round trip just measured. */
-	if (r->late_answer > rtt)
-		r->late_answer = rtt;
 	r->rto = r->srtt + 4 * r->rttvar;
 	if (r->rto < RTO_MIN_NS)
 		r->rto = RTO_MIN_NS;
@@ -35,31 +32,6 @@ void ia_wt_rtt_sample(struct wrun *r, uint64_t rtt)
 static uint64_t at_least_floor(const struct wrun *r, uint64_t t)
 {
 	return t < r->floor ? r->floor : t;
-}
-
-/*
- * A result of a chunk already done, answering this worker's resend, took
- * `took` from that resend: the resend was not needed, and the path holds a
- * queue at least that long. All red on docs/allreduce.md's tree keeps
- * 64 ms in the root uplink's tbf while min_rtt, taken on the empty queue
- * at the start, is 1.5 ms: after a 12 ms stall of a host every timer fired,
- * every resend waited 64 ms behind the queue while its timer fired again
- * after 10-40 ms, and results kept earning tokens: calls took 1.5-1.8x as
- * long with 2.2x the messages. Timers are kept above this (at most 2 srtt,
- * so an answer to a resend of long ago does not count whole).
- */
-void ia_wt_late_answer(struct wrun *r, uint64_t took)
-{
-	if (r->srtt && took > 2 * r->srtt)
-		took = 2 * r->srtt;
-	if (took > r->late_answer)
-		r->late_answer = took;
-}
-
-/* The shortest round trip, or the queue resends were seen to wait in if longer. */
-static uint64_t path_rtt(const struct wrun *r)
-{
-	return r->late_answer > r->min_rtt ? r->late_answer : r->min_rtt;
 }
 
 /*
@@ -77,8 +49,8 @@ uint64_t ia_wt_fresh_base(const struct wrun *r)
 	if (!r->srtt)
 		return at_least_floor(r, RTO_INIT_NS);
 	t = 2 * r->srtt < r->rto ? 2 * r->srtt : r->rto;
-	if (t > FRESH_MIN_RTTS * path_rtt(r))
-		t = FRESH_MIN_RTTS * path_rtt(r);
+	if (t > FRESH_MIN_RTTS * r->min_rtt)
+		t = FRESH_MIN_RTTS * r->min_rtt;
 	/* A pause of the host must not look like the loss of a whole window. */
 	return at_least_floor(r, t < RTO_MIN_NS ? RTO_MIN_NS : t);
 }
@@ -103,8 +75,6 @@ uint64_t ia_wt_resent_base(const struct wrun *r)
 		return at_least_floor(r, RTO_INIT_NS);
 	if (r->answer_rtt && r->answer_rtt < t)
 		t = r->answer_rtt;
-	if (t < r->late_answer)
-		t = r->late_answer;
 	return at_least_floor(r, 2 * t);
 }
 
