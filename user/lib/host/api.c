@@ -221,6 +221,22 @@ static void debug_stats(const struct ia_api *h, const struct ia_worker *w, int r
 		st.min_rtt_us, st.rto_us, st.cwnd, st.min_cwnd, (unsigned long long)st.cuts);
 }
 
+/* INAGG_DEBUG: the PS's counters, when it stops. */
+static void debug_ps_stats(const struct ia_api *h, const struct ia_ps *ps, int ret)
+{
+	struct ia_ps_stats st;
+
+	if (!debug_on())
+		return;
+	ia_ps_stats(ps, &st);
+	fprintf(stderr, "inagg: job %u PS: ret %d, received %llu (dup %llu, late %llu: "
+		"quiet %llu, deferred %llu), nacks %llu for %llu pieces, results %llu\n",
+		h->job, ret, (unsigned long long)st.rx, (unsigned long long)st.dup,
+		(unsigned long long)st.late, (unsigned long long)st.late_quiet,
+		(unsigned long long)st.late_deferred, (unsigned long long)st.nacks,
+		(unsigned long long)st.nacked, (unsigned long long)st.results);
+}
+
 /*
  * One all-reduce of words[1..1 + n) as chunks base .. base + C - 1; words[0]
  * carries the call's tag. The buffer is padded to whole chunks.
@@ -386,17 +402,7 @@ int ia_api_ps_serve(struct ia_api *h, volatile int *stop, char *err, size_t errl
 	ret = ia_ps_run(ps, err, errlen);
 	if (ret == -EINTR)
 		ret = 0;
-	if (debug_on()) {
-		struct ia_ps_stats st;
-
-		ia_ps_stats(ps, &st);
-		fprintf(stderr, "inagg: job %u PS: ret %d, received %llu (dup %llu, late %llu: "
-			"quiet %llu, deferred %llu), nacks %llu for %llu pieces, results %llu\n",
-			h->job, ret, (unsigned long long)st.rx, (unsigned long long)st.dup,
-			(unsigned long long)st.late, (unsigned long long)st.late_quiet,
-			(unsigned long long)st.late_deferred, (unsigned long long)st.nacks,
-			(unsigned long long)st.nacked, (unsigned long long)st.results);
-	}
+	debug_ps_stats(h, ps, ret);
 	ia_ps_close(ps);
 	return ret;
 }

@@ -78,12 +78,8 @@ void ia_io_payload_take(int32_t *v, const uint8_t *p, size_t n)
 		memcpy(v, p, 4 * n);
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		uint32_t le;
-
-		memcpy(&le, p + 4 * i, 4);
-		v[i] = (int32_t)le32toh(le);
-	}
+	for (i = 0; i < n; i++)
+		v[i] = (int32_t)ia_io_payload_get(p, i);
 }
 
 /* Set by ia_host_share_enable() (host_share.h): several jobs' sockets on one port. */
