@@ -25,8 +25,9 @@
 /*
  * Four chunks in flight, each sent once at 100 ms, the latest result of a
  * chunk sent once at 101 ms; srtt 8 ms, min_rtt 1 ms, rto 12 ms, floor
- * (cfg.timeout_ms) 2 ms. Fresh wait: min(2 srtt, rto, 8 min_rtt) = 8 ms,
- * raised to RTO_MIN_NS = 10 ms; resent wait: max(floor, 2 min_rtt) = 2 ms.
+ * (cfg.timeout_ms) 2 ms, a loss already found. Fresh wait: min(2 srtt,
+ * rto, 8 min_rtt) = 8 ms, raised to RTO_MIN_NS = 10 ms; resent wait:
+ * max(floor, 2 min_rtt) = 2 ms.
  */
 static void state(struct wrun *r, struct wchunk *ch, uint64_t nchunks)
 {
@@ -40,6 +41,7 @@ static void state(struct wrun *r, struct wchunk *ch, uint64_t nchunks)
 	r->rto = 12 * MS;
 	r->floor = 2 * MS;
 	r->last_fresh = 101 * MS;
+	r->loss_seen = true;
 	for (uint64_t i = 0; i < nchunks; i++) {
 		ch[i].state = CH_INFLIGHT;
 		ch[i].sends = 1;
@@ -182,6 +184,43 @@ TEST(answers_to_resends_shorten_the_resent_wait)
 	/* Before any sample: RTO_INIT_NS. */
 	r.srtt = 0;
 	EXPECT_EQ(RTO_INIT_NS, ia_wt_resent_base(&r));
+}
+
+/*
+ * Before a loss is found (RACK, a NACK, an answer to a resend), no wait is shorter than the RTO: all
+ * red's standing queue (64 ms against a shortest round trip of 1.5 ms) let
+ * a 12 ms host stall start a storm of timer resends (docs/allreduce.md 6a).
+ */
+TEST(no_wait_below_the_rto_until_a_loss)
+{
+	struct wrun r;
+	struct wchunk ch[4];
+
+	state(&r, ch, 4);
+	r.loss_seen = false;
+	/* srtt 64 ms, rttvar 4 ms: rto 80 ms; min_rtt 1.5 ms (fresh 12 ms, resent 3 ms). */
+	r.srtt = 64 * MS;
+	r.rttvar = 4 * MS;
+	r.rto = 80 * MS;
+	r.min_rtt = 1500 * US;
+	EXPECT_EQ(80 * MS, ia_wt_fresh_base(&r));
+	EXPECT_EQ(80 * MS, ia_wt_resent_base(&r));
+	EXPECT_EQ(181 * MS, ia_wt_timer_at(&r, 3, 4));
+	ch[1].sends = 2;
+	ch[1].xmit = 104 * MS;
+	EXPECT_EQ(184 * MS, ia_wt_timer_at(&r, 1, 4));
+	/* The job's last chunk, once the window waits for it, keeps the short wait. */
+	ch[0].state = ch[1].state = ch[2].state = CH_DONE;
+	r.lo = 3;
+	EXPECT_EQ(104 * MS, ia_wt_timer_at(&r, 3, 4));
+	/* A loss found: the short waits again. */
+	r.loss_seen = true;
+	EXPECT_EQ(12 * MS, ia_wt_fresh_base(&r));
+	EXPECT_EQ(3 * MS, ia_wt_resent_base(&r));
+	/* Waits above the RTO stay: before any sample, RTO_INIT_NS. */
+	r.loss_seen = false;
+	r.srtt = 0;
+	EXPECT_EQ(RTO_INIT_NS, ia_wt_fresh_base(&r));
 }
 
 TEST_HARNESS_MAIN

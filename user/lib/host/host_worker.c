@@ -252,6 +252,8 @@ static void worker_recv(struct wrun *r, const uint8_t *buf, size_t len, bool ce,
 	if (c->sends > 1 && (h->flags & IA_F_RETX) && now > c->sent &&
 	    (!r->answer_rtt || now - c->sent < r->answer_rtt))
 		r->answer_rtt = now - c->sent;
+	/* The first result answers a resend: the result of the first send was lost. */
+	r->loss_seen |= c->sends > 1 && (h->flags & IA_F_RECOVERY);
 	if (c->sends == 1) {
 		r->last_fresh = now;
 		if (now > c->xmit)
@@ -316,6 +318,7 @@ static int worker_recover(struct wrun *r, uint64_t now, uint64_t *wake, char *er
 		/* Of the chunks sent once, the short timer: the probe and the first only. */
 		tmo_at = ia_wt_timer_at(r, i, top);
 		lost = rack_at <= now || c->nack;
+		r->loss_seen |= lost;
 		/* RACK's allowance runs: it resends this one shortly. */
 		timeout = !lost && rack_at == UINT64_MAX && tmo_at <= now;
 		if (!lost && !timeout) {

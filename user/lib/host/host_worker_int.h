@@ -82,6 +82,7 @@ struct wrun {
 	uint64_t last_fresh;		/* when a chunk sent once last had its result */
 	uint64_t last_halve;		/* when the window was last halved */
 	uint32_t tokens;		/* timer resends allowed now (see worker_recover()) */
+	bool loss_seen;			/* a loss found in this run: RACK, a NACK, an answer */
 	struct ia_wreport rep;		/* cfg.report_sock: the window to inaggd */
 };
 

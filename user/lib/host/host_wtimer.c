@@ -35,6 +35,22 @@ static uint64_t at_least_floor(const struct wrun *r, uint64_t t)
 }
 
 /*
+ * Until a loss is found in this run (a hole found by RACK, a NACK, a first
+ * result that answers a resend), no wait is shorter than the RTO. The short waits below come from the shortest round trip, taken on an
+ * empty path; behind a standing queue (all red: 8 windows of 64 in the root
+ * uplink's tbf, 64 ms against a shortest round trip of 1.5 ms) a host stall
+ * of 12 ms fired them, every resend then waited 64 ms in the queue while its
+ * own timer fired again after 10-40 ms, and results kept paying for more
+ * (docs/allreduce.md 6a: 2.2x the messages, 1.5-1.8x the time). A queue
+ * keeps the order, so it gives RACK no holes and answers no resend first;
+ * loss does, at once.
+ */
+static uint64_t until_loss_rto(const struct wrun *r, uint64_t t)
+{
+	return !r->loss_seen && r->srtt && t < r->rto ? r->rto : t;
+}
+
+/*
  * The wait for a chunk sent once, from the last result of such a chunk:
  * twice the smoothed round trip (those samples include the wait for the
  * slowest worker, so a queue as long as the window's fits), at most the
@@ -52,7 +68,7 @@ uint64_t ia_wt_fresh_base(const struct wrun *r)
 	if (t > FRESH_MIN_RTTS * r->min_rtt)
 		t = FRESH_MIN_RTTS * r->min_rtt;
 	/* A pause of the host must not look like the loss of a whole window. */
-	return at_least_floor(r, t < RTO_MIN_NS ? RTO_MIN_NS : t);
+	return at_least_floor(r, until_loss_rto(r, t < RTO_MIN_NS ? RTO_MIN_NS : t));
 }
 
 /*
@@ -67,7 +83,7 @@ uint64_t ia_wt_fresh_base(const struct wrun *r)
  * way down is answered from a blue switch within a millisecond. Results
  * clock these resends (worker_recover()), so a loaded host slows them down.
  */
-uint64_t ia_wt_resent_base(const struct wrun *r)
+static uint64_t resent_wait(const struct wrun *r)
 {
 	uint64_t t = r->min_rtt;
 
@@ -76,6 +92,11 @@ uint64_t ia_wt_resent_base(const struct wrun *r)
 	if (r->answer_rtt && r->answer_rtt < t)
 		t = r->answer_rtt;
 	return at_least_floor(r, 2 * t);
+}
+
+uint64_t ia_wt_resent_base(const struct wrun *r)
+{
+	return until_loss_rto(r, resent_wait(r));
 }
 
 /*
@@ -109,8 +130,9 @@ uint64_t ia_wt_timer_at(const struct wrun *r, uint64_t idx, uint64_t top)
 	uint64_t from = r->last_fresh > c->xmit ? r->last_fresh : c->xmit, t;
 	bool probe = idx + 1 == top, first = idx == r->lo;
 
+	/* One chunk resent early is no storm: the last keeps the short wait. */
 	if (c->sends == 1 && first && idx + 1 == r->nchunks)
-		return from + ia_wt_resent_base(r);
+		return from + resent_wait(r);
 	if (c->sends == 1 && first) {
 		uint64_t own = c->xmit + ia_wt_fresh_base(r), after = ia_wt_resent_base(r);
 
