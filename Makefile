@@ -59,6 +59,15 @@ $(IMPAIR_SKEL): $(BUILD)/tests/impair/impair.bpf.o
 	$(BPFTOOL) gen skeleton $< name impair_bpf > $@.tmp && mv $@.tmp $@
 $(BUILD)/tests/net/live $(BUILD)/tests/net/tenants $(BUILD)/tests/net/host $(BUILD)/tests/bench/loss_bench: $(IMPAIR_SKEL)
 
+# tests/bench/stack_cost's AF_XDP receiver (a redirect to an XSKMAP): object and skeleton.
+SC_XSK_SKEL := $(BUILD)/tests/bench/bpf/stack_cost_xsk.skel.h
+$(BUILD)/tests/bench/bpf/stack_cost_xsk.bpf.o: tests/bench/bpf/stack_cost_xsk.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+$(SC_XSK_SKEL): $(BUILD)/tests/bench/bpf/stack_cost_xsk.bpf.o
+	$(BPFTOOL) gen skeleton $< name stack_cost_xsk > $@.tmp && mv $@.tmp $@
+$(BUILD)/tests/bench/stack_cost: $(SC_XSK_SKEL)
+
 # Only what includes generated headers (BPF skeletons) waits for them.
 $(filter $(BUILD)/user/lib/dp/xdp%,$(LIB_OBJS)) $(filter $(BUILD)/tests/bpf/% $(BUILD)/tests/bench/xdp%,\
 	$(TEST_BINS) $(BENCH_BINS)): $(GEN_DEPS)
