@@ -36,7 +36,10 @@
  *   once: host_wtimer.c), and beyond that up to 2^BACKOFF_MAX after
  *   BACKOFF_FREE resends with no result at all. Timer resends other than of
  *   the first open chunk spend tokens that new results earn, so that they
- *   do not feed a storm faster than results come.
+ *   do not feed a storm faster than results come. Until the run has seen a
+ *   loss (a hole, a NACK, a first result answering a resend), no wait but
+ *   the last chunk's is shorter than the RTO: the shortest round trip says
+ *   nothing of a standing queue (host_wtimer.c).
  * - The window follows the job's policy (cfg.cc, cc.h, docs/cc.md), fed
  *   every new result (its mark and collision bits) and every outage. Under
  *   the default, fixed, random loss does not shrink it: only no result at
