@@ -737,6 +737,21 @@ static void cell(const double *v, int n)
 	printf(" %6.3f (%.3f-%.3f)", med, lo, hi);
 }
 
+/* A row per arm but TCP: two figures against TCP's, by getrusage() | by the CPU's busy time. */
+static void pairs(const int *arms, int narms, double (*rus)[MAX_ROUNDS],
+		  double (*busy)[MAX_ROUNDS], int rounds)
+{
+	for (int i = 0; i < narms; i++) {
+		if (arms[i] == TCP)
+			continue;
+		printf("  %-24s", arm_row[arms[i]]);
+		cell(rus[arms[i]], rounds);
+		printf(" |");
+		cell(busy[arms[i]], rounds);
+		printf("\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static double rus[NARMS][MAX_ROUNDS], busy[NARMS][MAX_ROUNDS], soft[NARMS][MAX_ROUNDS],
@@ -891,30 +906,10 @@ int main(int argc, char **argv)
 	if (!on[TCP])
 		goto done;
 	printf("# ratio to TCP: getrusage() | CPU %d busy\n", cpu);
-	for (i = 0; i < narms; i++) {
-		int a = arms[i];
-
-		if (a == TCP)
-			continue;
-		printf("  %-24s", arm_row[a]);
-		cell(ratio[a], rounds);
-		printf(" |");
-		cell(aratio[a], rounds);
-		printf("\n");
-	}
+	pairs(arms, narms, ratio, aratio, rounds);
 	printf("# hosts' CPU inagg / Gloo if the socket path were all they spent, %d workers "
 	       "((N + 1) x / (2 (N - 1)) TCP): getrusage() | CPU %d busy\n", nw, cpu);
-	for (i = 0; i < narms; i++) {
-		int a = arms[i];
-
-		if (a == TCP)
-			continue;
-		printf("  %-24s", arm_row[a]);
-		cell(floor_[a], rounds);
-		printf(" |");
-		cell(afloor[a], rounds);
-		printf("\n");
-	}
+	pairs(arms, narms, floor_, afloor, rounds);
 done:
 	xsk_close(&xtx);
 	xsk_close(&xrx);
