@@ -36,11 +36,12 @@ static uint64_t at_least_floor(const struct wrun *r, uint64_t t)
 
 /*
  * Until a loss is found in this run (a hole found by RACK, a NACK, a first
- * result that answers a resend), no wait is shorter than the RTO. The short waits below come from the shortest round trip, taken on an
- * empty path; behind a standing queue (all red: 8 windows of 64 in the root
- * uplink's tbf, 64 ms against a shortest round trip of 1.5 ms) a host stall
- * of 12 ms fired them, every resend then waited 64 ms in the queue while its
- * own timer fired again after 10-40 ms, and results kept paying for more
+ * result that answers a resend), no wait is shorter than the RTO. The short
+ * waits below come from the shortest round trip, taken on an empty path;
+ * behind a standing queue (all red: 8 windows of 64 in the root uplink's
+ * tbf, 64 ms against a shortest round trip of 1.5 ms) a host stall of 12 ms
+ * fired them, every resend then waited 64 ms in the queue while its own
+ * timer fired again after 10-40 ms, and results kept paying for more
  * (docs/allreduce.md 6a: 2.2x the messages, 1.5-1.8x the time). A queue
  * keeps the order, so it gives RACK no holes and answers no resend first;
  * loss does, at once.
